@@ -1,0 +1,3 @@
+"""Abluxxen bot referee."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,64 @@
+"""Events and actions in words, for terminals, logs and the replay viewer."""
+
+from __future__ import annotations
+
+from .cards import card_name
+from .core import (
+    Abluxxed,
+    Action,
+    Declined,
+    Discarded,
+    Draw,
+    Drew,
+    Event,
+    GameOver,
+    Group,
+    Played,
+    Reclaimed,
+    Refilled,
+    Skipped,
+    Taken,
+    TurnStarted,
+)
+
+
+def say_action(action: Action) -> str:
+    if isinstance(action, Group):
+        return f"play {action}"
+    if isinstance(action, Draw):
+        return f"draw from the {action}"
+    return action.value
+
+
+def say_event(event: Event, names=None) -> str:
+    """One line for ``event``; ``names`` maps a seat to a player's name (default "seat N")."""
+
+    def who(seat: int) -> str:
+        return names[seat] if names else f"seat {seat}"
+
+    match event:
+        case TurnStarted(seat, turn):
+            return f"turn {turn}: {who(seat)} to play"
+        case Played(seat, group):
+            return f"{who(seat)} plays {group}"
+        case Abluxxed(seat, victim, group):
+            return f"{who(seat)} abluxxes {who(victim)}'s {group}"
+        case Taken(seat, victim, group):
+            return f"{who(seat)} takes {group} from {who(victim)}"
+        case Declined(seat, victim):
+            return f"{who(seat)} declines {who(victim)}'s group"
+        case Reclaimed(seat, group):
+            return f"{who(seat)} reclaims {group}"
+        case Discarded(seat, group):
+            return f"{who(seat)} discards {group}"
+        case Drew(seat, card, from_market):
+            if from_market:
+                return f"{who(seat)} draws {card_name(card)} from the market"
+            return f"{who(seat)} draws {'a card' if card is None else card_name(card)} from the pile"
+        case Skipped(seat):
+            return f"{who(seat)} draws nothing"
+        case Refilled(cards):
+            return "market refilled with " + " ".join(card_name(c) for c in cards)
+        case GameOver(reason, scores):
+            return f"game over ({reason.value}); scores " + " ".join(str(x) for x in scores)
+    return repr(event)
