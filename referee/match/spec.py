@@ -1,0 +1,59 @@
+"""What a game is asked to be (GameSpec) and what it came to (GameResult): the match runner's contract with the
+tournament layer, the service and the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.engine import EndReason, Options
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """DESIGN.md decision 4. All in milliseconds."""
+
+    decision_ms: int = 1000  # free time per decision
+    bank_ms: int = 10_000  # per-game bank a slow decision draws on
+    grace_ms: int = 50  # transport allowance, never given to the bot to think
+
+
+@dataclass(frozen=True)
+class EntrantRef:
+    """Who sits in a seat: a remote bot at ``address`` (host:port), or a built-in ``policy`` by name."""
+
+    name: str
+    address: str | None = None
+    policy: str | None = None  # "random", "greedy", "counter"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    game_id: str
+    seed: int  # the deck is deck_from_seed(seed)
+    entrants: tuple[EntrantRef, ...]  # by seat
+    options: Options = field(default_factory=Options)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    start_seat: int = 0
+    max_strikes: int = 3
+    tournament_id: str = ""
+
+
+@dataclass
+class SeatStats:
+    faults: dict[str, int] = field(default_factory=dict)  # fault kind name ("timeout", ...) -> count
+    decision_us: list[int] = field(default_factory=list)  # the bot's time for each decision it answered
+    retired: bool = False
+
+
+@dataclass
+class GameResult:
+    game_id: str
+    scores: tuple[int, ...]
+    places: tuple[int, ...]  # R15, retired seats last
+    end_reason: EndReason
+    seats: list[SeatStats]
+    decisions: int
+    final_digest: str
+    record_path: Path | None
+    referee_faults: int = 0  # decisions lost to the referee's own failures (not charged to bots)

@@ -1,0 +1,196 @@
+"""Engine objects to and from their protobuf messages (proto/abluxxen/v1/game.proto).
+
+The one translation between the engine's words and the wire's, used by the bot kit, the match runner and the
+records. Functions named ``*_pb`` build messages; ``*_from_pb`` read them and raise ``WireError`` on bad input.
+"""
+
+from __future__ import annotations
+
+from referee.engine import (
+    JOKER,
+    Abluxxed,
+    Action,
+    Choice,
+    Declined,
+    Discarded,
+    Draw,
+    Drew,
+    EndReason,
+    Event,
+    GameOver,
+    Group,
+    Kind,
+    Options,
+    Played,
+    Reclaimed,
+    Refilled,
+    Skipped,
+    Taken,
+    TurnStarted,
+    View,
+    cards_of,
+)
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+
+
+class WireError(ValueError):
+    """A message that does not describe a valid game object."""
+
+
+KIND_PB = {
+    Kind.PLAY: pb.DECISION_KIND_PLAY,
+    Kind.TAKE_OR_DECLINE: pb.DECISION_KIND_TAKE_OR_DECLINE,
+    Kind.RECLAIM_OR_DISCARD: pb.DECISION_KIND_RECLAIM_OR_DISCARD,
+    Kind.DRAW: pb.DECISION_KIND_DRAW,
+    Kind.DRAW_ONE: pb.DECISION_KIND_DRAW_ONE,
+}
+KIND_FROM_PB = {v: k for k, v in KIND_PB.items()}
+CHOICE_PB = {
+    Choice.TAKE: pb.CHOICE_TAKE,
+    Choice.DECLINE: pb.CHOICE_DECLINE,
+    Choice.RECLAIM: pb.CHOICE_RECLAIM,
+    Choice.DISCARD: pb.CHOICE_DISCARD,
+    Choice.SKIP: pb.CHOICE_SKIP,
+}
+CHOICE_FROM_PB = {v: k for k, v in CHOICE_PB.items()}
+END_PB = {
+    EndReason.EMPTY_HAND: pb.END_REASON_EMPTY_HAND,
+    EndReason.EXHAUSTED: pb.END_REASON_EXHAUSTED,
+    EndReason.PILE_EMPTY: pb.END_REASON_PILE_EMPTY,
+}
+END_FROM_PB = {v: k for k, v in END_PB.items()}
+
+
+def group_pb(g: Group) -> pb.Group:
+    return pb.Group(value=g.value, numbers=g.numbers, jokers=g.jokers)
+
+
+def group_from_pb(m: pb.Group) -> Group:
+    return Group(m.value, m.numbers, m.jokers)
+
+
+_ACTION_CACHE: dict[Action, pb.Action] = {}
+
+
+def action_pb(a: Action) -> pb.Action:
+    """The message for ``a``. Cached: callers copy it into a parent message and never change it."""
+    m = _ACTION_CACHE.get(a)
+    if m is None:
+        if isinstance(a, Group):
+            m = pb.Action(play=group_pb(a))
+        elif isinstance(a, Draw):
+            if a.card is None:
+                m = pb.Action(draw=pb.Draw(source=pb.DRAW_SOURCE_PILE))
+            else:
+                m = pb.Action(draw=pb.Draw(source=pb.DRAW_SOURCE_MARKET, card=a.card))
+        else:
+            m = pb.Action(choice=CHOICE_PB[a])
+        _ACTION_CACHE[a] = m
+    return m
+
+
+def action_from_pb(m: pb.Action) -> Action:
+    """The engine action ``m`` names, whether or not it is legal now. WireError if it names none."""
+    which = m.WhichOneof("action")
+    if which == "play":
+        return group_from_pb(m.play)
+    if which == "draw":
+        if m.draw.source == pb.DRAW_SOURCE_PILE:
+            return Draw(None)
+        if m.draw.source == pb.DRAW_SOURCE_MARKET:
+            if not 1 <= m.draw.card <= JOKER:
+                raise WireError(f"draw from the market names card {m.draw.card}; cards are 1 to 14")
+            return Draw(m.draw.card)
+        raise WireError("draw has no source: set DRAW_SOURCE_MARKET or DRAW_SOURCE_PILE")
+    if which == "choice":
+        if m.choice not in CHOICE_FROM_PB:
+            raise WireError(f"unknown choice {m.choice}")
+        return CHOICE_FROM_PB[m.choice]
+    raise WireError("action is empty: set one of play, draw, choice")
+
+
+def options_pb(o: Options) -> pb.Options:
+    return pb.Options(draw_one=o.draw_one, end_on_empty_pile=o.end_on_empty_pile)
+
+
+def options_from_pb(m: pb.Options) -> Options:
+    return Options(draw_one=m.draw_one, end_on_empty_pile=m.end_on_empty_pile)
+
+
+def event_pb(e: Event) -> pb.Event:
+    """The message for ``e`` (already redacted for its reader with ``event_for``)."""
+    t = type(e)
+    if t is TurnStarted:
+        return pb.Event(turn_started=pb.TurnStarted(seat=e.seat, turn=e.turn))
+    if t is Played:
+        return pb.Event(played=pb.Played(seat=e.seat, group=group_pb(e.group)))
+    if t is Drew:
+        return pb.Event(drew=pb.Drew(seat=e.seat, card=e.card or 0, from_market=e.from_market))
+    if t is Refilled:
+        return pb.Event(refilled=pb.Refilled(cards=e.cards))
+    if t is Abluxxed:
+        return pb.Event(abluxxed=pb.Abluxxed(seat=e.seat, victim=e.victim, group=group_pb(e.group)))
+    if t is Taken:
+        return pb.Event(taken=pb.Taken(seat=e.seat, victim=e.victim, group=group_pb(e.group)))
+    if t is Declined:
+        return pb.Event(declined=pb.Declined(seat=e.seat, victim=e.victim))
+    if t is Reclaimed:
+        return pb.Event(reclaimed=pb.Reclaimed(seat=e.seat, group=group_pb(e.group)))
+    if t is Discarded:
+        return pb.Event(discarded=pb.Discarded(seat=e.seat, group=group_pb(e.group)))
+    if t is Skipped:
+        return pb.Event(skipped=pb.Skipped(seat=e.seat))
+    if t is GameOver:
+        return pb.Event(game_ended=pb.GameEnded(reason=END_PB[e.reason], scores=e.scores))
+    raise TypeError(f"not an event: {e!r}")
+
+
+def event_from_pb(m: pb.Event) -> Event:
+    which = m.WhichOneof("event")
+    x = getattr(m, which) if which else None
+    if which == "turn_started":
+        return TurnStarted(x.seat, x.turn)
+    if which == "played":
+        return Played(x.seat, group_from_pb(x.group))
+    if which == "drew":
+        return Drew(x.seat, x.card or None, x.from_market)
+    if which == "refilled":
+        return Refilled(tuple(x.cards))
+    if which == "abluxxed":
+        return Abluxxed(x.seat, x.victim, group_from_pb(x.group))
+    if which == "taken":
+        return Taken(x.seat, x.victim, group_from_pb(x.group))
+    if which == "declined":
+        return Declined(x.seat, x.victim)
+    if which == "reclaimed":
+        return Reclaimed(x.seat, group_from_pb(x.group))
+    if which == "discarded":
+        return Discarded(x.seat, group_from_pb(x.group))
+    if which == "skipped":
+        return Skipped(x.seat)
+    if which == "game_ended":
+        if x.reason not in END_FROM_PB:
+            raise WireError(f"unknown end reason {x.reason}")
+        return GameOver(END_FROM_PB[x.reason], tuple(x.scores))
+    raise WireError("event is empty")
+
+
+def view_pb(v: View) -> pb.SeatView:
+    """A seat's view as a message (the seat must not be None: spectators get events, not requests)."""
+    m = pb.SeatView(
+        seat=v.seat,
+        turn=v.turn,
+        active_seat=v.active,
+        hand=cards_of(v.hand),
+        hand_sizes=v.hand_sizes,
+        stacks=[pb.Stack(groups=[group_pb(g) for g in st]) for st in v.stacks],
+        market=cards_of(v.market),
+        discard=cards_of(v.discard),
+        pile_size=v.pile_size,
+        scores=v.scores,
+        victim=v.victim,
+        to_draw=v.to_draw,
+    )
+    if v.played is not None:
+        m.played.CopyFrom(group_pb(v.played))
+    return m
