@@ -25,11 +25,15 @@ from referee.engine import (
     Reclaimed,
     Refilled,
     Skipped,
+    State,
     Taken,
     TurnStarted,
     View,
     cards_of,
+    event_for,
+    view,
 )
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 
 
@@ -194,3 +198,24 @@ def view_pb(v: View) -> pb.SeatView:
     if v.played is not None:
         m.played.CopyFrom(group_pb(v.played))
     return m
+
+
+def decision_request(
+    state: State, game_id: str, seq: int, events: list[Event], decision_ms: int = 0, bank_ms: int = 0
+) -> bot_pb.DecisionRequest:
+    """The request for the decision ``state`` asks of ``state.seat``.
+
+    ``events`` are the engine's full events since that seat's last request; they are redacted here (R17).
+    """
+    seat = state.seat
+    return bot_pb.DecisionRequest(
+        game_id=game_id,
+        seat=seat,
+        seq=seq,
+        kind=KIND_PB[state.kind],
+        view=view_pb(view(state, seat)),
+        events=[event_pb(event_for(e, seat)) for e in events],
+        legal_actions=[action_pb(a) for a in state.legal],
+        decision_ms=decision_ms,
+        bank_ms=bank_ms,
+    )
