@@ -1,0 +1,106 @@
+"""Play a game in-process against ``BotSession``s: for testing a bot locally and for the bots table.
+
+This builds exactly the messages a referee sends (``referee.wire.decision_request``), so a bot that plays here
+plays the same over gRPC. It is not the match runner: no clocks, no faults, no records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from referee.engine import RULES_VERSION, Options, State, apply, deck_from_seed, new_game, placings, scores
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+from referee.wire import END_PB, decision_request, event_for, event_pb, options_pb
+
+# Anything that answers a DecisionRequest: BotSession.answer, or a gRPC stub's call.
+Answerer = Callable[[bot_pb.DecisionRequest], bot_pb.DecisionReply]
+
+
+def deck_commitment(salt: bytes, deck: tuple[int, ...]) -> bytes:
+    """GameStart.deck_commitment: SHA-256 of salt || deck (one byte per card, in deal order)."""
+    return hashlib.sha256(salt + bytes(deck)).digest()
+
+
+def game_start(
+    game_id: str,
+    seat: int,
+    names: list[str],
+    deck: tuple[int, ...],
+    salt: bytes,
+    options: Options | None = None,
+    start_seat: int = 0,
+    decision_ms: int = 0,
+    bank_ms: int = 0,
+) -> bot_pb.GameStart:
+    return bot_pb.GameStart(
+        game_id=game_id,
+        seat=seat,
+        players=[pb.Player(seat=i, name=n) for i, n in enumerate(names)],
+        options=options_pb(options or Options()),
+        time_control=pb.TimeControl(decision_ms=decision_ms, bank_ms=bank_ms),
+        start_seat=start_seat,
+        rules_version=RULES_VERSION,
+        deck_commitment=deck_commitment(salt, deck),
+    )
+
+
+@dataclass
+class LocalGame:
+    state: State  # the final state
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    decisions: int
+
+
+def play_game(
+    seat_sessions: list,
+    seed: int,
+    game_id: str = "local",
+    options: Options | None = None,
+    start_seat: int = 0,
+    names: list[str] | None = None,
+    on_request: Callable[[State, bot_pb.DecisionRequest], None] | None = None,
+) -> LocalGame:
+    """Play one game with the deal ``deck_from_seed(seed)``; ``seat_sessions[i]`` is a ``BotSession`` for seat i.
+
+    ``on_request(state, request)`` sees every request before it is answered (tests check views with it).
+    """
+    n = len(seat_sessions)
+    deck = deck_from_seed(seed)
+    salt = hashlib.sha256(f"salt:{game_id}:{seed}".encode()).digest()[:16]
+    names = names or [getattr(s.bot, "name", f"seat{i}") for i, s in enumerate(seat_sessions)]
+    for i, s in enumerate(seat_sessions):
+        s.start(game_start(game_id, i, names, deck, salt, options, start_seat))
+    state = new_game(deck, n, options, start_seat)
+    pending: list[list] = [[] for _ in range(n)]
+    seq = 0
+    while not state.over:
+        seat = state.seat
+        seq += 1
+        req = decision_request(state, game_id, seq, pending[seat])
+        pending[seat] = []
+        if on_request is not None:
+            on_request(state, req)
+        reply = seat_sessions[seat].answer(req)
+        state, events = apply(state, state.legal[reply.index])
+        for p in pending:
+            p.extend(events)
+    final = scores(state)
+    places = placings(final, [state.hand_size(i) for i in range(n)])
+    for i, s in enumerate(seat_sessions):
+        s.game_over(
+            bot_pb.GameOverNotice(
+                game_id=game_id,
+                seat=i,
+                reason=END_PB[state.end_reason],
+                scores=final,
+                places=places,
+                events=[event_pb(event_for(e, i)) for e in pending[i]],
+                deck=deck,
+                salt=salt,
+            )
+        )
+    return LocalGame(state, final, places, seq)

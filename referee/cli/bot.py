@@ -1,0 +1,24 @@
+"""``abluxx bot NAME``: serve one of the example bots (clients/python/abluxx_bot/examples.py) over gRPC."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    from abluxx_bot.examples import REGISTRY
+
+    p = sub.add_parser("bot", help="serve an example bot (random, greedy, counter) over gRPC")
+    p.add_argument("name", choices=sorted(REGISTRY), help="which example bot")
+    p.add_argument("--port", type=int, required=True, help="port to listen on; 0 picks a free one")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the bot's choices (default 0)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from abluxx_bot import serve
+    from abluxx_bot.examples import REGISTRY
+
+    if not 0 <= args.port <= 65535:
+        raise SystemExit(f"abluxx bot: --port must be 0 to 65535, got {args.port}")
+    make = REGISTRY[args.name]
+    return serve(lambda: make(args.seed), args.port, args.host)
