@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// An Abluxxen bot in JavaScript: serves the abluxxen.v1.Bot gRPC service (proto/abluxxen/v1/bot.proto) on both
+// transports and answers every decision with the strategy in strategy.js.
+//
+//   node bot.js --port P [--host 127.0.0.1]     (port 0 picks a free port)
+'use strict';
+
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const { choose } = require('./strategy');
+const { version } = require('./package.json');
+
+const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
+
+// keepCase: field names as in the .proto; enums as names; uint64 (seq) as strings, echoed back unchanged;
+// oneofs: each oneof's member name in a field of its own (see strategy.js).
+const definition = protoLoader.loadSync('abluxxen/v1/bot.proto', {
+  includeDirs: [PROTO_DIR],
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+});
+const { Bot } = grpc.loadPackageDefinition(definition).abluxxen.v1;
+
+const HELLO = {
+  name: 'node-largest',
+  version,
+  author: 'Abluxxen referee project',
+  protocol_version: 'PROTOCOL_VERSION_1',
+  transports: ['TRANSPORT_UNARY', 'TRANSPORT_STREAM'],
+};
+
+// The reply to one DecisionRequest. A strategy bug must not lose the game: index 0 is always legal.
+function reply(req) {
+  let index = 0;
+  try {
+    index = choose(req);
+  } catch (err) {
+    console.error(`strategy failed on seq ${req.seq} of game ${req.game_id}: ${err.stack}`);
+  }
+  return { game_id: req.game_id, seq: req.seq, index };
+}
+
+const service = {
+  Hello(call, callback) {
+    callback(null, HELLO);
+  },
+  Decide(call, callback) {
+    callback(null, reply(call.request));
+  },
+  // One stream per game and seat: GameStart, then decisions (one reply each), then GameOverNotice.
+  Play(call) {
+    call.on('data', (msg) => {
+      if (msg.message === 'decision') call.write(reply(msg.decision));
+    });
+    call.on('end', () => call.end());
+    call.on('error', () => {}); // the referee cancelled the stream; nothing to clean up
+  },
+  GameOver(call, callback) {
+    callback(null, {});
+  },
+};
+
+function parsePort(text) {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`--port must be an integer from 0 to 65535, got ${JSON.stringify(text)}`);
+  }
+  return port;
+}
+
+function main() {
+  let host;
+  let port;
+  try {
+    const { values } = parseArgs({
+      options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' } },
+    });
+    if (values.port === undefined) throw new Error('--port is required (0 picks a free port)');
+    host = values.host;
+    port = parsePort(values.port);
+  } catch (err) {
+    console.error(`bot.js: ${err.message}\nusage: node bot.js --port P [--host 127.0.0.1]`);
+    process.exit(2);
+  }
+
+  const address = host.includes(':') ? `[${host}]` : host; // an IPv6 literal needs brackets
+  const server = new grpc.Server();
+  server.addService(Bot.service, service);
+  server.bindAsync(`${address}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+    if (err) {
+      console.error(`bot.js: cannot listen on ${address}:${port}: ${err.message}`);
+      process.exit(1);
+    }
+    console.log(`listening on ${address}:${bound}`);
+  });
+
+  const stop = () => {
+    // Let open calls finish, but not for long: a referee may hold a stream open.
+    setTimeout(() => {
+      server.forceShutdown();
+      process.exit(0);
+    }, 1000).unref();
+    server.tryShutdown(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main();
