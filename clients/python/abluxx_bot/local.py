@@ -10,10 +10,10 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from referee.engine import RULES_VERSION, Options, State, apply, deck_from_seed, new_game, placings, scores
+from referee.engine import RULES_VERSION, Action, Options, State, apply, deck_from_seed, new_game, placings, scores
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
-from referee.wire import END_PB, decision_request, event_for, event_pb, options_pb
+from referee.wire import END_PB, WireError, action_from_pb, decision_request, event_for, event_pb, options_pb
 
 # Anything that answers a DecisionRequest: BotSession.answer, or a gRPC stub's call.
 Answerer = Callable[[bot_pb.DecisionRequest], bot_pb.DecisionReply]
@@ -45,6 +45,33 @@ def game_start(
         rules_version=RULES_VERSION,
         deck_commitment=deck_commitment(salt, deck),
     )
+
+
+class ReplyError(ValueError):
+    """A reply that does not answer its request with a legal action."""
+
+
+def reply_action(state: State, request: bot_pb.DecisionRequest, reply: bot_pb.DecisionReply) -> Action:
+    """The legal action ``reply`` names for ``request`` (asked in ``state``), or ReplyError saying what is wrong."""
+    if reply.seq != request.seq or reply.game_id != request.game_id:
+        raise ReplyError(
+            f"reply is for game {reply.game_id!r} seq {reply.seq}, the request was {request.game_id!r} "
+            f"seq {request.seq}"
+        )
+    which = reply.WhichOneof("decision")
+    if which == "index":
+        if reply.index >= len(state.legal):
+            raise ReplyError(f"index {reply.index} is out of range: {len(state.legal)} legal actions")
+        return state.legal[reply.index]
+    if which == "action":
+        try:
+            action = action_from_pb(reply.action)
+        except WireError as e:
+            raise ReplyError(str(e)) from e
+        if action not in state.legal:
+            raise ReplyError(f"{action!r} is not a legal action")
+        return action
+    raise ReplyError("the reply holds neither an index nor an action")
 
 
 @dataclass
@@ -85,7 +112,7 @@ def play_game(
         if on_request is not None:
             on_request(state, req)
         reply = seat_sessions[seat].answer(req)
-        state, events = apply(state, state.legal[reply.index])
+        state, events = apply(state, reply_action(state, req, reply))
         for p in pending:
             p.extend(events)
     final = scores(state)
