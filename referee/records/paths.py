@@ -1,0 +1,37 @@
+"""Where records live: ``<data>/records/<game_id>.abluxx``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .recordfile import RecordError
+
+DEFAULT_DATA_DIR = Path("abluxx-data")
+SUFFIX = ".abluxx"
+
+
+def _check_game_id(game_id: str) -> str:
+    if not game_id or game_id in (".", "..") or any(c in game_id for c in "/\\\0"):
+        raise RecordError(f"game id {game_id!r} cannot name a record file: it must be one file name, no slashes")
+    return game_id
+
+
+def record_path(data_dir: str | os.PathLike[str], game_id: str) -> Path:
+    """The file a game's record is written to."""
+    return Path(data_dir) / "records" / f"{_check_game_id(game_id)}{SUFFIX}"
+
+
+def resolve_record(arg: str, data_dir: str | os.PathLike[str] = DEFAULT_DATA_DIR) -> Path:
+    """``arg`` as a record file: an existing file path, or a game id looked up in ``data_dir``."""
+    path = Path(arg)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise RecordError(f"{arg} is a folder, not a record")
+    if any(c in arg for c in "/\\") or arg.endswith(SUFFIX):
+        raise RecordError(f"no record file {arg}")
+    candidate = record_path(data_dir, arg)
+    if candidate.is_file():
+        return candidate
+    raise RecordError(f"no record {arg!r}: it is not a file, and there is no {candidate}")

@@ -1,0 +1,229 @@
+"""The `.abluxx` record file: writing it as a game goes, and reading it back (docs/records.md).
+
+A file is the 8-byte format marker ``MAGIC``, then frames: each a ``RecordFrame`` message prefixed by its length
+as a protobuf varint. The header frame comes first, then one frame per decision, then the footer. Frames are
+numbered from 1 (the header) and located by the byte offset of their length prefix.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from google.protobuf.message import DecodeError
+
+from referee.proto.abluxxen.v1 import record_pb2 as rpb
+
+MAGIC = b"ABLUXX1\n"  # the trailing newline catches a file mangled by a text-mode copy
+FORMAT_VERSION = 1
+# No real frame comes near this (a header is about 300 bytes, a decision rarely 200): a longer length prefix is
+# garbage, not a frame cut short.
+MAX_FRAME_BYTES = 1 << 20
+
+
+class RecordError(ValueError):
+    """A file or byte string that is not a readable game record, with the reason."""
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def encode_frame(frame: rpb.RecordFrame) -> bytes:
+    """One frame as it is stored: its length as a varint, then the message."""
+    body = frame.SerializeToString()
+    return _varint(len(body)) + body
+
+
+class RecordWriter:
+    """Writes a record as the game goes: the header now, a frame per decision, the footer at the end.
+
+    Each frame is written and flushed at once, so a referee killed mid-game leaves a readable, incomplete record
+    (at worst its last frame is cut short, and readers drop it). ``finish`` also fsyncs. With ``path`` None
+    nothing is written and the writer only builds ``record`` in memory. ``record`` always holds what has been
+    written so far, as a GameRecord.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None, header: rpb.RecordHeader) -> None:
+        if header.format_version not in (0, FORMAT_VERSION):
+            raise RecordError(
+                f"header says format version {header.format_version}; this writer writes {FORMAT_VERSION}"
+            )
+        self.record = rpb.GameRecord(header=header, complete=False)
+        self.record.header.format_version = FORMAT_VERSION
+        self.path = Path(path) if path is not None else None
+        self._file = None
+        self._finished = False
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "wb")  # noqa: SIM115 -- closed by finish() or close()
+            self._file.write(MAGIC + encode_frame(rpb.RecordFrame(header=self.record.header)))
+            self._file.flush()
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def decision(self, d: rpb.DecisionRecord) -> None:
+        """Append one decision, and flush it to the file."""
+        self._check_open()
+        self.record.decisions.append(d)
+        if self._file is not None:
+            self._file.write(encode_frame(rpb.RecordFrame(decision=d)))
+            self._file.flush()
+
+    def finish(self, footer: rpb.RecordFooter) -> rpb.GameRecord:
+        """Append the footer, flush, fsync and close. Returns the complete record."""
+        self._check_open()
+        self.record.footer.CopyFrom(footer)
+        self.record.complete = True
+        self._finished = True
+        if self._file is not None:
+            self._file.write(encode_frame(rpb.RecordFrame(footer=footer)))
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+        return self.record
+
+    def close(self) -> None:
+        """Stop writing without a footer: the file stays an incomplete record. Harmless after ``finish``."""
+        self._finished = True
+        if self._file is not None and not self._file.closed:
+            self._file.close()
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise RecordError(f"record {self.record.header.game_id!r} is already finished or closed")
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+@dataclass
+class Scan:
+    """What reading found: the record, how many whole frames it held, and the bytes of a cut-off last frame."""
+
+    record: rpb.GameRecord
+    frames: int
+    dropped_bytes: int
+
+
+def _read_varint(data: bytes, pos: int, frame: int) -> tuple[int, int] | None:
+    """The varint at ``pos`` and the position after it, or None when the data ends inside it."""
+    value = shift = 0
+    start = pos
+    while pos < len(data):
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 64:
+            raise RecordError(
+                f"frame {frame} at byte offset {start}: its length prefix is garbage (longer than 10 bytes)"
+            )
+    return None
+
+
+def scan_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Scan:
+    """Read a record from a file path or from its bytes. Raises RecordError when it cannot be read.
+
+    A record cut off anywhere after its header reads as incomplete; a cut-off last frame is dropped.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        name = "record"
+    else:
+        name = f"record {os.fspath(source)}"
+        try:
+            data = Path(source).read_bytes()
+        except OSError as e:
+            raise RecordError(f"cannot read {name}: {e.strerror or e}") from None
+    if not data.startswith(MAGIC):
+        if MAGIC.startswith(data):
+            raise RecordError(f"{name} is too short to hold its header ({len(data)} bytes): it was cut off")
+        raise RecordError(
+            f"{name} is not an Abluxxen game record: it does not start with the format marker {MAGIC!r} "
+            f"(it starts with {data[: len(MAGIC)]!r})"
+        )
+    record = rpb.GameRecord()
+    pos = len(MAGIC)
+    frames = 0
+    dropped = 0
+    have_header = False
+    while pos < len(data):
+        number = frames + 1
+        start = pos
+        got = _read_varint(data, pos, number)
+        if got is None:
+            dropped = len(data) - start
+            break
+        length, body = got
+        if length > MAX_FRAME_BYTES:
+            raise RecordError(
+                f"frame {number} at byte offset {start} claims {length} bytes, more than a frame may hold "
+                f"({MAX_FRAME_BYTES}): the file is damaged"
+            )
+        if body + length > len(data):
+            dropped = len(data) - start
+            break
+        frame = rpb.RecordFrame()
+        try:
+            frame.ParseFromString(data[body : body + length])
+        except DecodeError as e:
+            raise RecordError(f"frame {number} at byte offset {start} is garbage: {e}") from None
+        which = frame.WhichOneof("frame")
+        where = f"frame {number} at byte offset {start}"
+        if which is None:
+            raise RecordError(f"{where} holds no header, decision or footer: the file is damaged")
+        if record.complete:
+            raise RecordError(f"{where} is a {which} after the footer: the file is damaged")
+        if not have_header:
+            if which != "header":
+                raise RecordError(f"{where} is a {which}; the first frame must be the header")
+            if frame.header.format_version != FORMAT_VERSION:
+                raise RecordError(
+                    f"{name} is format version {frame.header.format_version}; this referee reads version "
+                    f"{FORMAT_VERSION}"
+                )
+            record.header.CopyFrom(frame.header)
+            have_header = True
+        elif which == "header":
+            raise RecordError(f"{where} is a second header: the file is damaged")
+        elif which == "decision":
+            record.decisions.append(frame.decision)
+        else:
+            record.footer.CopyFrom(frame.footer)
+            record.complete = True
+        frames += 1
+        pos = body + length
+    if not have_header:
+        raise RecordError(f"{name} is too short to hold its header ({len(data)} bytes): it was cut off")
+    return Scan(record, frames, dropped)
+
+
+def read_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> rpb.GameRecord:
+    """The GameRecord in a file or byte string; ``complete`` is True only when the footer is there."""
+    return scan_record(source).record
+
+
+def record_bytes(record: rpb.GameRecord) -> bytes:
+    """A GameRecord in the file format (with its footer only if it has one)."""
+    out = [MAGIC, encode_frame(rpb.RecordFrame(header=record.header))]
+    out += [encode_frame(rpb.RecordFrame(decision=d)) for d in record.decisions]
+    if record.complete:
+        out.append(encode_frame(rpb.RecordFrame(footer=record.footer)))
+    return b"".join(out)

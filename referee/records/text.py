@@ -1,0 +1,116 @@
+"""A record told in words, turn by turn, as everyone, one seat, or a spectator saw it (``abluxx replay``).
+
+A seat's view shows only its own hand and hides the cards other seats drew from the pile (``event_for``); the
+public view shows no hand at all. A fault's detail can describe a hand, so only its own seat (or the full view)
+sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from referee.engine import GameOver, TurnStarted, card_name, cards_of, event_for, scores
+from referee.engine.words import say_event
+from referee.proto.abluxxen.v1 import record_pb2 as rpb
+from referee.wire import END_FROM_PB, options_from_pb
+
+from .build import FAULT_NAME, final_places
+from .verify import VerifyError, check_footer, replay, start_state
+
+
+def _cards(counts) -> str:
+    return " ".join(card_name(c) for c in cards_of(counts)) or "(empty)"
+
+
+def seat_names(h: rpb.RecordHeader) -> list[str]:
+    """What to call each seat: the entrants' names when they tell the seats apart, else "seat N"."""
+    names = [p.name for p in h.players]
+    if all(names) and len(set(names)) == len(names):
+        return names
+    return [f"seat {i}" for i in range(len(h.players))]
+
+
+def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool = False) -> Iterator[list[str]]:
+    """The game as lines of text, one list per turn (the first also holds the game's header and deal).
+
+    ``seat``: that seat's view; ``public``: a spectator's; neither: everything. The game is re-run with the
+    engine as it is told, so a record that does not verify raises VerifyError after the turns before the mismatch.
+    """
+    h = record.header
+    n = len(h.players)
+    if seat is not None and not 0 <= seat < n:
+        raise ValueError(f"seat {seat} is not a seat of this {n}-player game (0 to {n - 1})")
+    if seat is not None and public:
+        raise ValueError("choose one view: a seat or the public view")
+    viewer = None if public else seat  # event_for's reader
+    full = seat is None and not public
+    names = seat_names(h)
+
+    def sees_hand(s: int) -> bool:
+        return full or s == seat
+
+    state = start_state(h)
+    opts = options_from_pb(h.options)
+    options = [name for name, on in (("draw_one", opts.draw_one), ("end_on_empty_pile", opts.end_on_empty_pile)) if on]
+    chunk = [f"game {h.game_id}" + (f" in tournament {h.tournament_id}" if h.tournament_id else "")]
+    chunk.append(f"rules {h.rules_version}; options: {', '.join(options) or 'none'}")
+    for p in h.players:
+        about = ", ".join(x for x in (p.version and f"version {p.version}", p.transport) if x)
+        chunk.append(f"seat {p.seat}: {p.name or '(no name)'}" + (f" ({about})" if about else ""))
+    if full:
+        chunk.append("view: everything")
+    elif public:
+        chunk.append("view: public (no hands; cards drawn from the pile hidden)")
+    else:
+        chunk.append(f"view: {names[seat]} (other hands and their draws from the pile hidden)")
+    chunk.append(f"deck commitment: {h.commitment.hex() or '(none)'}")
+    for s in range(n):
+        if sees_hand(s):
+            chunk.append(f"{names[s]} hand: {_cards(state.hands[s])}")
+    chunk.append(f"market: {_cards(state.market)}")
+    chunk.append(say_event(TurnStarted(state.active, state.turn), names))
+
+    retired: frozenset[int] = frozenset()
+    try:
+        for step in replay(record):
+            d = step.decision
+            who = names[d.seat]
+            fallback_mark = ""
+            if d.fault == rpb.FAULT_KIND_RETIRED:
+                fallback_mark = " [fallback]"
+            elif d.fault:
+                detail = f": {d.fault_detail}" if d.fault_detail and sees_hand(d.seat) else ""
+                chunk.append(f"  ! {who} fault, {FAULT_NAME.get(d.fault, str(d.fault))}{detail}; the fallback chose")
+            after: list[str] = []
+            if sees_hand(d.seat) and step.after.hands[d.seat] != step.before.hands[d.seat]:
+                after.append(f"  {who} hand: {_cards(step.after.hands[d.seat])}")
+            if d.retired:
+                after.append(f"  ! {who} retires: the fallback plays the seat to the end, and it places last")
+            for e in step.events:
+                if type(e) in (TurnStarted, GameOver):
+                    chunk += after
+                    after = []
+                    if type(e) is TurnStarted:
+                        yield chunk
+                        chunk = []
+                    chunk.append(say_event(e, names))
+                else:
+                    chunk.append("  " + say_event(event_for(e, viewer), names) + fallback_mark)
+                    fallback_mark = ""
+            chunk += after
+            state, retired = step.after, step.retired
+    except VerifyError:
+        yield chunk
+        raise
+    if record.complete:
+        check_footer(record, state, retired)
+        chunk.append(f"result ({END_FROM_PB[record.footer.reason].value}):")
+    else:
+        chunk.append(f"the record stops after {len(record.decisions)} decisions: the game did not finish")
+        chunk.append("standing so far:")
+    final = scores(state)
+    places = final_places(state, retired)
+    for s in sorted(range(n), key=lambda s: (places[s], s)):
+        line = f"  place {places[s]}: {names[s]}  score {final[s]:+d}  hand {state.hand_size(s)}"
+        chunk.append(line + ("  (retired)" if s in retired else ""))
+    yield chunk
