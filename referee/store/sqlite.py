@@ -1,0 +1,287 @@
+"""The SQLite store: entrants, tournaments, the schedule, games, per-seat results and record paths."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from referee.match.spec import GameResult
+    from referee.tournament.config import TournamentConfig
+    from referee.tournament.schedule import Slot
+
+DEFAULT_DATA = Path("abluxx-data")
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    config TEXT NOT NULL,          -- the checked config, as JSON
+    source TEXT NOT NULL,          -- where it came from (the TOML file's path)
+    created_at REAL NOT NULL,
+    finished_at REAL               -- NULL while games remain
+);
+CREATE TABLE IF NOT EXISTS entrants (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    name TEXT NOT NULL,
+    address TEXT,
+    command TEXT,                  -- JSON list of argv
+    policy TEXT,
+    PRIMARY KEY (tournament_id, name)
+);
+CREATE TABLE IF NOT EXISTS schedule (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    slot INTEGER NOT NULL,
+    game_id TEXT NOT NULL UNIQUE,
+    table_no INTEGER NOT NULL,
+    deal INTEGER NOT NULL,
+    seat_order INTEGER NOT NULL,
+    deck_seed INTEGER NOT NULL,
+    seats TEXT NOT NULL,           -- JSON list of entrant names by seat
+    start_seat INTEGER NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tournament_id, slot)
+);
+CREATE TABLE IF NOT EXISTS games (
+    game_id TEXT PRIMARY KEY REFERENCES schedule(game_id),
+    tournament_id TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    end_reason TEXT NOT NULL,
+    decisions INTEGER NOT NULL,
+    final_digest TEXT NOT NULL,
+    record_path TEXT,              -- relative to the data folder when inside it
+    referee_faults INTEGER NOT NULL,
+    finished_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    game_id TEXT NOT NULL REFERENCES games(game_id),
+    seat INTEGER NOT NULL,
+    entrant TEXT NOT NULL,
+    score INTEGER NOT NULL,
+    place INTEGER NOT NULL,
+    retired INTEGER NOT NULL,
+    faults TEXT NOT NULL,          -- JSON {kind: count}
+    decision_us TEXT NOT NULL,     -- JSON list of the bot's time per decision
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, slot);
+CREATE TABLE IF NOT EXISTS ratings (
+    tournament_id TEXT NOT NULL,
+    entrant TEXT NOT NULL,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    games INTEGER NOT NULL,        -- how many games the snapshot covers
+    PRIMARY KEY (tournament_id, entrant)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class TournamentRow:
+    id: str
+    name: str
+    config: dict[str, Any]
+    source: str
+    created_at: float
+    finished_at: float | None
+    games: int  # in the schedule
+    done: int  # committed
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    entrant: str
+    score: int
+    place: int
+    retired: bool
+    faults: dict[str, int]
+    decision_us: list[int]
+
+
+@dataclass(frozen=True)
+class GameRow:
+    slot: int
+    game_id: str
+    table: int
+    deal: int
+    order: int
+    seats: list[SeatRow]  # by seat
+    end_reason: str
+    decisions: int
+    record_path: str | None
+    finished_at: float
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.entrant for s in self.seats)
+
+    @property
+    def places(self) -> tuple[int, ...]:
+        return tuple(s.place for s in self.seats)
+
+
+class SqliteStore:
+    """One connection, used from one thread (the tournament's event loop). Other processes may read at the same
+    time: WAL mode lets readers see the last commit while a tournament writes."""
+
+    def __init__(self, data: str | Path = DEFAULT_DATA) -> None:
+        self.data = Path(data)
+        self.records = self.data / "records"
+        self.records.mkdir(parents=True, exist_ok=True)
+        self.path = self.data / "abluxx.db"
+        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # A process killed at any moment loses nothing committed with NORMAL in WAL mode; only power loss could.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(_SCHEMA)
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tournaments --------------------------------------------------------------------------------------------
+
+    def create_tournament(self, config: TournamentConfig, slots: list[Slot], source: str) -> None:
+        """The tournament, its entrants and its whole schedule, in one transaction."""
+        tid = config.tournament_id
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO tournaments (id, name, config, source, created_at) VALUES (?, ?, ?, ?, ?)",
+                (tid, config.name, json.dumps(config.to_json()), source, time.time()),
+            )
+            self.db.executemany(
+                "INSERT INTO entrants VALUES (?, ?, ?, ?, ?)",
+                [(tid, e.name, e.address, json.dumps(list(e.command)) if e.command else None, e.policy)
+                 for e in config.entrants],
+            )  # fmt: skip
+            self.db.executemany(
+                "INSERT INTO schedule (tournament_id, slot, game_id, table_no, deal, seat_order, deck_seed, seats,"
+                " start_seat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(tid, s.slot, s.game_id, s.table, s.deal, s.order, s.deck_seed, json.dumps(s.seats), s.start_seat)
+                 for s in slots],
+            )  # fmt: skip
+
+    def tournament(self, tid: str) -> TournamentRow | None:
+        rows = self._tournaments("WHERE t.id = ?", (tid,))
+        return rows[0] if rows else None
+
+    def tournaments(self) -> list[TournamentRow]:
+        """All tournaments, oldest first."""
+        return self._tournaments("", ())
+
+    def _tournaments(self, where: str, args: tuple) -> list[TournamentRow]:
+        q = f"""SELECT t.id, t.name, t.config, t.source, t.created_at, t.finished_at,
+                       (SELECT COUNT(*) FROM schedule s WHERE s.tournament_id = t.id),
+                       (SELECT COUNT(*) FROM schedule s WHERE s.tournament_id = t.id AND s.done = 1)
+                FROM tournaments t {where} ORDER BY t.created_at, t.id"""
+        return [TournamentRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5], r[6], r[7])
+                for r in self.db.execute(q, args)]  # fmt: skip
+
+    def finish(self, tid: str, ratings: dict[str, tuple[float, float]], games: int) -> None:
+        """Mark the tournament finished and keep a snapshot of its ratings (derived data, for quick reading)."""
+        with self._tx():
+            self.db.execute("UPDATE tournaments SET finished_at = ? WHERE id = ?", (time.time(), tid))
+            self.db.execute("DELETE FROM ratings WHERE tournament_id = ?", (tid,))
+            self.db.executemany(
+                "INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
+                [(tid, name, mu, sigma, games) for name, (mu, sigma) in ratings.items()],
+            )
+
+    # -- schedule and games -------------------------------------------------------------------------------------
+
+    def slots(self, tid: str, pending_only: bool = False) -> list[Slot]:
+        from referee.tournament.schedule import Slot
+
+        q = ("SELECT slot, game_id, table_no, deal, seat_order, deck_seed, seats, start_seat FROM schedule"
+             " WHERE tournament_id = ?" + (" AND done = 0" if pending_only else "") + " ORDER BY slot")  # fmt: skip
+        return [Slot(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])), r[7])
+                for r in self.db.execute(q, (tid,))]  # fmt: skip
+
+    def save_game(self, tid: str, slot: Slot, result: GameResult) -> None:
+        """A finished game: its result, its record's path and its slot, committed together or not at all."""
+        if result.game_id != slot.game_id:
+            raise StoreError(f"result for {result.game_id} does not belong to slot {slot.slot} ({slot.game_id})")
+        record = None
+        if result.record_path is not None:
+            p = Path(result.record_path)
+            try:
+                record = str(p.resolve().relative_to(self.data.resolve()))
+            except ValueError:
+                record = str(p)
+        with self._tx():
+            cur = self.db.execute(
+                "UPDATE schedule SET done = 1 WHERE tournament_id = ? AND slot = ? AND done = 0", (tid, slot.slot)
+            )
+            if cur.rowcount != 1:
+                raise StoreError(f"game {slot.game_id} is not a pending slot of {tid}: refusing to count it twice")
+            self.db.execute(
+                "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (result.game_id, tid, slot.slot, result.end_reason.name.lower(), result.decisions,
+                 result.final_digest, record, result.referee_faults, time.time()),
+            )  # fmt: skip
+            self.db.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(result.game_id, seat, name, result.scores[seat], result.places[seat], int(st.retired),
+                  json.dumps(st.faults, sort_keys=True), json.dumps(st.decision_us))
+                 for seat, (name, st) in enumerate(zip(slot.seats, result.seats, strict=True))],
+            )  # fmt: skip
+
+    def games(self, tid: str) -> list[GameRow]:
+        """The tournament's finished games in schedule order (the order ratings apply them in)."""
+        q = """SELECT g.slot, g.game_id, s.table_no, s.deal, s.seat_order, g.end_reason, g.decisions, g.record_path,
+                      g.finished_at, r.seat, r.entrant, r.score, r.place, r.retired, r.faults, r.decision_us
+               FROM games g JOIN schedule s ON s.game_id = g.game_id JOIN results r ON r.game_id = g.game_id
+               WHERE g.tournament_id = ? ORDER BY g.slot, r.seat"""
+        out: list[GameRow] = []
+        for r in self.db.execute(q, (tid,)):
+            if not out or out[-1].game_id != r[1]:
+                out.append(GameRow(r[0], r[1], r[2], r[3], r[4], [], r[5], r[6], r[7], r[8]))
+            out[-1].seats.append(SeatRow(r[10], r[11], r[12], bool(r[13]), json.loads(r[14]), json.loads(r[15])))
+        return out
+
+    def record_file(self, row: GameRow) -> Path | None:
+        if row.record_path is None:
+            return None
+        p = Path(row.record_path)
+        return p if p.is_absolute() else self.data / p
+
+    def _tx(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def open_store(data: str | Path = DEFAULT_DATA) -> SqliteStore:
+    """The store in data folder ``data`` (created if missing)."""
+    try:
+        return SqliteStore(data)
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{Path(data) / 'abluxx.db'}: not a usable abluxx database ({e})") from None

@@ -1,0 +1,207 @@
+"""The tournament configuration file (TOML): parsing and checking it before anything runs.
+
+A mistake is refused with a ``ConfigError`` that names the file, the key and the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.engine import Options
+from referee.match.spec import EntrantRef, TimeControl
+
+SEAT_ORDERS = ("rotations", "all")
+_ADDRESS = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run. The message names the file, the key and the reason."""
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        super().__init__(f"{source}: {key}: {reason}")
+        self.source, self.key, self.reason = source, key, reason
+
+
+@dataclass(frozen=True)
+class EntrantConfig:
+    """One entrant: a running bot at ``address``, a local bot ``command`` the referee starts, or a built-in
+    ``policy``."""
+
+    name: str
+    address: str | None = None
+    command: tuple[str, ...] | None = None
+    policy: str | None = None
+
+    def ref(self, address: str | None = None) -> EntrantRef:
+        """The match runner's view of this entrant; a command entrant needs the address it came up on."""
+        return EntrantRef(name=self.name, address=address or self.address, policy=self.policy)
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    entrants: tuple[EntrantConfig, ...]
+    seed: int = 1
+    table_size: int = 2
+    deals: int = 1
+    tables: int = 0  # 0: every set of `table_size` entrants; N: a balanced sample of about N tables
+    seat_orders: str = "rotations"  # "rotations": k games per deal; "all": every seat order (k! games)
+    concurrency: int = 8
+    max_strikes: int = 3
+    options: Options = field(default_factory=Options)
+    time_control: TimeControl = field(default_factory=TimeControl)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["entrants"] = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in e.items() if v is not None}
+                         for e in d["entrants"]]  # fmt: skip
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TournamentConfig:
+        return parse(d, "<stored config>")
+
+    def identity(self) -> str:
+        """A short hash of everything that decides the games (not ``concurrency``): the same file names the same
+        tournament, so running it again resumes it."""
+        d = self.to_json()
+        d.pop("concurrency")
+        blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()[:8]
+
+    @property
+    def tournament_id(self) -> str:
+        return f"{self.name}-{self.identity()}"
+
+
+def load(path: str | Path) -> TournamentConfig:
+    """Read and check a TOML tournament file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(source, "-", f"cannot read the file ({e.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(source, "-", f"not valid TOML ({e})") from None
+    return parse(data, source, default_name=Path(path).stem)
+
+
+_TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "options",
+        "time_control", "entrants"}  # fmt: skip
+_OPTIONS = {"draw_one", "end_on_empty_pile"}
+_TIME = {"decision_ms", "bank_ms", "grace_ms"}
+_ENTRANT = {"name", "address", "command", "policy"}
+POLICIES = ("random", "greedy", "counter")
+
+
+def _int(src: str, key: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(src, key, f"must be an integer, not {value!r}")
+    if not lo <= value <= hi:
+        raise ConfigError(src, key, f"{value} is out of range ({lo} to {hi})")
+    return value
+
+
+def _unknown(src: str, prefix: str, got: dict, known: set[str]) -> None:
+    for key in got:
+        if key not in known:
+            raise ConfigError(src, prefix + key, f"unknown key (known: {', '.join(sorted(known))})")
+
+
+def check_address(src: str, key: str, address: Any) -> str:
+    if not isinstance(address, str) or not (m := _ADDRESS.match(address)):
+        raise ConfigError(src, key, f"bad address {address!r}: expected host:port, e.g. 127.0.0.1:50051")
+    if not 1 <= int(m["port"]) <= 65535:
+        raise ConfigError(src, key, f"bad address {address!r}: port must be 1 to 65535")
+    return address
+
+
+def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -> TournamentConfig:
+    """Check a parsed config mapping; raises ConfigError on the first mistake."""
+    src = source
+    _unknown(src, "", data, _TOP)
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(src, "name", f"{name!r} must be 1-40 letters, digits or _.+-")
+
+    raw = data.get("entrants")
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(src, "entrants", "missing: list at least 2 entrants as [[entrants]] tables")
+    entrants: list[EntrantConfig] = []
+    for i, e in enumerate(raw):
+        at = f"entrants[{i}]."
+        if not isinstance(e, dict):
+            raise ConfigError(src, f"entrants[{i}]", "must be a table with name and address, command or policy")
+        _unknown(src, at, e, _ENTRANT)
+        ename = e.get("name")
+        if not isinstance(ename, str) or not _NAME.match(ename):
+            raise ConfigError(src, at + "name", f"{ename!r} must be 1-40 letters, digits or _.+-")
+        if ename in {x.name for x in entrants}:
+            raise ConfigError(src, at + "name", f"{ename!r} is used twice")
+        given = [k for k in ("address", "command", "policy") if k in e]
+        if len(given) != 1:
+            raise ConfigError(src, at + "address", "give exactly one of address, command or policy")
+        address = command = policy = None
+        if "address" in e:
+            address = check_address(src, at + "address", e["address"])
+        elif "command" in e:
+            c = e["command"]
+            parts = shlex.split(c) if isinstance(c, str) else c
+            if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and p for p in parts):
+                raise ConfigError(src, at + "command", "must be a non-empty string or list of strings")
+            command = tuple(parts)
+        else:
+            policy = e["policy"]
+            if policy not in POLICIES:
+                raise ConfigError(src, at + "policy", f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+        entrants.append(EntrantConfig(ename, address, command, policy))
+    if len(entrants) < 2:
+        raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
+
+    table_size = _int(src, "table_size", data.get("table_size", 2), 2, 5)
+    if table_size > len(entrants):
+        raise ConfigError(src, "table_size", f"{table_size} is more than the {len(entrants)} entrants")
+    seat_orders = data.get("seat_orders", "rotations")
+    if seat_orders not in SEAT_ORDERS:
+        raise ConfigError(src, "seat_orders", f"{seat_orders!r} must be one of: {', '.join(SEAT_ORDERS)}")
+
+    opts = data.get("options", {})
+    if not isinstance(opts, dict):
+        raise ConfigError(src, "options", "must be a table")
+    _unknown(src, "options.", opts, _OPTIONS)
+    for k, v in opts.items():
+        if not isinstance(v, bool):
+            raise ConfigError(src, f"options.{k}", f"must be true or false, not {v!r}")
+    tc = data.get("time_control", {})
+    if not isinstance(tc, dict):
+        raise ConfigError(src, "time_control", "must be a table")
+    _unknown(src, "time_control.", tc, _TIME)
+    default_tc = TimeControl()
+    time_control = TimeControl(
+        decision_ms=_int(src, "time_control.decision_ms", tc.get("decision_ms", default_tc.decision_ms), 1, 600_000),
+        bank_ms=_int(src, "time_control.bank_ms", tc.get("bank_ms", default_tc.bank_ms), 0, 3_600_000),
+        grace_ms=_int(src, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
+    )
+    return TournamentConfig(
+        name=name,
+        entrants=tuple(entrants),
+        seed=_int(src, "seed", data.get("seed", 1), 0, 2**63 - 1),
+        table_size=table_size,
+        deals=_int(src, "deals", data.get("deals", 1), 1, 100_000),
+        tables=_int(src, "tables", data.get("tables", 0), 0, 1_000_000),
+        seat_orders=seat_orders,
+        concurrency=_int(src, "concurrency", data.get("concurrency", 8), 1, 1024),
+        max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), 1, 1000),
+        options=Options(**opts),
+        time_control=time_control,
+    )

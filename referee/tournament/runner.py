@@ -1,0 +1,195 @@
+"""Running a tournament: up to C games at once in one asyncio loop, each finished game committed to the store in
+one transaction, and resume (rerun the same config, or ``resume ID``) that keeps every committed game and plays
+the games that were in flight again from their deal."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.log import get_logger
+from referee.match.spec import EntrantRef, GameResult, GameSpec
+from referee.rating import Ratings
+from referee.store import SqliteStore
+
+from . import schedule as schedule_mod
+from . import standings as standings_mod
+from .config import TournamentConfig
+from .entrants import LocalBots, check_reachable
+from .progress import Progress
+from .schedule import Slot
+
+PlayFn = Callable[[GameSpec], Awaitable[GameResult]]
+# Opens the match runner for a tournament: given the records folder, yields a function that plays one game.
+PlayerFactory = Callable[[Path], AbstractAsyncContextManager[PlayFn]]
+
+
+class TournamentError(RuntimeError):
+    pass
+
+
+@dataclass
+class Outcome:
+    tournament_id: str
+    standings: standings_mod.Standings
+    played: int  # games played by this run (0 when it was already finished)
+    resumed: bool  # some games were already stored
+    json_path: Path
+    csv_path: Path
+
+
+def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str]) -> GameSpec:
+    by_name = {e.name: e for e in config.entrants}
+    seats = tuple(EntrantRef(name=n, address=addresses.get(n), policy=by_name[n].policy) for n in slot.seats)
+    return GameSpec(
+        game_id=slot.game_id,
+        seed=slot.deck_seed,
+        entrants=seats,
+        options=config.options,
+        time_control=config.time_control,
+        start_seat=slot.start_seat,
+        max_strikes=config.max_strikes,
+        tournament_id=config.tournament_id,
+    )
+
+
+class _InOrder:
+    """Live ratings over the finished games that form an unbroken prefix of the schedule (for the progress bar's
+    top three). The final ratings are always recomputed from the store."""
+
+    def __init__(self, names: list[str], slots: list[Slot]) -> None:
+        self.ratings = Ratings(names)
+        self.slots = slots
+        self.next = 0
+        self.waiting: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+
+    def add(self, slot: int, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
+        self.waiting[slot] = (seats, places)
+        while self.next < len(self.slots) and self.slots[self.next].slot in self.waiting:
+            self.ratings.add(*self.waiting.pop(self.slots[self.next].slot))
+            self.next += 1
+
+    def top(self) -> list[tuple[str, float]]:
+        return [(n, r.conservative) for n, r in self.ratings.leaderboard()[:3]]
+
+
+async def play_slots(
+    store: SqliteStore,
+    config: TournamentConfig,
+    play: PlayFn,
+    addresses: dict[str, str],
+    concurrency: int,
+    progress: Progress | None = None,
+) -> int:
+    """Play every pending slot, at most ``concurrency`` at a time, in schedule order of starting. Returns how many
+    games were played. A game that raises (a referee failure, never a bot's) stops the run; nothing of it is
+    stored, and a resume plays it again."""
+    tid = config.tournament_id
+    log = get_logger(tournament=tid)
+    slots = store.slots(tid)
+    live = _InOrder([e.name for e in config.entrants], slots)
+    for g in store.games(tid):
+        live.add(g.slot, g.names, g.places)
+    pending = store.slots(tid, pending_only=True)
+    done = len(slots) - len(pending)
+    queue = iter(pending)
+    played = 0
+
+    async def worker() -> None:
+        nonlocal done, played
+        for slot in queue:  # a shared iterator: each slot goes to exactly one worker
+            # a game in flight when the referee was killed left a partial record: it is played again from its deal
+            with contextlib.suppress(FileNotFoundError):
+                (store.records / f"{slot.game_id}.abluxx").unlink()
+            spec = game_spec(config, slot, addresses)
+            try:
+                result = await play(spec)
+            except Exception as e:
+                log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
+                raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
+            store.save_game(tid, slot, result)
+            live.add(slot.slot, slot.seats, result.places)
+            done += 1
+            played += 1
+            if progress:
+                progress.update(done, live.top())
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending))))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    if progress:
+        progress.update(done, live.top(), final=True)
+    return played
+
+
+def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> tuple[Path, Path]:
+    folder = store.data / "standings"
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / f"{standings.tournament_id}.json"
+    csv_path = folder / f"{standings.tournament_id}.csv"
+    json_path.write_text(standings_mod.dumps(standings) + "\n", encoding="utf-8")
+    csv_path.write_text(standings.to_csv(), encoding="utf-8")
+    return json_path, csv_path
+
+
+def standings_of(store: SqliteStore, tid: str) -> standings_mod.Standings:
+    row = store.tournament(tid)
+    if row is None:
+        raise TournamentError(f"no tournament {tid!r} in {store.path}")
+    names = [e["name"] for e in row.config["entrants"]]
+    return standings_mod.compute(tid, names, store.games(tid), row.games)
+
+
+async def run_tournament(
+    config: TournamentConfig,
+    store: SqliteStore,
+    player: PlayerFactory,
+    *,
+    source: str = "",
+    concurrency: int | None = None,
+    progress: bool = True,
+) -> Outcome:
+    """Create (or resume) the tournament ``config`` names and play it to the end.
+
+    Command entrants are started first and every entrant must answer Hello; otherwise EntrantError is raised and
+    nothing is stored."""
+    tid = config.tournament_id
+    log = get_logger(tournament=tid)
+    row = store.tournament(tid)
+    slots = schedule_mod.build(config)
+    if row is not None and row.games != len(slots):
+        raise TournamentError(f"tournament {tid} in {store.path} has {row.games} games, its config {len(slots)}")
+    played = 0
+    resumed = row is not None and row.done > 0
+    if row is None or row.finished_at is None:
+        async with _entrants(config, store) as addresses:
+            if row is None:
+                store.create_tournament(config, slots, source)
+                log.info("tournament created", games=len(slots), entrants=len(config.entrants))
+            else:
+                log.info("tournament resumed", done=row.done, games=row.games)
+            bar = Progress(len(slots), row.done if row else 0, enabled=progress)
+            async with player(store.records) as play:
+                played = await play_slots(store, config, play, addresses, concurrency or config.concurrency, bar)
+        final = standings_of(store, tid)
+        store.finish(tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
+    final = standings_of(store, tid)
+    json_path, csv_path = write_standings(store, final)
+    return Outcome(tid, final, played, resumed, json_path, csv_path)
+
+
+@contextlib.asynccontextmanager
+async def _entrants(config: TournamentConfig, store: SqliteStore) -> AsyncIterator[dict[str, str]]:
+    async with LocalBots(config.entrants, store.data / "logs", config.tournament_id) as bots:
+        addresses = {e.name: e.address for e in config.entrants if e.address}
+        addresses.update(bots.addresses)
+        await check_reachable(addresses)
+        yield addresses

@@ -1,0 +1,87 @@
+from pathlib import Path
+
+import pytest
+
+from referee.tournament.config import ConfigError, load
+
+GOOD = """
+name = "spring"
+seed = 7
+table_size = 3
+deals = 2
+concurrency = 4
+
+[options]
+draw_one = true
+
+[time_control]
+decision_ms = 200
+
+[[entrants]]
+name = "alice"
+address = "127.0.0.1:50051"
+
+[[entrants]]
+name = "bob"
+command = "abluxx bot greedy --port 0"
+
+[[entrants]]
+name = "carol"
+command = ["abluxx", "bot", "counter", "--port", "0"]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "t.toml"
+    p.write_text(text)
+    return p
+
+
+def test_a_good_config_loads(tmp_path: Path) -> None:
+    cfg = load(write(tmp_path, GOOD))
+    assert cfg.name == "spring" and cfg.table_size == 3 and cfg.deals == 2 and cfg.options.draw_one
+    assert cfg.time_control.decision_ms == 200
+    assert cfg.entrants[1].command == ("abluxx", "bot", "greedy", "--port", "0")
+    assert cfg.tournament_id.startswith("spring-")
+    # the id does not depend on concurrency (so changing it still resumes), but does on what is played
+    assert load(write(tmp_path, GOOD.replace("concurrency = 4", "concurrency = 9"))).tournament_id == cfg.tournament_id
+    assert load(write(tmp_path, GOOD.replace("seed = 7", "seed = 8"))).tournament_id != cfg.tournament_id
+
+
+@pytest.mark.parametrize(
+    "change,key,reason",
+    [
+        (("deals = 2", "deals = 2\ncolour = 3"), "colour", "unknown key"),
+        (("draw_one = true", "draw_uno = true"), "options.draw_uno", "unknown key"),
+        (('name = "bob"', 'name = "bob"\nport = 3'), "entrants[1].port", "unknown key"),
+        (("127.0.0.1:50051", "localhost"), "entrants[0].address", "bad address"),
+        (("127.0.0.1:50051", "127.0.0.1:99999"), "entrants[0].address", "port must be 1 to 65535"),
+        (("table_size = 3", "table_size = 6"), "table_size", "out of range (2 to 5)"),
+        (("table_size = 3", "table_size = 1"), "table_size", "out of range (2 to 5)"),
+        (("table_size = 3", "table_size = 4"), "table_size", "more than the 3 entrants"),
+        (("deals = 2", 'deals = "two"'), "deals", "must be an integer"),
+        (("decision_ms = 200", "decision_ms = 0"), "time_control.decision_ms", "out of range"),
+        (('name = "carol"', 'name = "bob"'), "entrants[2].name", "used twice"),
+        (('command = "abluxx bot greedy --port 0"', 'policy = "genius"'), "entrants[1].policy", "unknown policy"),
+        (("seed = 7", 'seed = 7\nseat_orders = "some"'), "seat_orders", "must be one of"),
+    ],
+)
+def test_a_bad_config_is_refused_naming_file_key_and_reason(tmp_path: Path, change, key: str, reason: str) -> None:
+    path = write(tmp_path, GOOD.replace(*change))
+    with pytest.raises(ConfigError) as e:
+        load(path)
+    assert e.value.key == key
+    assert reason in e.value.reason
+    assert str(e.value).startswith(f"{path}: {key}: ")
+
+
+def test_an_entrant_needs_exactly_one_way_to_reach_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"entrants\[0\].address: give exactly one of address, command or policy"):
+        load(write(tmp_path, GOOD.replace('address = "127.0.0.1:50051"', "")))
+
+
+def test_broken_toml_and_missing_files_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(write(tmp_path, "name = "))
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load(tmp_path / "nope.toml")

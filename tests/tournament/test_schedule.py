@@ -1,0 +1,79 @@
+import itertools
+from collections import Counter
+
+import pytest
+
+from referee.engine import deck_from_seed, new_game
+from referee.tournament import schedule
+from referee.tournament.config import parse
+
+
+def config(n: int, k: int, deals: int = 2, tables: int = 0, seat_orders: str = "rotations", seed: int = 5):
+    entrants = [{"name": f"bot{i}", "address": f"127.0.0.1:{50000 + i}"} for i in range(n)]
+    data = {"entrants": entrants, "table_size": k, "deals": deals, "tables": tables, "seat_orders": seat_orders,
+            "seed": seed}  # fmt: skip
+    return parse(data, "test.toml")
+
+
+@pytest.mark.parametrize("n,k", [(2, 2), (4, 2), (4, 3), (5, 4), (6, 5), (5, 3)])
+def test_round_robin_plays_every_set_and_every_entrant_holds_every_seat(n: int, k: int) -> None:
+    cfg = config(n, k, deals=2)
+    slots = schedule.build(cfg)
+    sets = {frozenset(s.seats) for s in slots}
+    assert sets == {frozenset(c) for c in itertools.combinations([f"bot{i}" for i in range(n)], k)}
+    assert len(slots) == len(sets) * 2 * k
+    for _key, group in itertools.groupby(sorted(slots, key=lambda s: s.duplicate_set), key=lambda s: s.duplicate_set):
+        group = list(group)
+        assert len(group) == k
+        # the same deal for the whole duplicate set
+        assert len({s.deck_seed for s in group}) == 1
+        # every member holds every seat's cards once
+        for seat in range(k):
+            assert sorted(s.seats[seat] for s in group) == sorted(group[0].seats)
+    # distinct deals get distinct decks, and game ids are unique
+    assert len({s.deck_seed for s in slots}) == len(sets) * 2
+    assert len({s.game_id for s in slots}) == len(slots)
+
+
+def test_duplicate_set_really_repeats_the_deck_across_rotations() -> None:
+    slots = schedule.build(config(4, 3, deals=1))
+    first = [s for s in slots if s.duplicate_set == slots[0].duplicate_set]
+    hands = []
+    for s in first:
+        state = new_game(deck_from_seed(s.deck_seed), 3, start_seat=s.start_seat)
+        # which entrant got which hand
+        hands.append({s.seats[seat]: state.hands[seat] for seat in range(3)})
+    # the hands dealt are the same three hands each time, held by a different entrant
+    assert all(sorted(h.values()) == sorted(hands[0].values()) for h in hands)
+    for name in first[0].seats:
+        assert len({h[name] for h in hands}) == 3
+
+
+def test_three_player_tables_can_ask_for_all_six_seat_orders() -> None:
+    slots = schedule.build(config(3, 3, deals=1, seat_orders="all"))
+    assert len(slots) == 6
+    assert len({s.seats for s in slots}) == 6
+
+
+def test_schedule_is_a_pure_function_of_config_and_seed() -> None:
+    assert schedule.build(config(6, 4, deals=3)) == schedule.build(config(6, 4, deals=3))
+    other = schedule.build(config(6, 4, deals=3, seed=6))
+    assert [s.deck_seed for s in other] != [s.deck_seed for s in schedule.build(config(6, 4, deals=3))]
+
+
+@pytest.mark.parametrize("n,k,tables", [(10, 4, 30), (12, 3, 40), (9, 5, 18), (20, 4, 50), (16, 5, 48), (8, 2, 12)])
+def test_balanced_sample_when_there_are_too_many_sets(n: int, k: int, tables: int) -> None:
+    slots = schedule.build(config(n, k, deals=1, tables=tables))
+    table_sets = [frozenset(s.seats) for s in slots if s.order == 0]
+    assert len(table_sets) == tables
+    plays = Counter(name for t in table_sets for name in t)
+    assert len(plays) == n and len(set(plays.values())) == 1, plays  # every entrant plays equally often
+    met = Counter(frozenset(p) for t in table_sets for p in itertools.combinations(sorted(t), 2))
+    counts = [met[frozenset(p)] for p in itertools.combinations([f"bot{i}" for i in range(n)], 2)]
+    mean = sum(counts) / len(counts)
+    assert max(counts) - min(counts) <= 3 and max(counts) <= mean + 2, counts  # every pair about equally often
+
+
+def test_sample_size_is_rounded_up_so_everyone_plays_equally() -> None:
+    assert schedule.table_count(10, 4, 31) == 35  # 35 * 4 is a multiple of 10
+    assert schedule.table_count(5, 2, 100) == 10  # never more than every set
