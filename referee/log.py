@@ -1,0 +1,39 @@
+"""Logging for the referee (DESIGN.md decision 9): structlog, JSON lines when stderr is not a terminal, readable
+lines when it is. Bind context (game id, seat, bot) with ``get_logger().bind(...)``."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import structlog
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def configure(level: str = "info", *, json: bool | None = None, stream: Any = None) -> None:
+    """Set up structlog for the process. ``json`` None picks JSON lines unless ``stream`` (stderr) is a terminal."""
+    if level not in _LEVELS:
+        raise ValueError(f"log level must be one of {', '.join(_LEVELS)}, got {level!r}")
+    stream = stream or sys.stderr
+    if json is None:
+        json = not (hasattr(stream, "isatty") and stream.isatty())
+    renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(**context: Any) -> Any:
+    """A logger with ``context`` bound (e.g. game_id=..., seat=..., bot=...)."""
+    return structlog.get_logger().bind(**context)

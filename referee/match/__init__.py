@@ -1,0 +1,22 @@
+"""The match runner: play one game between 2 to 5 seats under time control (docs/match.md)."""
+
+from .runner import LagMonitor, fault_name, lag_monitor, make_seat, make_seats, play_game
+from .seats import (
+    MAX_RECEIVE_BYTES,
+    Answer,
+    BotChannel,
+    BuiltinSeat,
+    ChannelPool,
+    RemoteSeat,
+    Seat,
+    SeatError,
+    builtin_names,
+    fallback_index,
+)
+from .spec import EntrantRef, GameResult, GameSpec, SeatStats, TimeControl
+
+__all__ = [
+    "MAX_RECEIVE_BYTES", "Answer", "BotChannel", "BuiltinSeat", "ChannelPool", "EntrantRef", "GameResult",
+    "GameSpec", "LagMonitor", "RemoteSeat", "Seat", "SeatError", "SeatStats", "TimeControl", "builtin_names",
+    "fallback_index", "fault_name", "lag_monitor", "make_seat", "make_seats", "play_game",
+]  # fmt: skip

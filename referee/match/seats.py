@@ -1,0 +1,434 @@
+"""Seats: who answers a seat's decisions (DESIGN.md decision 1 and 5).
+
+- ``RemoteSeat``: a bot over gRPC, on the Play stream when it offers one, else on unary Decide calls.
+- ``BuiltinSeat``: a policy run in-process (the bot kit's example bots, or the fallback policy by name).
+- ``fallback_index``: the deterministic policy that plays a decision, or a whole seat, for a bot that failed.
+
+A seat only transports: it returns the bot's raw ``DecisionReply`` or a fault. The runner checks the reply
+against the legal actions, keeps the time bank and the strikes, and calls the fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from referee.engine import Group, Kind, State
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+
+MAX_RECEIVE_BYTES = 64 * 1024  # a bot cannot make the referee allocate more than this per message
+HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second
+CLOSE_TIMEOUT_S = 1.0  # how long the end of a game waits for a bot to take its GameOverNotice
+
+TIMEOUT = rec_pb.FAULT_KIND_TIMEOUT
+INVALID = rec_pb.FAULT_KIND_INVALID
+MALFORMED = rec_pb.FAULT_KIND_MALFORMED
+RPC_ERROR = rec_pb.FAULT_KIND_RPC_ERROR
+DISCONNECTED = rec_pb.FAULT_KIND_DISCONNECTED
+UNREACHABLE = rec_pb.FAULT_KIND_UNREACHABLE
+
+_SERVICE = "/abluxxen.v1.Bot/"
+
+
+class SeatError(Exception):
+    """A seat that cannot play at all (unreachable, wrong protocol): the fallback plays it from the start."""
+
+    def __init__(self, fault: int, detail: str) -> None:
+        super().__init__(detail)
+        self.fault = fault
+        self.detail = detail
+
+
+@dataclass(slots=True)
+class Answer:
+    """What a seat made of one decision request."""
+
+    reply: bot_pb.DecisionReply | None  # None when there was a fault
+    fault: int = 0  # a FaultKind value; 0 for none
+    detail: str = ""
+    bot_us: int = 0  # the time from sending the request to the reply's arrival, as the referee saw it
+    transport_us: int = 0  # transport overhead where it can be told apart (0 when it cannot)
+    fatal: bool = False  # the seat cannot answer any more (its stream dropped): retire it now
+
+
+class Seat(Protocol):
+    """One seat's player for one game. ``connect`` and ``start`` raise SeatError when the seat cannot play."""
+
+    name: str
+    version: str
+    author: str
+    address: str
+    kind: int  # a SeatKind value
+    transport: str  # "stream", "unary" or "builtin"
+
+    async def connect(self) -> None: ...
+
+    async def start(self, start: bot_pb.GameStart) -> None: ...
+
+    async def decide(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer: ...
+
+    async def finish(self, notice: bot_pb.GameOverNotice | None) -> None: ...
+
+
+# --- the fallback ---------------------------------------------------------------------------------------------
+
+
+def fallback_index(state: State) -> int:
+    """The fallback policy: deterministic, no randomness, documented in docs/match.md.
+
+    - To play (R5): the group with the most cards; among equals, the first in the legal list (the lowest value,
+      then the fewest jokers).
+    - Every other decision: the first legal action (take; reclaim; the lowest market card, the pile last; in a
+      draw-one decision the lowest market card).
+    """
+    legal = state.legal
+    if state.kind is Kind.PLAY:
+        best, best_count = 0, -1
+        for i, g in enumerate(legal):
+            count = g.count if isinstance(g, Group) else 0
+            if count > best_count:
+                best, best_count = i, count
+        return best
+    return 0
+
+
+# --- built-in policies ----------------------------------------------------------------------------------------
+
+
+def _registry() -> dict[str, Any]:
+    try:
+        from abluxx_bot.examples import REGISTRY
+    except ImportError:
+        return {}
+    return REGISTRY
+
+
+def builtin_names() -> list[str]:
+    """The built-in policy names: "fallback" and the bot kit's example bots."""
+    return ["fallback", *sorted(_registry())]
+
+
+class BuiltinSeat:
+    """A built-in policy in-process. ``session`` has the bot kit's BotSession interface: ``start(GameStart)``,
+    ``answer(DecisionRequest) -> DecisionReply`` and ``game_over(GameOverNotice)``. ``None`` is the "fallback"
+    policy, which the runner plays itself from the engine state (no request is built for it)."""
+
+    kind = rec_pb.SEAT_KIND_BUILTIN
+    transport = "builtin"
+    address = ""
+    author = "abluxx"
+
+    def __init__(self, name: str, policy: str, session: Any | None, version: str = "1") -> None:
+        self.name = name
+        self.policy = policy
+        self.version = version
+        self.session = session
+
+    @classmethod
+    def from_policy(cls, name: str, policy: str, seed: int) -> BuiltinSeat:
+        """The seat for a built-in ``policy`` by name; ValueError names the known ones."""
+        if policy == "fallback":
+            return cls(name, policy, None)
+        registry = _registry()
+        if policy not in registry:
+            raise ValueError(f"unknown policy {policy!r}; known: {', '.join(builtin_names())}")
+        from abluxx_bot import BotSession
+
+        bot = registry[policy](seed)
+        return cls(name, policy, BotSession(bot), version=str(getattr(bot, "version", "1")))
+
+    async def connect(self) -> None:
+        return None
+
+    async def start(self, start: bot_pb.GameStart) -> None:
+        if self.session is not None:
+            self.session.start(start)
+
+    async def decide(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+        if self.session is None:
+            raise RuntimeError("the fallback policy is played by the runner, not asked")
+        t0 = time.perf_counter()
+        try:
+            reply = self.session.answer(request)
+        except Exception as e:  # a built-in policy's bug costs its seat a strike, not the game
+            return Answer(None, INVALID, f"built-in policy {self.policy}: {e}")
+        return Answer(reply, bot_us=int((time.perf_counter() - t0) * 1e6))
+
+    async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
+        if self.session is not None and notice is not None:
+            with contextlib.suppress(Exception):  # the game is decided; a policy's end-of-game bug changes nothing
+                self.session.game_over(notice)
+
+
+# --- remote bots ----------------------------------------------------------------------------------------------
+
+
+def _ident(b: bytes) -> bytes:
+    return b
+
+
+class BotChannel:
+    """One long-lived channel to one bot address and its method callables, shared by every game."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.channel = grpc.aio.insecure_channel(
+            address,
+            options=[
+                ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+                ("grpc.keepalive_time_ms", 30_000),
+                ("grpc.enable_retries", 0),
+            ],
+        )
+        # Replies come back as raw bytes and are decoded by the seat, so an undecodable reply is one bad message
+        # (a MALFORMED fault) rather than a failed call that would end the stream.
+        self.hello = self.channel.unary_unary(
+            _SERVICE + "Hello",
+            request_serializer=bot_pb.HelloRequest.SerializeToString,
+            response_deserializer=bot_pb.HelloReply.FromString,
+        )
+        self.decide = self.channel.unary_unary(_SERVICE + "Decide", request_serializer=_ident)
+        self.play = self.channel.stream_stream(_SERVICE + "Play", request_serializer=_ident)
+        self.game_over = self.channel.unary_unary(
+            _SERVICE + "GameOver",
+            request_serializer=bot_pb.GameOverNotice.SerializeToString,
+            response_deserializer=bot_pb.GameOverAck.FromString,
+        )
+
+
+class ChannelPool:
+    """Channels to bots keyed by address: one per bot, created on first use, closed by ``close``.
+
+    Channels belong to the event loop that made them: make the pool inside the loop that plays the games."""
+
+    def __init__(self) -> None:
+        self._channels: dict[str, BotChannel] = {}
+
+    def get(self, address: str) -> BotChannel:
+        ch = self._channels.get(address)
+        if ch is None:
+            ch = self._channels[address] = BotChannel(address)
+        return ch
+
+    async def close(self) -> None:
+        channels, self._channels = list(self._channels.values()), {}
+        for ch in channels:
+            await ch.channel.close()
+
+    async def __aenter__(self) -> ChannelPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _rpc_fault(e: grpc.aio.AioRpcError, what: str) -> tuple[int, str]:
+    code = e.code()
+    detail = f"{what}: {code.name if code else 'UNKNOWN'}: {e.details() or ''}".rstrip(": ")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return MALFORMED, f"{detail} (a message over the {MAX_RECEIVE_BYTES // 1024} KiB limit)"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return TIMEOUT, detail
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return DISCONNECTED, detail
+    return RPC_ERROR, detail
+
+
+def _frame(field: int, payload: bytes) -> bytes:
+    """``payload`` as the length-delimited field ``field`` of a message: a RefereeMessage without copying the
+    request into one."""
+    n = len(payload)
+    head = bytearray([(field << 3) | 2])
+    while n >= 0x80:
+        head.append((n & 0x7F) | 0x80)
+        n >>= 7
+    head.append(n)
+    return bytes(head) + payload
+
+
+_REPLY, _BAD, _END = 0, 1, 2
+
+
+class RemoteSeat:
+    """A bot at ``address``: Hello first, then the Play stream when offered, else Decide."""
+
+    kind = rec_pb.SEAT_KIND_REMOTE
+
+    def __init__(self, name: str, address: str, pool: ChannelPool, prefer: str | None = None) -> None:
+        self.name = name
+        self.address = address
+        self.version = ""
+        self.author = ""
+        self.transport = ""
+        self.prefer = prefer  # "stream" or "unary" to force one the bot offers (benchmarks, tests)
+        self._ch = pool.get(address)
+        self._start: bot_pb.GameStart | None = None
+        self._call: Any = None
+        self._queue: asyncio.Queue[tuple[float, int, Any]] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
+        self._asked: set[int] = set()
+        self.hello_rtt_us = 0
+        self.bot_name = ""  # the name the bot gives in Hello
+
+    async def connect(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            hello = await self._ch.hello(
+                bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as e:
+            code = e.code()
+            raise SeatError(UNREACHABLE, f"Hello to {self.address} failed: {code.name if code else ''} "
+                                         f"{e.details() or ''}".strip()) from None  # fmt: skip
+        self.hello_rtt_us = int((time.perf_counter() - t0) * 1e6)
+        if hello.protocol_version != bot_pb.PROTOCOL_VERSION_1:
+            raise SeatError(
+                UNREACHABLE,
+                f"bot at {self.address} speaks protocol version {hello.protocol_version}; "
+                f"the referee speaks {bot_pb.PROTOCOL_VERSION_1}",
+            )
+        offered = set(hello.transports)
+        if self.prefer == "unary" and bot_pb.TRANSPORT_UNARY in offered:
+            self.transport = "unary"
+        elif bot_pb.TRANSPORT_STREAM in offered and self.prefer != "unary":
+            self.transport = "stream"
+        elif bot_pb.TRANSPORT_UNARY in offered:
+            self.transport = "unary"
+        else:
+            raise SeatError(UNREACHABLE, f"bot at {self.address} offers no known transport ({sorted(offered)})")
+        self.version = hello.version
+        self.author = hello.author
+        if hello.name:
+            self.bot_name = hello.name
+
+    async def start(self, start: bot_pb.GameStart) -> None:
+        self._start = start
+        if self.transport != "stream":
+            return
+        self._call = self._ch.play()
+        try:
+            await self._call.write(_frame(1, start.SerializeToString()))
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
+            raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {e}") from None
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        """The stream's one reader: every message goes to the queue with its arrival time. Waiting on the queue,
+        not on ``call.read()``, lets a decision time out without cancelling the stream."""
+        call, put, now = self._call, self._queue.put_nowait, time.perf_counter
+        parse = bot_pb.DecisionReply.FromString
+        try:
+            while True:
+                raw = await call.read()
+                t = now()
+                if raw is grpc.aio.EOF:
+                    put((t, _END, (DISCONNECTED, "the bot closed the Play stream")))
+                    return
+                try:
+                    put((t, _REPLY, parse(raw)))
+                except DecodeError as e:
+                    put((t, _BAD, f"undecodable DecisionReply ({len(raw)} bytes): {e}"))
+        except grpc.aio.AioRpcError as e:
+            put((now(), _END, _rpc_fault(e, "the Play stream failed")))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the call ended in a way grpc reports otherwise
+            put((now(), _END, (DISCONNECTED, f"the Play stream ended: {e!r}")))
+
+    async def decide(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+        if self.transport == "unary":
+            return await self._decide_unary(request, allowance_s)
+        return await self._decide_stream(request, allowance_s)
+
+    async def _decide_unary(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+        if self._start is not None:
+            request.start.CopyFrom(self._start)
+            self._start = None
+        t0 = time.perf_counter()
+        try:
+            raw = await self._ch.decide(request.SerializeToString(), timeout=allowance_s)
+        except grpc.aio.AioRpcError as e:
+            fault, detail = _rpc_fault(e, "Decide failed")
+            return Answer(None, fault, detail, bot_us=int((time.perf_counter() - t0) * 1e6))
+        bot_us = int((time.perf_counter() - t0) * 1e6)
+        try:
+            reply = bot_pb.DecisionReply.FromString(raw)
+        except DecodeError as e:
+            return Answer(None, MALFORMED, f"undecodable DecisionReply ({len(raw)} bytes): {e}", bot_us=bot_us)
+        if reply.seq != request.seq:
+            return Answer(None, INVALID, f"reply to seq {reply.seq} for request seq {request.seq}", bot_us=bot_us)
+        return Answer(reply, bot_us=bot_us)
+
+    async def _decide_stream(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+        seq = request.seq
+        queue = self._queue
+        t0 = time.perf_counter()
+        try:
+            await self._call.write(_frame(2, request.SerializeToString()))
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
+            return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
+        self._asked.add(seq)
+        deadline = t0 + allowance_s
+        while True:
+            if queue.empty():
+                remaining = deadline - time.perf_counter()
+                try:
+                    if remaining <= 0:
+                        raise TimeoutError
+                    async with asyncio.timeout(remaining):
+                        item = await queue.get()
+                except TimeoutError:
+                    if queue.empty():
+                        return Answer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
+                                      bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
+                    item = queue.get_nowait()
+            else:
+                item = queue.get_nowait()
+            t, what, payload = item
+            bot_us = int((t - t0) * 1e6)
+            if what == _REPLY:
+                if payload.seq == seq:
+                    if t > deadline:
+                        return Answer(None, TIMEOUT, f"reply to seq {seq} came after {bot_us / 1000:.0f} ms",
+                                      bot_us=bot_us)  # fmt: skip
+                    return Answer(payload, bot_us=bot_us)
+                if payload.seq in self._asked:
+                    continue  # a late or repeated answer to an earlier question: dropped
+                return Answer(None, INVALID, f"reply with seq {payload.seq} answers no question (asked {seq})",
+                              bot_us=bot_us)  # fmt: skip
+            if what == _BAD:
+                return Answer(None, MALFORMED, payload, bot_us=bot_us)
+            fault, detail = payload
+            queue.put_nowait(item)  # every later decision sees the end too
+            return Answer(None, fault, detail, bot_us=bot_us, fatal=True)
+
+    async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
+        """Send the GameOverNotice (None for a retired seat) and close this game's transport."""
+        if self.transport == "unary":
+            if notice is not None:
+                # GameOver is optional (UNIMPLEMENTED is fine) and the game is already decided.
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await self._ch.game_over(notice, timeout=CLOSE_TIMEOUT_S)
+            return
+        call, reader = self._call, self._reader
+        if call is None:
+            return
+        self._call = self._reader = None
+        try:
+            if notice is not None and reader is not None and not reader.done():
+                await call.write(_frame(3, notice.SerializeToString()))
+                await call.done_writing()
+                await asyncio.wait_for(asyncio.shield(reader), CLOSE_TIMEOUT_S)
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, TimeoutError):
+            pass
+        finally:
+            call.cancel()
+            if reader is not None and not reader.done():
+                reader.cancel()

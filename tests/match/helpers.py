@@ -1,0 +1,45 @@
+"""Shared by the match runner's tests: bot processes and record checks."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.records import read_record, verify_record
+
+BAD_BOTS = Path(__file__).resolve().parents[1] / "fixtures" / "bad_bots.py"
+
+
+@contextlib.contextmanager
+def bot_process(*args: str) -> Iterator[str]:
+    """Run tests/fixtures/bad_bots.py with ``args`` in its own process; yield its address."""
+    proc = subprocess.Popen(
+        [sys.executable, str(BAD_BOTS), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("listening on "), f"bad_bots.py {' '.join(args)} did not start: {line!r}"
+        yield line.split()[-1]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def free_address() -> str:
+    """An address with nothing listening on it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def verify(path: Path) -> rec_pb.GameRecord:
+    """Read the record at ``path`` and verify it by replay (referee.records); return it."""
+    rec = read_record(path)
+    assert rec.complete, "the record has no footer"
+    verify_record(rec)
+    return rec

@@ -1,0 +1,144 @@
+"""Every way a bot can fail, each against a real misbehaving bot process over real gRPC: the game finishes, the
+fault is recorded with its kind, the other seats play all their own decisions, and the record verifies."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+import pytest
+
+from referee.log import configure
+from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+
+from .helpers import bot_process, free_address, verify
+
+TC = TimeControl(decision_ms=100, bank_ms=100, grace_ms=50)
+BAD = 1  # the misbehaving seat; seats 0 and 2 are well-behaved bots
+
+F = rec_pb
+SOMETIMES_SLOW = ["--mode", "slow", "--delay-ms", "300", "--every", "5", "--bad-count", "2"]
+STREAM_CASES = [
+    # (id, bad_bots.py args, expected fault or 0, expect the seat retired)
+    ("slow-sometimes", SOMETIMES_SLOW, F.FAULT_KIND_TIMEOUT, False),
+    ("slow-always", ["--mode", "slow", "--delay-ms", "400"], F.FAULT_KIND_TIMEOUT, True),
+    ("illegal", ["--mode", "illegal"], F.FAULT_KIND_INVALID, True),
+    ("out-of-range", ["--mode", "out-of-range"], F.FAULT_KIND_INVALID, True),
+    ("bad-seq", ["--mode", "bad-seq"], F.FAULT_KIND_INVALID, True),
+    ("twice", ["--mode", "twice"], 0, False),
+    ("stale", ["--mode", "stale"], 0, False),
+    ("action", ["--mode", "action"], 0, False),
+    ("garbage", ["--mode", "garbage"], F.FAULT_KIND_MALFORMED, True),
+    ("huge", ["--mode", "huge", "--after", "3"], F.FAULT_KIND_MALFORMED, True),
+    ("crash", ["--mode", "crash", "--after", "5"], F.FAULT_KIND_DISCONNECTED, True),
+    ("hang", ["--mode", "hang"], F.FAULT_KIND_TIMEOUT, True),
+    ("close", ["--mode", "close", "--after", "5"], F.FAULT_KIND_DISCONNECTED, True),
+    ("wrong-version", ["--mode", "wrong-version"], F.FAULT_KIND_UNREACHABLE, True),
+]
+UNARY_CASES = [
+    ("slow-sometimes", SOMETIMES_SLOW, F.FAULT_KIND_TIMEOUT, False),
+    ("illegal", ["--mode", "illegal", "--bad-count", "2"], F.FAULT_KIND_INVALID, False),
+    ("out-of-range", ["--mode", "out-of-range"], F.FAULT_KIND_INVALID, True),
+    ("garbage", ["--mode", "garbage"], F.FAULT_KIND_MALFORMED, True),
+    ("huge", ["--mode", "huge"], F.FAULT_KIND_MALFORMED, True),
+    ("crash", ["--mode", "crash", "--after", "5"], F.FAULT_KIND_DISCONNECTED, True),
+    ("hang", ["--mode", "hang"], F.FAULT_KIND_TIMEOUT, True),
+    ("aborts", ["--mode", "close", "--bad-count", "1"], F.FAULT_KIND_RPC_ERROR, False),
+]
+
+
+@pytest.fixture(scope="module")
+def good_bot():
+    with bot_process("--mode", "ok") as address:
+        yield address
+
+
+def play(spec: GameSpec, path) -> object:
+    async def go():
+        async with ChannelPool() as pool:
+            return await play_game(spec, pool=pool, record_path=path)
+
+    return asyncio.run(go())
+
+
+def check(result, path, expected_fault: int, expect_retired: bool, bad_name: str) -> rec_pb.GameRecord:
+    rec = verify(path)  # the game finished and its record replays exactly
+    assert result.decisions == len(rec.decisions)
+    by_seat: dict[int, list] = {0: [], 1: [], 2: []}
+    for d in rec.decisions:
+        by_seat[d.seat].append(d)
+    for seat in (0, 2):  # the other seats played every one of their decisions themselves
+        assert by_seat[seat], f"seat {seat} had no decisions"
+        assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in by_seat[seat])
+        assert not result.seats[seat].retired
+    bad = by_seat[BAD]
+    faults = [d.fault for d in bad if d.fault not in (0, rec_pb.FAULT_KIND_RETIRED)]
+    if expected_fault == 0:
+        assert faults == [], [d.fault_detail for d in bad if d.fault]
+        assert all(d.chosen_by == rec_pb.CHOOSER_BOT for d in bad)
+    else:
+        details = [d.fault_detail for d in bad if d.fault]
+        assert expected_fault in faults, f"{bad_name}: recorded faults {faults}, details {details}"
+        faulted = [d for d in bad if d.fault]
+        assert all(d.chosen_by == rec_pb.CHOOSER_FALLBACK and d.fault_detail for d in faulted)
+    assert result.seats[BAD].retired == expect_retired
+    assert any(d.retired for d in bad) == expect_retired
+    assert list(rec.footer.retired) == ([BAD] if expect_retired else [])
+    if expect_retired:
+        assert result.places[BAD] == 3, "a retired seat places last"
+        after = bad[[d.retired for d in bad].index(True) + 1 :]
+        assert all(d.fault == rec_pb.FAULT_KIND_RETIRED and d.chosen_by == rec_pb.CHOOSER_FALLBACK for d in after)
+    return rec
+
+
+@pytest.mark.parametrize("case", STREAM_CASES, ids=[c[0] for c in STREAM_CASES])
+def test_stream_bot_faults(case, good_bot, tmp_path):
+    name, args, fault, retired = case
+    with bot_process(*args, "--transports", "stream") as bad:
+        spec = GameSpec(f"stream-{name}", 7, (EntrantRef("good0", good_bot), EntrantRef(name, bad),
+                                              EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
+        result = play(spec, tmp_path / "g.abluxx")
+    rec = check(result, tmp_path / "g.abluxx", fault, retired, name)
+    expected_transport = "" if name == "wrong-version" else "stream"
+    assert rec.header.players[BAD].transport == expected_transport
+
+
+@pytest.mark.parametrize("case", UNARY_CASES, ids=[c[0] for c in UNARY_CASES])
+def test_unary_bot_faults(case, good_bot, tmp_path):
+    name, args, fault, retired = case
+    with bot_process(*args, "--transports", "unary") as bad:
+        spec = GameSpec(f"unary-{name}", 8, (EntrantRef("good0", good_bot), EntrantRef(name, bad),
+                                             EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
+        result = play(spec, tmp_path / "g.abluxx")
+    rec = check(result, tmp_path / "g.abluxx", fault, retired, name)
+    assert rec.header.players[BAD].transport == "unary"
+
+
+def test_nothing_listening_retires_the_seat_from_the_start(good_bot, tmp_path):
+    spec = GameSpec("refused", 9, (EntrantRef("good0", good_bot), EntrantRef("nobody", free_address()),
+                                   EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
+    result = play(spec, tmp_path / "g.abluxx")
+    rec = check(result, tmp_path / "g.abluxx", rec_pb.FAULT_KIND_UNREACHABLE, True, "refused")
+    first = next(d for d in rec.decisions if d.seat == BAD)
+    assert first.retired and first.fault == rec_pb.FAULT_KIND_UNREACHABLE and "Hello" in first.fault_detail
+
+
+def test_one_log_line_per_fault(good_bot, tmp_path):
+    out = io.StringIO()
+    configure("info", json=True, stream=out)
+    try:
+        with bot_process("--mode", "out-of-range", "--bad-count", "2", "--transports", "stream") as bad:
+            spec = GameSpec("logged", 3, (EntrantRef("good0", good_bot), EntrantRef("oor", bad),
+                                          EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
+            result = play(spec, tmp_path / "g.abluxx")
+    finally:
+        configure("info")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    faults = [x for x in lines if x["event"] == "fault"]
+    assert len(faults) == 2
+    assert all(x["game_id"] == "logged" and x["seat"] == BAD and x["bot"] == bad and x["fault"] == "invalid"
+               and "out of range" in x["detail"] for x in faults)  # fmt: skip
+    assert len(lines) < 5, "no line per decision at the default level"
+    assert result.seats[BAD].faults == {"invalid": 2}
