@@ -1,30 +1,104 @@
-"""``abluxx demo``: the README's main job."""
+"""``abluxx demo``: the README's main job. Starts the example bots as real local processes on free ports, runs a
+small round robin against them over real gRPC into the data folder, and prints the standings and the command to
+replay the best game."""
 
 from __future__ import annotations
 
-import random
+import sys
+import time
+from pathlib import Path
 
-from referee.engine import apply, deck_from_seed, new_game, placings, scores
-from referee.engine.words import say_event
+from referee.store import DEFAULT_DATA
+
+# (entrant name, example bot, its seed): two greedy bots with different seeds make four entrants
+DEMO_BOTS = [("random", "random", 1), ("greedy", "greedy", 1), ("counter", "counter", 1), ("greedy-2", "greedy", 2)]
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="play a seeded self-play game and print it")
-    p.add_argument("--seed", type=int, default=1, help="deal and choice seed (default 1)")
-    p.add_argument("--players", type=int, default=4, choices=range(2, 6), help="2 to 5 (default 4)")
+    p = sub.add_parser("demo", help="run a small tournament of the example bots over real gRPC (about a minute)")
+    p.add_argument("--deals", type=int, default=50, help="deals per table (default 50: 600 games)")
+    p.add_argument("--table-size", type=int, default=3, choices=range(2, 5), help="players per game (default 3)")
+    p.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
+    p.add_argument("--concurrency", "-c", type=int, default=8, help="games at once (default 8)")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
     p.set_defaults(func=run)
 
 
+def demo_config(args):
+    from referee.tournament.config import parse
+
+    # each bot is this same referee's `abluxx bot NAME --port 0`, run with this Python (no PATH needed)
+    launcher = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
+    entrants = [{"name": name, "command": [*launcher, "bot", bot, "--port", "0", "--seed", str(seed)]}
+                for name, bot, seed in DEMO_BOTS]  # fmt: skip
+    data = {
+        "name": time.strftime("demo-%Y%m%d-%H%M%S"),
+        "seed": args.seed,
+        "table_size": args.table_size,
+        "deals": args.deals,
+        "concurrency": args.concurrency,
+        "time_control": {"decision_ms": 1000, "bank_ms": 10_000, "grace_ms": 50},
+        "entrants": entrants,
+    }
+    return parse(data, "abluxx demo")
+
+
 def run(args) -> int:
-    rng = random.Random(args.seed)
-    state = new_game(deck_from_seed(args.seed), args.players)
-    print(f"seed {args.seed}, {args.players} players, random legal moves")
-    while not state.over:
-        state, events = apply(state, rng.choice(state.legal))
-        for event in events:
-            print("  " + say_event(event))
-    sizes = [state.hand_size(i) for i in range(state.players)]
-    final = scores(state)
-    for seat, place in sorted(enumerate(placings(final, sizes)), key=lambda x: x[1]):
-        print(f"place {place}: seat {seat}  score {final[seat]:+d}  hand {sizes[seat]}")
+    import asyncio
+
+    from referee.log import configure
+    from referee.store import StoreError, open_store
+    from referee.tournament.config import ConfigError
+    from referee.tournament.entrants import EntrantError
+    from referee.tournament.play import match_player
+    from referee.tournament.runner import TournamentError, run_tournament
+
+    try:
+        config = demo_config(args)
+    except ConfigError as e:
+        print(f"abluxx demo: {e.key}: {e.reason}", file=sys.stderr)
+        return 2
+    tty = sys.stderr.isatty()
+    configure(level="warning" if tty else "info")
+    names = ", ".join(n for n, _, _ in DEMO_BOTS)
+    print(
+        f"abluxx demo: starting the example bots ({names}) as local processes, then a round robin at "
+        f"{config.table_size} players, {config.deals} deals per table, over gRPC, into {args.data}/",
+        flush=True,
+    )
+    t0 = time.monotonic()
+    try:
+        store = open_store(args.data)
+        with store:
+            out = asyncio.run(run_tournament(config, store, match_player, source="abluxx demo"))
+            best = _best_game(store, out)
+    except (StoreError, EntrantError, TournamentError) as e:
+        print(f"abluxx demo: {e}", file=sys.stderr)
+        return 1
+    print()
+    print(out.standings.table())
+    print(f"\n{out.standings.games} games in {time.monotonic() - t0:.0f} s. Standings also in {out.json_path} "
+          f"and {out.csv_path}.")  # fmt: skip
+    if best is not None:
+        game_id, who, score, record = best
+        print(f"\nbest game: {game_id}, won by {who} with {score:+d}. Replay it with:")
+        print(f"  abluxx replay {record}")
+        print(f"or watch it in a browser: abluxx view {record}")
+    print(
+        f"\nall games: abluxx games {out.tournament_id}" + (f" --data {args.data}" if args.data != DEFAULT_DATA else "")
+    )
     return 0
+
+
+def _best_game(store, out) -> tuple[str, str, int, Path] | None:
+    """The game the leader won with its highest score (the first such in schedule order)."""
+    if not out.standings.rows:
+        return None
+    leader = out.standings.rows[0].entrant
+    best = None
+    for g in store.games(out.tournament_id):
+        record = store.record_file(g)
+        for s in g.seats:
+            if s.entrant == leader and s.place == 1 and record and (best is None or s.score > best[2]):
+                best = (g.game_id, leader, s.score, record)
+    return best

@@ -1,0 +1,179 @@
+"""``abluxx tournament run CONFIG``, ``abluxx tournament resume ID``, ``abluxx standings [ID]`` and
+``abluxx games [ID]`` (docs/tournaments.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from referee.store import DEFAULT_DATA
+
+
+def _data_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+
+
+def register(sub) -> None:
+    t = sub.add_parser("tournament", help="run or resume a round-robin tournament")
+    tsub = t.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
+    p = tsub.add_parser("run", help="run the tournament a TOML file describes (rerun it to resume)")
+    p.add_argument("config", type=Path, help="the tournament's TOML file (docs/tournaments.md)")
+    _common_run(p)
+    p.set_defaults(func=run)
+    p = tsub.add_parser("resume", help="resume a stored tournament by id")
+    p.add_argument("id", help="the tournament id (abluxx standings lists the latest)")
+    _common_run(p)
+    p.set_defaults(func=resume)
+
+    p = sub.add_parser("standings", help="a tournament's standings: ratings, scores, faults, head to head")
+    p.add_argument("id", nargs="?", help="tournament id (default: the latest)")
+    _data_arg(p)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    out.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    p.set_defaults(func=standings)
+
+    p = sub.add_parser("games", help="list a tournament's finished games and their records")
+    p.add_argument("id", nargs="?", help="tournament id (default: the latest)")
+    _data_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    p.set_defaults(func=games)
+
+
+def _common_run(p: argparse.ArgumentParser) -> None:
+    _data_arg(p)
+    p.add_argument("--concurrency", "-c", type=int, help="games at once (default: the config's, else 8)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"abluxx: {message}", file=sys.stderr)
+    return code
+
+
+def run(args) -> int:
+    from referee.tournament.config import ConfigError, load
+
+    try:
+        config = load(args.config)
+    except ConfigError as e:
+        return _fail(f"{e}\nnothing was run", 2)
+    return _run(config, args, source=str(args.config))
+
+
+def resume(args) -> int:
+    from referee.store import StoreError, open_store
+    from referee.tournament.config import TournamentConfig
+
+    try:
+        store = open_store(args.data)
+    except StoreError as e:
+        return _fail(str(e))
+    with store:
+        row = store.tournament(args.id)
+        if row is None:
+            known = ", ".join(t.id for t in store.tournaments()[-5:]) or "none"
+            return _fail(f"no tournament {args.id!r} in {store.path} (latest: {known})")
+    return _run(TournamentConfig.from_json(row.config), args, source=row.source)
+
+
+def _run(config, args, source: str) -> int:
+    from referee.log import configure
+    from referee.store import StoreError, open_store
+    from referee.tournament.entrants import EntrantError
+    from referee.tournament.play import match_player
+    from referee.tournament.runner import TournamentError, run_tournament
+
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
+        return _fail(f"--concurrency must be 1 to 1024, got {args.concurrency}", 2)
+    # on a terminal the progress bar shows the run; per-game log lines would only scroll it away
+    configure(level="warning" if sys.stderr.isatty() and not args.no_progress else "info")
+    try:
+        store = open_store(args.data)
+    except StoreError as e:
+        return _fail(str(e))
+    tid = config.tournament_id
+    with store:
+        try:
+            out = asyncio.run(
+                run_tournament(
+                    config,
+                    store,
+                    match_player,
+                    source=source,
+                    concurrency=args.concurrency,
+                    progress=not args.no_progress,
+                )
+            )
+        except EntrantError as e:
+            return _fail(f"{e}\nthe tournament {tid} did not start")
+        except (TournamentError, StoreError) as e:
+            return _fail(f"{e}\nresume with: abluxx tournament resume {tid} --data {args.data}")
+        except KeyboardInterrupt:
+            return _fail(f"interrupted; resume with: abluxx tournament resume {tid} --data {args.data}", 130)
+    print(out.standings.table())
+    if out.played == 0:
+        print(f"\n(tournament {tid} was already finished; nothing was played)")
+    print(f"\nstandings: {out.json_path} and {out.csv_path}")
+    print(f"games:     abluxx games {tid} --data {args.data}")
+    return 0
+
+
+def _pick(store, tid: str | None) -> str | None:
+    if tid is not None:
+        return tid if store.tournament(tid) else None
+    rows = store.tournaments()
+    return rows[-1].id if rows else None
+
+
+def standings(args) -> int:
+    from referee.store import StoreError, open_store
+    from referee.tournament.runner import standings_of
+    from referee.tournament.standings import dumps
+
+    try:
+        store = open_store(args.data)
+    except StoreError as e:
+        return _fail(str(e))
+    with store:
+        tid = _pick(store, args.id)
+        if tid is None:
+            return _fail(f"no tournament {args.id or ''} in {store.path}".replace("  ", " "))
+        s = standings_of(store, tid)
+    print(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
+    return 0
+
+
+def games(args) -> int:
+    from referee.store import StoreError, open_store
+
+    try:
+        store = open_store(args.data)
+    except StoreError as e:
+        return _fail(str(e))
+    with store:
+        tid = _pick(store, args.id)
+        if tid is None:
+            return _fail(f"no tournament {args.id or ''} in {store.path}".replace("  ", " "))
+        rows = store.games(tid)
+        scheduled = store.tournament(tid).games
+        for g in rows:
+            record = store.record_file(g)
+            if args.json:
+                print(json.dumps({
+                    "slot": g.slot, "game_id": g.game_id, "table": g.table, "deal": g.deal, "order": g.order,
+                    "seats": [{"entrant": s.entrant, "score": s.score, "place": s.place, "retired": s.retired,
+                               "faults": s.faults} for s in g.seats],
+                    "end_reason": g.end_reason, "decisions": g.decisions,
+                    "record": str(record) if record else None,
+                }))  # fmt: skip
+                continue
+            seats = "  ".join(f"{s.place}.{s.entrant} {s.score:+d}{'(retired)' if s.retired else ''}"
+                              for s in sorted(g.seats, key=lambda s: s.place))  # fmt: skip
+            print(f"{g.slot:>5}  {g.game_id}  {seats}  [{g.end_reason}]  {record or '-'}")
+    if not args.json:
+        print(f"{len(rows)}/{scheduled} games of {tid}; open one with: abluxx replay RECORD (or abluxx view RECORD)")
+    return 0

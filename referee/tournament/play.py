@@ -1,0 +1,23 @@
+"""The real game player for tournaments: the match runner over gRPC, one shared channel per bot address, each
+record written (and synced) to ``<data>/records/<game_id>.abluxx`` before the store commits the game."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from referee.match import ChannelPool, play_game
+from referee.match.spec import GameResult, GameSpec
+
+from .runner import PlayFn
+
+
+@contextlib.asynccontextmanager
+async def match_player(records: Path) -> AsyncIterator[PlayFn]:
+    async with ChannelPool() as pool:
+
+        async def play(spec: GameSpec) -> GameResult:
+            return await play_game(spec, pool=pool, record_path=records / f"{spec.game_id}.abluxx")
+
+        yield play
