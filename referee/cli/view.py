@@ -1,0 +1,91 @@
+"""``abluxx view`` (a game's replay page) and ``abluxx report`` (a tournament's report page)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from referee.proto.abluxxen.v1 import record_pb2
+
+DEFAULT_DATA = "abluxx-data"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("view", help="write a game's replay viewer: one self-contained HTML page")
+    p.add_argument("record", metavar="RECORD", help="a .abluxx record file, its JSON export, or a game id")
+    p.add_argument("-o", "--output", metavar="FILE", help="the page to write (default: <game id>.html)")
+    p.add_argument("--data", metavar="DIR", default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    p.set_defaults(func=run_view)
+
+    p = sub.add_parser("report", help="write a tournament's report: standings, head to head, faults, ratings")
+    p.add_argument("tournament", metavar="TOURNAMENT", nargs="?", help="tournament id or name (default: the latest)")
+    p.add_argument("-o", "--output", metavar="FILE", default="report.html", help="the page (default report.html)")
+    p.add_argument("--data", metavar="DIR", default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    games = p.add_mutually_exclusive_group()
+    games.add_argument("--all-games", dest="all_games", action="store_true", default=None,
+                       help="write a viewer page for every game")  # fmt: skip
+    games.add_argument("--notable-only", dest="all_games", action="store_false",
+                       help="write viewer pages only for the notable games")  # fmt: skip
+    p.set_defaults(func=run_report)
+
+
+def load_record(arg: str, data: str | Path) -> record_pb2.GameRecord:
+    """A record from a file (``.abluxx``, or ``.json`` in protobuf's JSON mapping) or a game id in ``data``."""
+    from referee.records import read_record, resolve_record
+
+    path = resolve_record(arg, data)
+    if path.suffix == ".json":
+        try:
+            return json_format.Parse(path.read_text(encoding="utf-8"), record_pb2.GameRecord())
+        except json_format.ParseError as e:
+            raise ValueError(f"{path}: not a GameRecord in JSON ({e})") from None
+    return read_record(path)
+
+
+def run_view(args) -> int:
+    from referee.view import ReplayError, write_viewer
+
+    try:
+        record = load_record(args.record, args.data)
+        out = Path(args.output or f"{record.header.game_id or Path(args.record).stem}.html")
+        write_viewer(record, out)
+    except (OSError, ValueError, ReplayError) as e:
+        print(f"abluxx view: {e}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+def run_report(args) -> int:
+    from referee.store import StoreError, open_store
+    from referee.view.report import write_report
+
+    if not (Path(args.data) / "abluxx.db").is_file():
+        print(f"abluxx report: no tournaments: {Path(args.data) / 'abluxx.db'} does not exist", file=sys.stderr)
+        return 2
+    try:
+        with open_store(args.data) as store:
+            tid = pick_tournament(store, args.tournament)
+            files = write_report(store, tid, Path(args.output), all_games=args.all_games)
+    except (LookupError, OSError, ValueError, StoreError) as e:
+        print(f"abluxx report: {e}", file=sys.stderr)
+        return 2
+    print(files.report)
+    if files.best_game is not None:
+        print(f"best game: {files.best_game}")
+    return 0
+
+
+def pick_tournament(store, wanted: str | None) -> str:
+    """The tournament id for ``wanted`` (an id or a name; the latest with that name), or the latest one."""
+    rows = store.tournaments()
+    if not rows:
+        raise LookupError("the store holds no tournaments yet")
+    if wanted is None:
+        return rows[-1].id
+    for r in reversed(rows):
+        if wanted in (r.id, r.name):
+            return r.id
+    raise LookupError(f"no tournament {wanted!r} (known: {', '.join(r.id for r in rows)})")

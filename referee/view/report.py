@@ -1,0 +1,417 @@
+"""The tournament report: one self-contained HTML page, plus viewer pages for its games written beside it.
+
+``report_data`` reads a tournament from the store into plain data (``ReportData``); ``report_html`` draws that
+data and nothing else, so the page can be tested from data alone; ``write_report`` does both and writes the
+viewer pages the report links to.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.proto.abluxxen.v1 import record_pb2
+from referee.rating import MU, SIGMA, Ratings
+
+from .page import json_block, page
+from .viewer import write_viewer
+
+# Below this many games every game gets a viewer page; above it only the notable ones (unless asked for all).
+ALL_GAMES_UP_TO = 60
+_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
+            "#bcbd22")  # fmt: skip
+
+
+@dataclass
+class EntrantLine:
+    name: str
+    mu: float
+    sigma: float
+    games: int = 0
+    wins: int = 0  # games placed first (shared first places included)
+    place_sum: int = 0
+    score_sum: int = 0
+    faults: int = 0  # strikes: every fault but a referee fault, and not counting the fallback's turns after retiring
+    retired: int = 0  # games in which the seat was retired
+
+    @property
+    def conservative(self) -> float:
+        return self.mu - 3 * self.sigma
+
+    @property
+    def mean_place(self) -> float:
+        return self.place_sum / self.games if self.games else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        return self.score_sum / self.games if self.games else 0.0
+
+
+@dataclass
+class GameLine:
+    slot: int
+    game_id: str
+    names: list[str]  # by seat
+    scores: list[int]
+    places: list[int]
+    retired: list[int]  # seats
+    faults: dict[str, dict[str, int]]  # entrant -> fault kind -> count, only seats that had faults
+    end_reason: str
+    decisions: int
+    biggest_abluxx: int = 0  # most cards in one abluxxed group
+    notes: list[str] = field(default_factory=list)  # why it is notable
+    record: Path | None = None
+    link: str | None = None  # the viewer page, relative to the report
+
+    @property
+    def faulted(self) -> bool:
+        return bool(self.faults or self.retired)
+
+
+@dataclass
+class ReportData:
+    tournament_id: str
+    name: str
+    games_total: int
+    finished: bool
+    entrants: list[EntrantLine]  # standings order: best conservative rating first
+    h2h: dict[str, dict[str, list[int]]]  # h2h[a][b] = [a placed above b, below, equal]
+    fault_kinds: dict[str, dict[str, int]]  # entrant -> fault kind -> count
+    history: dict[str, list[tuple[int, float]]]  # entrant -> (games played, conservative rating after it)
+    games: list[GameLine]
+
+    @property
+    def games_done(self) -> int:
+        return len(self.games)
+
+
+def _biggest_abluxx(record: record_pb2.GameRecord) -> int:
+    best = 0
+    for d in record.decisions:
+        for e in d.events:
+            if e.WhichOneof("event") == "abluxxed":
+                g = e.abluxxed.group
+                best = max(best, g.numbers + g.jokers)
+    return best
+
+
+def report_data(store: Any, tournament_id: str) -> ReportData:
+    """Everything the report shows for one tournament, read from ``store`` (a referee.store store).
+
+    Ratings are replayed from the stored results in schedule order, the order the tournament applies them in, so
+    the history ends at the tournament's own ratings.
+    """
+    t = store.tournament(tournament_id)
+    if t is None:
+        known = ", ".join(x.id for x in store.tournaments()) or "none"
+        raise LookupError(f"no tournament {tournament_id!r} in the store (known: {known})")
+    rows = store.games(tournament_id)
+    names = [e["name"] for e in t.config.get("entrants", [])] or sorted({n for r in rows for n in r.names})
+    ratings = Ratings(names)
+    played = dict.fromkeys(names, 0)
+    history = {n: [(0, MU - 3 * SIGMA)] for n in names}
+    lines = {n: EntrantLine(n, MU, SIGMA) for n in names}
+    h2h: dict[str, dict[str, list[int]]] = {a: {b: [0, 0, 0] for b in names if b != a} for a in names}
+    kinds: dict[str, dict[str, int]] = {n: {} for n in names}
+    games = []
+    for row in rows:
+        seats = row.names
+        ratings.add(seats, row.places)
+        for seat, s in enumerate(row.seats):
+            played[s.entrant] += 1
+            history[s.entrant].append((played[s.entrant], ratings.get(s.entrant).conservative))
+            line = lines[s.entrant]
+            line.games += 1
+            line.wins += s.place == 1
+            line.place_sum += s.place
+            line.score_sum += s.score
+            line.retired += s.retired
+            for kind, count in s.faults.items():
+                if kind not in ("retired", "referee"):
+                    line.faults += count
+                kinds[s.entrant][kind] = kinds[s.entrant].get(kind, 0) + count
+            for other_seat, o in enumerate(row.seats):
+                if other_seat != seat and o.entrant != s.entrant:
+                    cell = h2h[s.entrant][o.entrant]
+                    cell[0 if s.place < o.place else 1 if s.place > o.place else 2] += 1
+        path = store.record_file(row)
+        games.append(
+            GameLine(
+                slot=row.slot,
+                game_id=row.game_id,
+                names=list(seats),
+                scores=[s.score for s in row.seats],
+                places=list(row.places),
+                retired=[i for i, s in enumerate(row.seats) if s.retired],
+                faults={s.entrant: dict(s.faults) for s in row.seats if s.faults},
+                end_reason=row.end_reason,
+                decisions=row.decisions,
+                record=path if path is not None and path.exists() else None,
+            )
+        )
+    for n, r in ratings.all().items():
+        lines[n].mu, lines[n].sigma = r.mu, r.sigma
+    standings = sorted(lines.values(), key=lambda x: (-x.conservative, x.name))
+    return ReportData(
+        tournament_id=t.id,
+        name=t.name,
+        games_total=t.games,
+        finished=t.finished_at is not None,
+        entrants=standings,
+        h2h=h2h,
+        fault_kinds=kinds,
+        history=history,
+        games=games,
+    )
+
+
+def mark_notable(data: ReportData, read_record) -> dict[str, GameLine]:
+    """Find the notable games: the highest score, the biggest abluxx, and every faulted game.
+
+    ``read_record(path)`` reads a record file (for the abluxxes). Returns {"highest score": game, ...}.
+    """
+    for g in data.games:
+        if g.record is not None:
+            g.biggest_abluxx = _biggest_abluxx(read_record(g.record))
+    notable: dict[str, GameLine] = {}
+    if data.games:
+        top = max(data.games, key=lambda g: (max(g.scores), -g.slot))
+        top.notes.append(f"highest score ({max(top.scores)})")
+        notable["highest score"] = top
+        big = max(data.games, key=lambda g: (g.biggest_abluxx, -g.slot))
+        if big.biggest_abluxx:
+            big.notes.append(f"biggest abluxx ({big.biggest_abluxx} cards)")
+            notable["biggest abluxx"] = big
+    for g in data.games:
+        if g.faulted:
+            g.notes.append("faults")
+    return notable
+
+
+# -- drawing -------------------------------------------------------------------------------------------------------
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x))
+
+
+def _standings(data: ReportData) -> str:
+    rows = []
+    for rank, e in enumerate(data.entrants, 1):
+        rows.append(
+            f'<tr data-entrant="{_e(e.name)}"><td>{rank}</td><td class="name">{_e(e.name)}</td>'
+            f'<td class="conservative">{e.conservative:.2f}</td><td class="mu">{e.mu:.2f}</td>'
+            f'<td class="sigma">&plusmn; {e.sigma:.2f}</td><td class="games">{e.games}</td>'
+            f"<td>{e.wins}</td><td>{e.mean_place:.2f}</td><td>{e.mean_score:+.1f}</td>"
+            f'<td class="{"fault" if e.faults or e.retired else ""}">{e.faults}</td>'
+            f'<td class="{"fault" if e.retired else ""}">{e.retired}</td></tr>'
+        )
+    return (
+        '<section class="panel" id="standings"><h2>Standings</h2>'
+        '<p class="muted">Ordered by the conservative rating &mu; &minus; 3&sigma; (TrueSkill; a new entrant starts at '
+        f"&mu; = {MU:g}, &sigma; = {SIGMA:.2f}).</p>"
+        '<table><thead><tr><th>#</th><th class="name">entrant</th><th>&mu; &minus; 3&sigma;</th><th>&mu;</th>'
+        "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th><th>faults</th>"
+        f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _head_to_head(data: ReportData) -> str:
+    names = [e.name for e in data.entrants]
+    head = "".join(f'<th title="{_e(n)}">{_e(n)}</th>' for n in names)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            if a == b:
+                cells.append('<td class="muted">&mdash;</td>')
+                continue
+            w, lost, tied = data.h2h[a][b]
+            met = w + lost + tied
+            if not met:
+                cells.append('<td class="muted">&middot;</td>')
+                continue
+            share = (w + tied / 2) / met
+            colour = f"hsl({round(share * 120)}, 55%, 88%)"
+            cells.append(
+                f'<td style="background:{colour}" title="{_e(a)} above {_e(b)} {w}, below {lost}, level {tied}">'
+                f"{w}&ndash;{lost}{f'&ndash;{tied}' if tied else ''}</td>"
+            )
+        rows.append(f'<tr><th class="name">{_e(a)}</th>{"".join(cells)}</tr>')
+    return (
+        '<section class="panel" id="head-to-head"><h2>Head to head</h2>'
+        '<p class="muted">Each cell: how often the row placed above&ndash;below(&ndash;level with) the column in the '
+        "games they played at one table.</p>"
+        f'<table><thead><tr><th class="name"></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
+    )
+
+
+def _faults(data: ReportData) -> str:
+    kinds = sorted({k for d in data.fault_kinds.values() for k in d})
+    if not kinds:
+        return '<section class="panel" id="faults"><h2>Faults</h2><p>No bot faulted in this tournament.</p></section>'
+    head = "".join(f"<th>{_e(k)}</th>" for k in kinds)
+    rows = []
+    for e in data.entrants:
+        d = data.fault_kinds.get(e.name, {})
+        cells = "".join(f'<td class="{"fault" if d.get(k) else "muted"}">{d.get(k, 0)}</td>' for k in kinds)
+        rows.append(f'<tr data-entrant="{_e(e.name)}"><td class="name">{_e(e.name)}</td>{cells}'
+                    f"<td>{e.retired}</td></tr>")  # fmt: skip
+    return (
+        '<section class="panel" id="faults"><h2>Faults per bot</h2>'
+        f'<table><thead><tr><th class="name">entrant</th>{head}<th>games retired</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _nice_step(span: float) -> float:
+    raw = span / 5 or 1
+    mag = 10 ** math.floor(math.log10(raw))
+    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+
+
+def rating_plot(history: dict[str, list[tuple[int, float]]], order: list[str]) -> str:
+    """An inline SVG line chart: each entrant's conservative rating against the games it has played."""
+    w, h, left, right, top, bottom = 760, 340, 52, 130, 14, 38
+    xs = [x for pts in history.values() for x, _ in pts] or [0]
+    ys = [y for pts in history.values() for _, y in pts] or [0.0]
+    x_max = max(1, max(xs))
+    y_lo, y_hi = min(ys), max(ys)
+    if y_hi - y_lo < 1:
+        y_lo, y_hi = y_lo - 1, y_hi + 1
+    step = _nice_step(y_hi - y_lo)
+    y_lo, y_hi = math.floor(y_lo / step) * step, math.ceil(y_hi / step) * step
+
+    def px(x: float) -> float:
+        return left + (w - left - right) * x / x_max
+
+    def py(y: float) -> float:
+        return top + (h - top - bottom) * (y_hi - y) / (y_hi - y_lo)
+
+    out = [f'<svg id="rating-plot" viewBox="0 0 {w} {h}" role="img" aria-label="conservative rating over games '
+           'played" style="width:100%;max-width:900px;height:auto;font:11px system-ui,sans-serif">']  # fmt: skip
+    y = y_lo
+    while y <= y_hi + 1e-9:
+        out.append(f'<line x1="{left}" x2="{w - right}" y1="{py(y):.1f}" y2="{py(y):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" fill="#555">{y:g}</text>')  # fmt: skip
+        y += step
+    xstep = max(1, int(_nice_step(x_max)))
+    for x in range(0, x_max + 1, xstep):
+        out.append(f'<text x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle" fill="#555">{x}</text>')
+    out.append(f'<line x1="{left}" x2="{w - right}" y1="{h - bottom}" y2="{h - bottom}" stroke="#888"/>')
+    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 4}" text-anchor="middle" fill="#333">games played</text>')
+    out.append(f'<text transform="translate(12 {(top + h - bottom) / 2}) rotate(-90)" text-anchor="middle" '
+               'fill="#333">&#956; &#8722; 3&#963;</text>')  # fmt: skip
+    for i, name in enumerate(order):
+        pts = history.get(name, [])
+        colour = _COLOURS[i % len(_COLOURS)]
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
+        out.append(f'<polyline class="rating-line" data-entrant="{_e(name)}" points="{path}" fill="none" '
+                   f'stroke="{colour}" stroke-width="2"><title>{_e(name)}</title></polyline>')  # fmt: skip
+        ly = top + 8 + i * 16
+        out.append(f'<rect x="{w - right + 12}" y="{ly - 8}" width="12" height="4" fill="{colour}"/>'
+                   f'<text x="{w - right + 30}" y="{ly - 3}" fill="#222">{_e(name[:16])}</text>')  # fmt: skip
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _games(data: ReportData, notable: dict[str, GameLine]) -> str:
+    def link(g: GameLine, text: str) -> str:
+        return f'<a href="{_e(g.link)}">{_e(text)}</a>' if g.link else _e(text)
+
+    items = "".join(
+        f'<li class="notable" data-why="{_e(why)}">{_e(why)}: {link(g, g.game_id)} &mdash; '
+        + ", ".join(f"{_e(n)} {s:+d}" for n, s in zip(g.names, g.scores, strict=True))
+        + "</li>"
+        for why, g in notable.items()
+    )
+    faulted = [g for g in data.games if g.faulted]
+    items += "".join(
+        f'<li class="notable fault" data-why="faults">faults: {link(g, g.game_id)} &mdash; '
+        + "; ".join(f"{_e(n)}: " + ", ".join(f"{_e(k)} &times;{c}" for k, c in d.items()) for n, d in g.faults.items())
+        + (" (retired: " + ", ".join(_e(g.names[s]) for s in g.retired) + ")" if g.retired else "")
+        + "</li>"
+        for g in faulted
+    )
+    rows = []
+    for g in data.games:
+        players = " ".join(
+            f'<span class="{"fault" if s in g.retired else ""}">{_e(n)}&nbsp;{sc:+d}&nbsp;({p})</span>'
+            for s, (n, sc, p) in enumerate(zip(g.names, g.scores, g.places, strict=True))
+        )
+        rows.append(
+            f'<tr data-game="{_e(g.game_id)}" class="{"fault" if g.faulted else ""}"><td>{g.slot}</td>'
+            f'<td class="name">{link(g, g.game_id)}</td><td class="name">{players}</td><td>{g.decisions}</td>'
+            f'<td class="name">{_e(g.end_reason.replace("_", " "))}</td><td class="name">{_e(", ".join(g.notes))}'
+            "</td></tr>"
+        )
+    return (
+        '<section class="panel" id="notable"><h2>Notable games</h2>'
+        f"<ul>{items or '<li>No games yet.</li>'}</ul></section>"
+        '<section class="panel" id="games"><h2>All games</h2>'
+        '<table><thead><tr><th>#</th><th class="name">game</th><th class="name">players: score (place)</th>'
+        '<th>decisions</th><th class="name">ended by</th><th class="name">notes</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def report_html(data: ReportData, notable: dict[str, GameLine] | None = None) -> str:
+    """The report page for ``data``. Games with a ``link`` are linked to their viewer pages."""
+    notable = notable or {}
+    status = "finished" if data.finished else "in progress"
+    title = f"Abluxxen tournament {data.name}"
+    body = (
+        f'<header class="page"><h1>{_e(title)}</h1><div class="sub">{_e(data.tournament_id)} &middot; {status} '
+        f"&middot; {data.games_done} of {data.games_total} games played</div></header><main>"
+        + _standings(data)
+        + '<section class="panel" id="ratings"><h2>Conservative rating over games played</h2>'
+        + rating_plot(data.history, [e.name for e in data.entrants])
+        + "</section>"
+        + _head_to_head(data)
+        + _faults(data)
+        + _games(data, notable)
+        + "</main>"
+    )
+    standings = [{"name": e.name, "mu": e.mu, "sigma": e.sigma, "games": e.games} for e in data.entrants]
+    return page(title, body, script=json_block("standings-data", standings))
+
+
+@dataclass
+class ReportFiles:
+    report: Path
+    games: dict[str, Path]  # game id -> viewer page
+    best_game: Path | None  # the viewer page of the highest-scoring game
+
+
+def write_report(store: Any, tournament_id: str, out: Path, all_games: bool | None = None) -> ReportFiles:
+    """Write the report to ``out`` and viewer pages to ``<out stem>-games/`` beside it.
+
+    ``all_games``: a viewer page for every game (True), only the notable ones (False), or every game when there
+    are at most ``ALL_GAMES_UP_TO`` (None).
+    """
+    from referee.records.recordfile import read_record
+
+    out = Path(out)
+    data = report_data(store, tournament_id)
+    notable = mark_notable(data, read_record)
+    if all_games is None:
+        all_games = len(data.games) <= ALL_GAMES_UP_TO
+    folder = out.parent / f"{out.stem}-games"
+    pages: dict[str, Path] = {}
+    for g in data.games:
+        if g.record is None or not (all_games or g.notes):
+            continue
+        path = write_viewer(read_record(g.record), folder / f"{_safe(g.game_id)}.html")
+        pages[g.game_id] = path
+        g.link = f"{folder.name}/{path.name}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report_html(data, notable), encoding="utf-8")
+    best = notable.get("highest score")
+    return ReportFiles(out, pages, pages.get(best.game_id) if best else None)
+
+
+def _safe(game_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in game_id)

@@ -1,0 +1,141 @@
+"""Fixtures for the browser tests: Debian's Chromium driven by Playwright, and a real tournament in a real store.
+
+Without Chromium these tests skip with a message saying how to install it; with CI=true they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from referee.match.spec import GameResult, SeatStats
+from referee.proto.abluxxen.v1 import record_pb2
+from referee.records import FAULT_NAME, record_bytes
+from referee.store import open_store
+from referee.tournament import schedule
+from referee.tournament.config import parse
+from referee.wire import END_FROM_PB
+
+from .records import self_play_record
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",  # we run as root
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+HOW_TO_INSTALL = (
+    "needs Debian's Chromium at /usr/bin/chromium and the playwright package: "
+    "apt-get install -y chromium && pip install -e '.[test]' (never `playwright install`)"
+)
+
+
+def _missing() -> str | None:
+    if not CHROMIUM.exists() and not shutil.which("chromium"):
+        return "Chromium is not installed"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    why = _missing()
+    if why:
+        message = f"{why}: the browser tests {HOW_TO_INSTALL}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page_for(browser):
+    """page_for(width, height) -> a new page that records script errors and refuses every network request."""
+    contexts = []
+
+    def make(width: int = 1280, height: int = 900):
+        ctx = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(ctx)
+        pg = ctx.new_page()
+        pg.errors = []
+        pg.requests = []
+        pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+        pg.on("request", lambda r: pg.requests.append(r.url))
+        return pg
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+# Which games of the tournament fault, by schedule slot: (timeouts by seat, retire (seat, index)).
+FAULTS = {1: ({0: (3, 8)}, None), 4: ({}, (1, 6))}
+
+
+@pytest.fixture(scope="session")
+def tournament(tmp_path_factory):
+    """A 3-entrant round robin (2 deals x 3 seat rotations) saved in a real SQLite store, with record files."""
+    data = tmp_path_factory.mktemp("data")
+    config = parse(
+        {
+            "name": "webtest",
+            "seed": 7,
+            "table_size": 3,
+            "deals": 2,
+            "entrants": [{"name": n, "policy": "random"} for n in ("ada", "bob", "cyd")],
+        },
+        "<test>",
+    )
+    slots = schedule.build(config)
+    with open_store(data) as store:
+        store.create_tournament(config, slots, "<test>")
+        for slot in slots:
+            timeouts, retire = FAULTS.get(slot.slot, ({}, None))
+            rec = self_play_record(
+                slot.deck_seed,
+                slot.seats,
+                timeouts=timeouts,
+                retire=retire,
+                game_id=slot.game_id,
+                play_seed=slot.slot,
+                tournament_id=config.tournament_id,
+            )
+            path = store.records / f"{slot.game_id}.abluxx"
+            path.write_bytes(record_bytes(rec))
+            store.save_game(config.tournament_id, slot, _result(rec, path))
+    return data, config.tournament_id
+
+
+def _result(rec: record_pb2.GameRecord, path: Path) -> GameResult:
+    n = len(rec.header.players)
+    seats = [SeatStats() for _ in range(n)]
+    for d in rec.decisions:
+        if d.fault:
+            f = seats[d.seat].faults
+            f[FAULT_NAME[d.fault]] = f.get(FAULT_NAME[d.fault], 0) + 1
+        if d.retired:
+            seats[d.seat].retired = True
+    return GameResult(
+        game_id=rec.header.game_id,
+        scores=tuple(rec.footer.scores),
+        places=tuple(rec.footer.places),
+        end_reason=END_FROM_PB[rec.footer.reason],
+        seats=seats,
+        decisions=len(rec.decisions),
+        final_digest=rec.footer.final_digest,
+        record_path=path,
+    )

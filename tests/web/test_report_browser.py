@@ -1,0 +1,76 @@
+"""The tournament report in a real browser, checked against the store it was made from."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.cli import main
+from referee.rating import rate
+from referee.records.recordfile import read_record
+from referee.store import open_store
+
+pytestmark = pytest.mark.usefixtures("browser")
+
+
+@pytest.fixture(scope="module")
+def report(tournament, tmp_path_factory):
+    data, tid = tournament
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    assert main(["report", tid, "--data", str(data), "-o", str(out)]) == 0
+    return out
+
+
+def test_standings_match_the_store(page_for, tournament, report):
+    data, tid = tournament
+    with open_store(data) as store:
+        games = store.games(tid)
+        names = [e["name"] for e in store.tournament(tid).config["entrants"]]
+    ratings = rate(names, [(g.names, g.places) for g in games])
+    expected = [name for name, _ in ratings.leaderboard()]
+
+    pg = page_for()
+    pg.goto(report.as_uri())
+    rows = pg.locator("#standings tbody tr")
+    assert [r.get_attribute("data-entrant") for r in rows.all()] == expected
+    for r in rows.all():
+        want = ratings.get(r.get_attribute("data-entrant"))
+        assert float(r.locator(".mu").inner_text()) == pytest.approx(want.mu, abs=0.005)
+        assert float(r.locator(".sigma").inner_text().lstrip("± ")) == pytest.approx(want.sigma, abs=0.005)
+        assert float(r.locator(".conservative").inner_text()) == pytest.approx(want.conservative, abs=0.005)
+        played = sum(r.get_attribute("data-entrant") in g.names for g in games)
+        assert int(r.locator(".games").inner_text()) == played
+    assert pg.errors == []
+    assert all(u.startswith("file:") for u in pg.requests), pg.requests
+
+
+def test_plot_head_to_head_and_faults_are_shown(page_for, tournament, report):
+    pg = page_for()
+    pg.goto(report.as_uri())
+    lines = pg.locator("#rating-plot polyline.rating-line")
+    assert lines.count() == 3
+    # one point for the start and one after each game the entrant played (6 games each)
+    assert all(len(pts.split()) == 7 for pts in (x.get_attribute("points") for x in lines.all()))
+    assert pg.locator("#head-to-head tbody tr").count() == 3
+    faults = {r.get_attribute("data-entrant"): r.inner_text() for r in pg.locator("#faults tbody tr").all()}
+    assert faults["ada"].split()[1:] != ["0", "0", "0", "0"]  # ada timed out in game 1
+    # every faulted game and the notable ones are listed with a link
+    notable = {li.get_attribute("data-why") for li in pg.locator("#notable li").all()}
+    assert {"highest score", "faults"} <= notable
+    assert pg.locator('#notable li[data-why="faults"]').count() == 2
+
+
+def test_the_highest_score_link_opens_that_games_viewer(page_for, tournament, report):
+    data, _ = tournament
+    pg = page_for()
+    pg.goto(report.as_uri())
+    link = pg.locator('#notable li[data-why="highest score"] a')
+    game_id = link.inner_text()
+    link.click()
+    pg.wait_for_selector(".seat .score")
+    assert game_id in pg.inner_text("header")
+    pg.keyboard.press("End")
+    record = read_record(data / "records" / f"{game_id}.abluxx")
+    assert [int(x) for x in pg.locator(".seat .score").all_inner_texts()] == list(record.footer.scores)
+    assert max(record.footer.scores) == max(
+        max(g.footer.scores) for g in map(read_record, sorted((data / "records").glob("*.abluxx")))
+    )

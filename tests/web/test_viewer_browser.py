@@ -1,0 +1,184 @@
+"""The replay viewer in a real browser (headless Chromium): stepping, points of view, faults, layout."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from referee.cli import main
+from referee.engine import JOKER, cards_of
+from referee.records.recordfile import record_bytes
+from referee.view import replay, write_viewer
+
+from .records import self_play_record
+
+pytestmark = pytest.mark.usefixtures("browser")
+
+
+@pytest.fixture(scope="module")
+def record():
+    # bob times out twice; cyd sends an invalid reply at its 16th decision, retires, and the fallback finishes.
+    return self_play_record(3, ("ada", "bob", "cyd"), timeouts={1: (4, 9)}, retire=(2, 15))
+
+
+@pytest.fixture(scope="module")
+def viewer_url(record, tmp_path_factory):
+    path = write_viewer(record, tmp_path_factory.mktemp("viewer") / "game.html")
+    return path.as_uri()
+
+
+def step(pg) -> int:
+    return int(pg.get_attribute("body", "data-step"))
+
+
+def shown_scores(pg) -> list[int]:
+    return [int(x) for x in pg.locator(".seat .score").all_inner_texts()]
+
+
+def test_keyboard_steps_through_the_whole_game_to_the_recorded_scores(page_for, record, viewer_url):
+    pg = page_for()
+    pg.goto(viewer_url)
+    assert step(pg) == 0
+    assert "The deal" in pg.inner_text("#story")
+    decisions = len(record.decisions)
+    stories = set()
+    for i in range(1, decisions + 1):
+        pg.keyboard.press("ArrowRight")
+        assert step(pg) == i
+        stories.add(pg.inner_text("#story"))
+    pg.keyboard.press("ArrowRight")  # past the end: stays on the last step
+    assert step(pg) == decisions
+    assert len(stories) > decisions // 2  # each step says something of its own
+    assert shown_scores(pg) == list(record.footer.scores)
+    finals = {
+        int(r.get_attribute("data-seat")): int(r.locator(".final-score").inner_text())
+        for r in pg.locator("#result-rows tr").all()
+    }
+    assert [finals[s] for s in range(3)] == list(record.footer.scores)
+    assert "Game over" in pg.inner_text("#next")
+    pg.keyboard.press("Home")
+    assert step(pg) == 0
+    assert pg.is_hidden("#result")
+    pg.keyboard.press("End")
+    assert step(pg) == decisions
+    assert pg.errors == []
+    assert all(u.startswith("file:") for u in pg.requests), pg.requests
+
+
+def test_turn_keys_and_slider_move_a_whole_turn(page_for, record, viewer_url):
+    r = replay(record)
+    turn_ends = [i for i in range(1, len(r.steps)) if i == len(r.steps) - 1 or r.steps[i + 1].turn != r.steps[i].turn]
+    pg = page_for()
+    pg.goto(viewer_url)
+    pg.keyboard.press("ArrowDown")
+    assert step(pg) == turn_ends[0]
+    pg.keyboard.press("Shift+ArrowRight")
+    assert step(pg) == turn_ends[1]
+    pg.keyboard.press("ArrowLeft")
+    assert step(pg) == turn_ends[1] - 1
+    pg.keyboard.press("ArrowUp")  # back to the end of the turn before the one in progress
+    assert step(pg) == max([0, *(i for i in turn_ends if i < turn_ends[1] - 1)])
+    pg.keyboard.press("Home")
+    pg.keyboard.press("Shift+ArrowLeft")
+    assert step(pg) == 0
+    pg.locator("#slider").fill("10")  # jump to the end of turn 10
+    assert step(pg) == turn_ends[9]
+    assert pg.inner_text("#where").startswith("Turn 10 ")
+
+
+def test_public_view_shows_no_hand_and_a_seat_view_shows_only_its_own(page_for, record, viewer_url):
+    r = replay(record)
+    pg = page_for()
+    pg.goto(viewer_url + "#step=20")
+    assert pg.get_attribute("body", "data-pov") == "public"
+    assert pg.locator(".hand:not(.hidden)").count() == 0
+    assert pg.locator(".hand .card.face, .hand .card.joker").count() == 0
+    assert pg.locator(".hand.hidden").count() == 3  # card backs only
+
+    pg.select_option("#pov", "1")
+    visible = pg.locator(".hand:not(.hidden)")
+    assert visible.count() == 1
+    assert visible.get_attribute("data-seat") == "1"
+    shown = [JOKER if t == "X" else int(t) for t in visible.locator(".card").all_inner_texts()]
+    assert shown == r.steps[20].hands[1]
+
+    pg.keyboard.press("f")
+    assert pg.locator(".hand:not(.hidden)").count() == 3
+    pg.keyboard.press("p")
+    assert pg.locator(".hand:not(.hidden)").count() == 0
+
+
+def test_a_card_drawn_from_the_pile_is_named_only_to_its_drawer(page_for, record, viewer_url):
+    r = replay(record)
+    at, event = next((i, e) for i, s in enumerate(r.steps) for e in s.events if "hidden" in e)
+    drawer = event["seat"]
+    pg = page_for()
+    pg.goto(f"{viewer_url}#step={at}")
+    assert event["hidden"] in pg.inner_text("#story")
+    assert event["text"] not in pg.inner_text("#story")
+    pg.select_option("#pov", str(drawer))
+    assert event["text"] in pg.inner_text("#story")
+    pg.select_option("#pov", str((drawer + 1) % 3))
+    assert event["text"] not in pg.inner_text("#story")
+
+
+def test_faults_are_marked_where_they_happened(page_for, record, viewer_url):
+    pg = page_for()
+    pg.goto(viewer_url)
+    items = pg.locator("#fault-list li")
+    assert items.count() == 3  # two timeouts and the retirement (not every fallback move after it)
+    assert pg.locator("#timeline .tick").count() == 3
+    items.nth(0).locator("button").click()
+    faulted = next(i for i, d in enumerate(record.decisions, 1) if d.fault)
+    assert step(pg) == faulted
+    assert "timeout" in pg.inner_text("#fault-line")
+    assert "fallback" in pg.inner_text("#story")
+    assert "timeout" in pg.inner_text('.seat[data-seat="1"]')
+    items.nth(2).locator("button").click()
+    assert "cyd is retired" in pg.inner_text("#fault-line")
+    assert pg.locator('.seat[data-seat="2"].retired').count() == 1
+    pg.keyboard.press("End")
+    assert "retired" in pg.inner_text('#result-rows tr[data-seat="2"]')
+
+
+def _pixels(png: bytes):
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    return img, img.getcolors(maxcolors=1 << 20) or []
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+def test_the_table_is_drawn_and_fits_the_screen(page_for, viewer_url, width, height, tmp_path):
+    from PIL import ImageStat
+
+    pg = page_for(width, height)
+    pg.goto(viewer_url + "#step=40&view=full")
+    shot = pg.screenshot(path=str(tmp_path / "shot.png"))
+    img, colours = _pixels(shot)
+    assert img.size == (width, height)
+    assert len(colours) > 50, "the screenshot is nearly one colour"
+    assert max(ImageStat.Stat(img).stddev) > 20, "the screenshot is blank"
+    # nothing wider than the screen: no sideways scrolling on a phone
+    assert pg.evaluate("document.documentElement.scrollWidth") <= width
+    # cards are drawn as boxes with their value
+    box = pg.locator(".market .card").first.bounding_box()
+    assert box and 14 <= box["width"] <= 40 and box["height"] > box["width"]
+    assert re.fullmatch(r"\d+|X", pg.locator(".market .card").first.inner_text())
+
+
+def test_cli_view_by_game_id_writes_a_page_that_opens(page_for, record, tmp_path, capsys):
+    data = tmp_path / "data"
+    (data / "records").mkdir(parents=True)
+    (data / "records" / "g3.abluxx").write_bytes(record_bytes(record))
+    out = tmp_path / "out" / "g3.html"
+    assert main(["view", "g3", "--data", str(data), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    pg = page_for()
+    pg.goto(out.as_uri())
+    assert "ada vs bob vs cyd" in pg.inner_text("header")
+    pg.keyboard.press("End")
+    assert shown_scores(pg) == list(record.footer.scores)
+    assert cards_of  # the engine's card helpers are what the page mirrors
