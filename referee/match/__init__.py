@@ -1,6 +1,7 @@
 """The match runner: play one game between 2 to 5 seats under time control (docs/match.md)."""
 
-from .runner import LagMonitor, fault_name, lag_monitor, make_seat, make_seats, play_game
+from .clock import LagMonitor, lag_monitor
+from .runner import fault_name, make_seat, make_seats, play_game
 from .seats import (
     MAX_RECEIVE_BYTES,
     Answer,

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import weakref
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +34,7 @@ from referee.wire import (
     options_pb,
 )
 
+from .clock import lag_monitor
 from .seats import (
     INVALID,
     TIMEOUT,
@@ -57,51 +56,6 @@ RETIRED = rec_pb.FAULT_KIND_RETIRED
 def fault_name(kind: int) -> str:
     """ "timeout", "invalid", ... for a FaultKind value (the keys of SeatStats.faults)."""
     return rec_pb.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()
-
-
-# --- the referee's own health ---------------------------------------------------------------------------------
-
-
-class LagMonitor:
-    """Measures how late the event loop runs: a task that sleeps ``tick_s`` and records each late wake-up.
-
-    A decision that times out while the loop itself stalled for at least the grace margin is the referee's
-    fault (FAULT_KIND_REFEREE), not the bot's."""
-
-    def __init__(self, tick_s: float = 0.01, keep: int = 512) -> None:
-        self.tick_s = tick_s
-        self._stalls: deque[tuple[float, float]] = deque(maxlen=keep)  # (when it ended, how long)
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        tick, now = self.tick_s, time.perf_counter
-        while True:
-            due = now() + tick
-            await asyncio.sleep(tick)
-            t = now()
-            if t - due > 0.002:
-                self._stalls.append((t, t - due))
-
-    def worst_since(self, t0: float) -> float:
-        """The longest stall (seconds) that ended after ``t0``."""
-        return max((lag for t, lag in self._stalls if t > t0), default=0.0)
-
-
-_monitors: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LagMonitor] = weakref.WeakKeyDictionary()
-
-
-def lag_monitor() -> LagMonitor:
-    """The running loop's monitor, started on first use."""
-    loop = asyncio.get_running_loop()
-    m = _monitors.get(loop)
-    if m is None:
-        m = _monitors[loop] = LagMonitor()
-        m.start()
-    return m
 
 
 # --- seats from entrants --------------------------------------------------------------------------------------

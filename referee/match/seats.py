@@ -23,6 +23,8 @@ from referee.engine import Group, Kind, State
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
+from .clock import lag_monitor
+
 MAX_RECEIVE_BYTES = 64 * 1024  # a bot cannot make the referee allocate more than this per message
 HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second
 CLOSE_TIMEOUT_S = 1.0  # how long the end of a game waits for a bot to take its GameOverNotice
@@ -376,6 +378,7 @@ class RemoteSeat:
             return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
         self._asked.add(seq)
         deadline = t0 + allowance_s
+        extended = False
         while True:
             if queue.empty():
                 remaining = deadline - time.perf_counter()
@@ -386,6 +389,13 @@ class RemoteSeat:
                         item = await queue.get()
                 except TimeoutError:
                     if queue.empty():
+                        # The referee's own lateness is not the bot's: wait once more for as long as the loop
+                        # was seen to stall, then give up.
+                        stall = lag_monitor().worst_since(t0)
+                        if not extended and stall > 0.002:
+                            extended = True
+                            deadline = time.perf_counter() + stall
+                            continue
                         return Answer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
                                       bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
                     item = queue.get_nowait()
@@ -395,7 +405,7 @@ class RemoteSeat:
             bot_us = int((t - t0) * 1e6)
             if what == _REPLY:
                 if payload.seq == seq:
-                    if t > deadline:
+                    if t - t0 > allowance_s and t - t0 - lag_monitor().worst_since(t0) > allowance_s:
                         return Answer(None, TIMEOUT, f"reply to seq {seq} came after {bot_us / 1000:.0f} ms",
                                       bot_us=bot_us)  # fmt: skip
                     return Answer(payload, bot_us=bot_us)
