@@ -1,0 +1,198 @@
+"""Tournaments end to end: the `abluxx` command as a real process, bots as real processes over real gRPC, a real
+SQLite file. Includes SIGKILL in the middle and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.records import read_record, verify_record
+
+ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
+BAD_BOTS = Path(__file__).resolve().parents[1] / "fixtures" / "bad_bots.py"
+
+
+def bot(name: str, kind: str, seed: int = 1) -> str:
+    # the marker in the -c code lets a test find its own bot processes among everyone else's
+    argv = [sys.executable, "-c", ABLUXX[2] + f"  # {MARK}", "bot", kind, "--port", "0", "--seed", str(seed)]
+    return f"[[entrants]]\nname = {json.dumps(name)}\ncommand = {json.dumps(argv)}\n"
+
+
+def write_config(tmp_path: Path, text: str, name: str = "t.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+MARK = f"tournament-test-{os.getpid()}"
+FOUR = bot("random", "random") + bot("greedy", "greedy") + bot("counter", "counter") + bot("greedy-2", "greedy", 2)
+
+
+def abluxx(*args: str | Path, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([*ABLUXX, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def standings_json(tmp_path: Path, data: Path, tid: str | None = None) -> dict:
+    out = abluxx("standings", *([tid] if tid else []), "--json", "--data", data, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def comparable(s: dict) -> list:
+    """Everything in the standings but decision times, which no two runs share."""
+    return [{k: v for k, v in row.items() if k != "median_decision_ms"} for row in s["standings"]] + [
+        s["head_to_head"],
+        s["games"],
+    ]
+
+
+def committed(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as c:
+            return c.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_tournament_then_rerun_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, 'name = "kill"\nseed = 11\ntable_size = 3\ndeals = 4\n' + FOUR)
+    # the uninterrupted run
+    whole = abluxx("tournament", "run", cfg, "--data", tmp_path / "whole", "-c", "4", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    expected = standings_json(tmp_path, tmp_path / "whole")
+    assert expected["games"] == expected["scheduled"] == 48
+
+    # the same, killed with SIGKILL once some games are committed
+    data = tmp_path / "killed"
+    proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(data), "-c", "4"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while committed(data / "abluxx.db") < 10:
+        assert proc.poll() is None, "the tournament ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    at_kill = committed(data / "abluxx.db")
+    assert 10 <= at_kill < 48
+
+    # rerun the same command: it resumes
+    again = abluxx("tournament", "run", cfg, "--data", data, "-c", "8", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "tournament resumed" in again.stderr
+    got = standings_json(tmp_path, data)
+    with sqlite3.connect(data / "abluxx.db") as c:
+        ids = [r[0] for r in c.execute("SELECT game_id FROM games")]
+        results = c.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        pending = c.execute("SELECT COUNT(*) FROM schedule WHERE done = 0").fetchone()[0]
+    assert len(ids) == len(set(ids)) == 48 and results == 48 * 3 and pending == 0  # none lost, none twice
+    assert comparable(got) == comparable(expected)  # the standings equal the uninterrupted run's
+    # every game's record is complete and verifies, including those that were in flight at the kill
+    records = sorted((data / "records").glob("*.abluxx"))
+    assert len(records) == 48
+    for path in records:
+        verify_record(read_record(path))
+
+
+def test_ratings_are_equal_at_concurrency_1_and_8(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, 'name = "conc"\nseed = 4\ntable_size = 2\ndeals = 2\n' + FOUR)
+    for c in ("1", "8"):
+        out = abluxx("tournament", "run", cfg, "--data", tmp_path / f"c{c}", "-c", c, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+    one, eight = standings_json(tmp_path, tmp_path / "c1"), standings_json(tmp_path, tmp_path / "c8")
+    assert one["games"] == 6 * 2 * 2
+    assert [(r["entrant"], r["mu"], r["sigma"]) for r in one["standings"]] == [
+        (r["entrant"], r["mu"], r["sigma"]) for r in eight["standings"]
+    ]
+
+
+def test_a_bot_that_crashes_halfway_is_ranked_last_in_the_games_it_lost(tmp_path: Path) -> None:
+    crasher = [sys.executable, str(BAD_BOTS), "--mode", "crash", "--after", "150", "--port", "0"]
+    crash_entrant = f'[[entrants]]\nname = "crasher"\ncommand = {json.dumps(crasher)}\n'
+    text = 'name = "crash"\nseed = 2\ntable_size = 3\ndeals = 3\n' + FOUR.split('[[entrants]]\nname = "greedy-2"')[0]
+    text += crash_entrant
+    cfg = write_config(tmp_path, text)
+    out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    s = standings_json(tmp_path, tmp_path / "d")
+    assert s["games"] == s["scheduled"] == 36  # the tournament completed
+    crasher_row = next(r for r in s["standings"] if r["entrant"] == "crasher")
+    assert crasher_row["retired"] > 0 and crasher_row["faults"]
+    assert s["standings"][-1]["entrant"] == "crasher"
+    listing = abluxx("games", "--json", "--data", tmp_path / "d", cwd=tmp_path)
+    games = [json.loads(line) for line in listing.stdout.splitlines()]
+    retired_games = [g for g in games for seat in g["seats"] if seat["entrant"] == "crasher" and seat["retired"]]
+    assert retired_games
+    for g in retired_games:
+        seat = next(x for x in g["seats"] if x["entrant"] == "crasher")
+        assert seat["place"] == 3 and all(x["place"] < 3 for x in g["seats"] if x is not seat)
+    # the games before the crash count as played
+    assert any(not seat["retired"] for g in games for seat in g["seats"] if seat["entrant"] == "crasher")
+
+
+def test_an_unreachable_bot_stops_the_tournament_before_it_starts(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # a port nothing listens on
+    text = 'name = "gone"\n' + bot("greedy", "greedy") + f'[[entrants]]\nname = "ghost"\naddress = "127.0.0.1:{port}"\n'
+    out = abluxx("tournament", "run", write_config(tmp_path, text), "--data", tmp_path / "d", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "entrant ghost" in out.stderr and f"127.0.0.1:{port}" in out.stderr and "did not start" in out.stderr
+    with sqlite3.connect(tmp_path / "d" / "abluxx.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] == 0
+
+
+def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, 'name = "bad"\ntable_size = 7\n' + FOUR)
+    out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", cwd=tmp_path)
+    assert out.returncode == 2
+    assert f"{cfg}: table_size: 7 is out of range (2 to 5)" in out.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_abluxx_demo_runs_end_to_end(tmp_path: Path) -> None:
+    out = abluxx("demo", "--deals", "1", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "head to head" in out.stdout
+    for name in ("random", "greedy", "counter", "greedy-2"):
+        assert name in out.stdout
+    replay = next(line.strip() for line in out.stdout.splitlines() if line.strip().startswith("abluxx replay "))
+    record = Path(tmp_path, replay.split(" ", 2)[2])
+    assert record.is_file() and record.parent == tmp_path / "abluxx-data" / "records"
+    shown = abluxx(*replay.split(" ")[1:], cwd=tmp_path)
+    assert shown.returncode == 0 and "seat 0" in shown.stdout
+    s = standings_json(tmp_path, tmp_path / "abluxx-data")  # the default data folder
+    assert s["games"] == s["scheduled"] == 12
+    # the bots were local processes the demo stopped: none is left listening
+    assert not [line for line in out.stdout.splitlines() if "error" in line.lower()]
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_bots():
+    """Every bot process a test starts is gone when it ends: the referee stops them, or they die with it."""
+    yield
+    deadline = time.monotonic() + 10
+    while (left := _bot_pids()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"bot processes left running: {left}"
+
+
+def _bot_pids() -> set[int]:
+    pids = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if MARK.encode() in (d / "cmdline").read_bytes():
+                    pids.add(int(d.name))
+            except OSError:
+                continue
+    return pids
