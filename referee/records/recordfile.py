@@ -138,6 +138,28 @@ def _read_varint(data: bytes, pos: int, frame: int) -> tuple[int, int] | None:
     return None
 
 
+def _place_frame(record: rpb.GameRecord, frame: rpb.RecordFrame, which: str | None, have_header: bool, where: str,
+                 name: str) -> None:  # fmt: skip
+    """Put a frame other than a decision in its place in ``record``, or raise RecordError if it has none."""
+    if which is None:
+        raise RecordError(f"{where} holds no header, decision or footer: the file is damaged")
+    if record.complete:
+        raise RecordError(f"{where} is a {which} after the footer: the file is damaged")
+    if not have_header:
+        if which != "header":
+            raise RecordError(f"{where} is a {which}; the first frame must be the header")
+        if frame.header.format_version != FORMAT_VERSION:
+            raise RecordError(
+                f"{name} is format version {frame.header.format_version}; this referee reads version {FORMAT_VERSION}"
+            )
+        record.header.CopyFrom(frame.header)
+    elif which == "header":
+        raise RecordError(f"{where} is a second header: the file is damaged")
+    else:
+        record.footer.CopyFrom(frame.footer)
+        record.complete = True
+
+
 def scan_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Scan:
     """Read a record from a file path or from its bytes. Raises RecordError when it cannot be read.
 
@@ -164,6 +186,7 @@ def scan_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview)
     frames = 0
     dropped = 0
     have_header = False
+    decisions = record.decisions
     while pos < len(data):
         number = frames + 1
         start = pos
@@ -186,28 +209,11 @@ def scan_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview)
         except DecodeError as e:
             raise RecordError(f"frame {number} at byte offset {start} is garbage: {e}") from None
         which = frame.WhichOneof("frame")
-        where = f"frame {number} at byte offset {start}"
-        if which is None:
-            raise RecordError(f"{where} holds no header, decision or footer: the file is damaged")
-        if record.complete:
-            raise RecordError(f"{where} is a {which} after the footer: the file is damaged")
-        if not have_header:
-            if which != "header":
-                raise RecordError(f"{where} is a {which}; the first frame must be the header")
-            if frame.header.format_version != FORMAT_VERSION:
-                raise RecordError(
-                    f"{name} is format version {frame.header.format_version}; this referee reads version "
-                    f"{FORMAT_VERSION}"
-                )
-            record.header.CopyFrom(frame.header)
-            have_header = True
-        elif which == "header":
-            raise RecordError(f"{where} is a second header: the file is damaged")
-        elif which == "decision":
-            record.decisions.append(frame.decision)
+        if which == "decision" and have_header and not record.complete:
+            decisions.append(frame.decision)
         else:
-            record.footer.CopyFrom(frame.footer)
-            record.complete = True
+            _place_frame(record, frame, which, have_header, f"frame {number} at byte offset {start}", name)
+            have_header = True
         frames += 1
         pos = body + length
     if not have_header:

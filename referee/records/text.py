@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from referee.engine import GameOver, TurnStarted, card_name, cards_of, event_for, scores
+from referee.engine import Abluxxed, GameOver, TurnStarted, card_name, cards_of, event_for, scores
 from referee.engine.words import say_event
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import END_FROM_PB, options_from_pb
 
 from .build import FAULT_NAME, final_places
 from .verify import VerifyError, check_footer, replay, start_state
+
+# Events that follow from an action rather than carry it out.
+_CONSEQUENCES = (Abluxxed, TurnStarted, GameOver)
 
 
 def _cards(counts) -> str:
@@ -87,15 +90,17 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
             if d.retired:
                 after.append(f"  ! {who} retires: the fallback plays the seat to the end, and it places last")
             for e in step.events:
-                if type(e) in (TurnStarted, GameOver):
+                if type(e) in _CONSEQUENCES:  # the decider's hand is shown before what its action led to
                     chunk += after
                     after = []
+                if type(e) in (TurnStarted, GameOver):
                     if type(e) is TurnStarted:
                         yield chunk
                         chunk = []
                     chunk.append(say_event(e, names))
                 else:
-                    chunk.append("  " + say_event(event_for(e, viewer), names) + fallback_mark)
+                    shown = e if full else event_for(e, viewer)
+                    chunk.append("  " + say_event(shown, names) + fallback_mark)
                     fallback_mark = ""
             chunk += after
             state, retired = step.after, step.retired
@@ -103,7 +108,12 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
         yield chunk
         raise
     if record.complete:
-        check_footer(record, state, retired)
+        try:
+            check_footer(record, state, retired)
+        except VerifyError:
+            yield chunk
+            raise
+        retired = frozenset(record.footer.retired)
         chunk.append(f"result ({END_FROM_PB[record.footer.reason].value}):")
     else:
         chunk.append(f"the record stops after {len(record.decisions)} decisions: the game did not finish")

@@ -177,22 +177,6 @@ def check_footer(record: rpb.GameRecord, state: State, retired: frozenset[int]) 
         raise VerifyError(
             f"the record ends after {n} decisions, but the engine's game goes on (seat {state.seat} to decide)"
         )
-    if f.reason != END_PB[state.end_reason]:
-        raise VerifyError(
-            f"the footer says the game ended by {_name(pb.EndReason, f.reason)}; "
-            f"the engine says {_name(pb.EndReason, END_PB[state.end_reason])}"
-        )
-    final = scores(state)
-    if tuple(f.scores) != final:
-        raise VerifyError(f"the footer's scores {list(f.scores)} differ from the engine's {list(final)}")
-    if sorted(f.retired) != sorted(retired) or len(set(f.retired)) != len(f.retired):
-        raise VerifyError(f"the footer lists retired seats {list(f.retired)}; the decisions retired {sorted(retired)}")
-    places = final_places(state, retired)
-    if tuple(f.places) != places:
-        raise VerifyError(f"the footer's places {list(f.places)} differ from the engine's {list(places)}")
-    d = digest(state)
-    if f.final_digest != d:
-        raise VerifyError(f"the footer's digest {f.final_digest or '(none)'} differs from the engine's {d}")
     if not f.salt:
         raise VerifyError("the footer reveals no salt, so the deck commitment cannot be checked")
     if not hmac.compare_digest(commitment(f.salt, record.header.deck), record.header.commitment):
@@ -201,6 +185,29 @@ def check_footer(record: rpb.GameRecord, state: State, retired: frozenset[int]) 
             f"{commitment(f.salt, record.header.deck).hex()}, the header committed to "
             f"{record.header.commitment.hex() or '(nothing)'}"
         )
+    if f.reason != END_PB[state.end_reason]:
+        raise VerifyError(
+            f"the footer says the game ended by {_name(pb.EndReason, f.reason)}; "
+            f"the engine says {_name(pb.EndReason, END_PB[state.end_reason])}"
+        )
+    final = scores(state)
+    if tuple(f.scores) != final:
+        raise VerifyError(f"the footer's scores {list(f.scores)} differ from the engine's {list(final)}")
+    # A seat that failed before its first decision may retire without a decision saying so.
+    decided = {d.seat for d in record.decisions}
+    listed = set(f.retired)
+    if (
+        len(listed) != len(f.retired)
+        or not retired <= listed
+        or any(s in decided or not 0 <= s < state.players for s in listed - retired)
+    ):
+        raise VerifyError(f"the footer lists retired seats {list(f.retired)}; the decisions retired {sorted(retired)}")
+    places = final_places(state, listed)
+    if tuple(f.places) != places:
+        raise VerifyError(f"the footer's places {list(f.places)} differ from the engine's {list(places)}")
+    d = digest(state)
+    if f.final_digest != d:
+        raise VerifyError(f"the footer's digest {f.final_digest or '(none)'} differs from the engine's {d}")
 
 
 def verify_record(record: rpb.GameRecord) -> None:

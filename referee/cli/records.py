@@ -1,0 +1,116 @@
+"""``abluxx verify``, ``abluxx export`` and ``abluxx replay``: a game record checked, as JSON, and in words.
+
+RECORD is a record file or a game id (looked up as ``<data>/records/<game_id>.abluxx``). Exit status: 0 fine,
+1 the record does not verify (or is incomplete), 2 it cannot be read.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from google.protobuf import json_format
+
+from referee.records import (
+    DEFAULT_DATA_DIR,
+    RecordError,
+    VerifyError,
+    read_record,
+    resolve_record,
+    verify_record,
+)
+from referee.records.text import replay_turns
+
+
+def _add_record_args(p) -> None:
+    p.add_argument("record", metavar="RECORD", help="a record file, or a game id looked up in the data folder")
+    p.add_argument(
+        "--data", metavar="DIR", default=str(DEFAULT_DATA_DIR), help=f"data folder (default ./{DEFAULT_DATA_DIR})"
+    )
+
+
+def register(sub) -> None:
+    p = sub.add_parser("verify", help="re-run a game record with the engine and check every decision")
+    _add_record_args(p)
+    p.set_defaults(func=run_verify)
+
+    p = sub.add_parser("export", help="print a game record as JSON (protobuf's JSON mapping of GameRecord)")
+    _add_record_args(p)
+    p.add_argument("--json", action="store_true", help="JSON output (the only format, and the default)")
+    p.set_defaults(func=run_export)
+
+    p = sub.add_parser("replay", help="tell a recorded game turn by turn")
+    _add_record_args(p)
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--seat", type=int, metavar="N", help="as seat N saw it: only its hand, others' draws hidden")
+    view.add_argument("--public", action="store_true", help="as a spectator saw it: no hands")
+    p.add_argument("--step", action="store_true", help="wait for Enter between turns (q to quit)")
+    p.set_defaults(func=run_replay)
+
+
+def _load(args):
+    """The record RECORD names, or None after printing why it cannot be read."""
+    try:
+        return read_record(resolve_record(args.record, args.data))
+    except RecordError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+
+
+def _quiet_broken_pipe(run):
+    """Stop quietly when the reader goes away (``abluxx replay g1 | head``)."""
+
+    def wrapped(args) -> int:
+        try:
+            return run(args)
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not fail too
+            return 0
+
+    return wrapped
+
+
+def run_verify(args) -> int:
+    record = _load(args)
+    if record is None:
+        return 2
+    try:
+        verify_record(record)
+    except VerifyError as e:
+        print(f"mismatch: {record.header.game_id}: {e}")
+        return 1
+    f = record.footer
+    print(f"ok: {record.header.game_id} {len(record.decisions)} decisions, digest {f.final_digest}")
+    return 0
+
+
+@_quiet_broken_pipe
+def run_export(args) -> int:
+    record = _load(args)
+    if record is None:
+        return 2
+    print(json_format.MessageToJson(record))
+    return 0
+
+
+@_quiet_broken_pipe
+def run_replay(args) -> int:
+    record = _load(args)
+    if record is None:
+        return 2
+    try:
+        turns = replay_turns(record, seat=args.seat, public=args.public)
+        for i, lines in enumerate(turns):
+            if i and args.step:
+                try:
+                    answer = input("-- Enter: next turn, q: quit -- ")
+                except EOFError:
+                    return 0
+                if answer.strip().lower().startswith("q"):
+                    return 0
+            print("\n".join(lines), flush=True)
+    except ValueError as e:  # VerifyError, or a seat the game does not have
+        what = "does not verify" if isinstance(e, VerifyError) else "cannot be shown"
+        print(f"error: record {record.header.game_id} {what}: {e}", file=sys.stderr)
+        return 1 if isinstance(e, VerifyError) else 2
+    return 0

@@ -1,0 +1,163 @@
+"""`abluxx verify`, `abluxx export` and `abluxx replay`, run as a user runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+
+from referee.cli import main
+from referee.engine import Options
+from referee.proto.abluxxen.v1 import record_pb2 as rpb
+from referee.records import read_record, record_bytes, record_path, record_selfplay
+
+from .helpers import SECRET_DETAIL, faulty_record
+
+NAMES = ("ann", "bob", "cyd")
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    """A data folder (named like the default one) with two records: "faulty" (faults, a retired seat) and
+    "clean" (draw_one)."""
+    folder = tmp_path / "abluxx-data"
+    faulty_record(names=NAMES, path=record_path(folder, "faulty"))
+    record_selfplay(8, list(NAMES), Options(draw_one=True), game_id="clean", path=record_path(folder, "clean"))
+    return folder
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verify_a_good_record_by_game_id_and_by_path(capsys, data) -> None:
+    record = read_record(record_path(data, "faulty"))
+    code, out, _ = run(capsys, "verify", "faulty", "--data", str(data))
+    assert code == 0
+    assert out == f"ok: faulty {len(record.decisions)} decisions, digest {record.footer.final_digest}\n"
+    code, out, _ = run(capsys, "verify", str(record_path(data, "clean")))
+    assert code == 0 and out.startswith("ok: clean ")
+
+
+def test_verify_names_the_first_mismatch(capsys, data, tmp_path) -> None:
+    record = read_record(record_path(data, "clean"))
+    record.decisions[6].events[0].Clear()
+    bad = tmp_path / "bad.abluxx"
+    bad.write_bytes(record_bytes(record))
+    code, out, _ = run(capsys, "verify", str(bad))
+    assert code == 1
+    assert re.fullmatch(r"mismatch: clean: decision 7 \(seat \d\): event 1 differs: the record has the message \{\}, "
+                        r"the engine produced '.*'\n", out), out  # fmt: skip
+
+
+def test_verify_refuses_what_is_not_a_record(capsys, data, tmp_path) -> None:
+    code, _, err = run(capsys, "verify", "nosuchgame", "--data", str(data))
+    assert code == 2 and "no record 'nosuchgame'" in err
+    junk = tmp_path / "junk.abluxx"
+    junk.write_bytes(b"PK\x03\x04 a zip file")
+    code, _, err = run(capsys, "verify", str(junk))
+    assert code == 2 and "not an Abluxxen game record" in err
+    cut = tmp_path / "cut.abluxx"
+    cut.write_bytes(record_path(data, "clean").read_bytes()[:-5])
+    code, out, _ = run(capsys, "verify", str(cut))
+    assert code == 1 and "incomplete record" in out
+
+
+def test_export_gives_json_that_round_trips(capsys, data) -> None:
+    code, out, _ = run(capsys, "export", "faulty", "--data", str(data), "--json")
+    assert code == 0
+    as_dict = json.loads(out)
+    assert as_dict["complete"] is True and as_dict["header"]["gameId"] == "faulty"
+    assert any(d.get("fault") == "FAULT_KIND_DISCONNECTED" for d in as_dict["decisions"])
+    back = json_format.Parse(out, rpb.GameRecord())
+    assert back == read_record(record_path(data, "faulty"))
+
+
+def _final_block(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("result ("))
+    return lines[start + 1 :]
+
+
+def test_replay_tells_the_game_and_its_final_scores(capsys, data) -> None:
+    record = read_record(record_path(data, "faulty"))
+    code, out, _ = run(capsys, "replay", "faulty", "--data", str(data))
+    assert code == 0
+    final = _final_block(out)
+    scores = {NAMES.index(m[1]): int(m[2]) for m in (re.search(r"place \d: (\w+)  score ([+-]\d+)", x) for x in final)}
+    assert scores == dict(enumerate(record.footer.scores))
+    assert "(retired)" in next(x for x in final if "cyd" in x)
+    assert "  ! cyd retires" in out
+    assert f"  ! bob fault, invalid: {SECRET_DETAIL}; the fallback chose" in out
+    assert re.search(r"cyd .* \[fallback\]", out)  # the fallback's moves for the retired seat are marked
+    turns = max(d.events[-1].turn_started.turn for d in record.decisions if d.events[-1].HasField("turn_started"))
+    assert f"turn {turns}: " in out
+
+
+def _hand_lines(out: str) -> list[str]:
+    return [x.strip() for x in out.splitlines() if " hand: " in x]
+
+
+def _pile_draws(out: str) -> list[tuple[str, str]]:
+    return re.findall(r"(\w+) draws (a card|\w+) from the pile", out)
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_replay_for_a_seat_shows_only_what_that_seat_saw(capsys, data, seat) -> None:
+    _, full, _ = run(capsys, "replay", "faulty", "--data", str(data))
+    code, out, _ = run(capsys, "replay", "faulty", "--data", str(data), "--seat", str(seat))
+    assert code == 0
+    me = NAMES[seat]
+    # The full view shows every hand and every card drawn from the pile; the seat's view only its own.
+    assert {x.split()[0] for x in _hand_lines(full)} == set(NAMES)
+    assert {x.split()[0] for x in _hand_lines(out)} == {me}
+    assert all(card != "a card" for _, card in _pile_draws(full))
+    others = [(who, card) for who, card in _pile_draws(out) if who != me]
+    assert others and all(card == "a card" for _, card in others)
+    assert [(w, c) for w, c in _pile_draws(out) if w == me] == [(w, c) for w, c in _pile_draws(full) if w == me]
+    assert (SECRET_DETAIL in out) == (me == "bob")  # a fault's detail can describe a hand
+    assert _final_block(out) == _final_block(full)
+
+
+def test_replay_public_view_shows_no_hand(capsys, data) -> None:
+    code, out, _ = run(capsys, "replay", "clean", "--data", str(data), "--public")
+    assert code == 0
+    assert _hand_lines(out) == []
+    assert all(card == "a card" for _, card in _pile_draws(out))
+    assert "view: public" in out and "result (" in out
+
+
+def test_replay_step_waits_between_turns_and_q_quits(capsys, data, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n\nq\n"))
+    code, out, _ = run(capsys, "replay", "clean", "--data", str(data), "--step")
+    assert code == 0
+    assert "turn 3: " in out and "turn 4: " not in out
+    assert out.count("-- Enter: next turn, q: quit --") == 3
+    assert "result (" not in out
+
+
+def test_replay_refuses_a_seat_the_game_lacks(capsys, data) -> None:
+    code, _, err = run(capsys, "replay", "clean", "--data", str(data), "--seat", "3")
+    assert code == 2 and "seat 3 is not a seat of this 3-player game" in err
+
+
+def test_the_installed_command_verifies(data) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", "verify", "faulty"],
+        cwd=data.parent,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok: faulty ")

@@ -1,0 +1,294 @@
+"""verify_record: good records pass for every table size and option; each kind of hand edit is caught and named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from referee.engine import Action, Choice, EndReason, Kind, Options, State
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+from referee.proto.abluxxen.v1 import record_pb2 as rpb
+from referee.records import VerifyError, record_selfplay, verify_record
+from referee.wire import END_FROM_PB
+
+from .helpers import faulty_record
+
+OPTIONS = {
+    "default": Options(),
+    "draw_one": Options(draw_one=True),
+    "end_on_empty_pile": Options(end_on_empty_pile=True),
+    "both": Options(draw_one=True, end_on_empty_pile=True),
+}
+
+
+def _random(state: State, rng) -> Action:
+    return rng.choice(state.legal)
+
+
+def _long(state: State, rng) -> Action:
+    """Small plays, and as many draws as the rules allow: games that run the pile out (R12, end_on_empty_pile)."""
+    if state.kind is Kind.PLAY:
+        return min(state.legal, key=lambda g: (g.count, g.value))
+    if state.kind is Kind.TAKE_OR_DECLINE:
+        return Choice.TAKE
+    if state.kind is Kind.RECLAIM_OR_DISCARD:
+        return Choice.DISCARD
+    return state.legal[-1] if state.kind is Kind.DRAW else state.legal[0]
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+@pytest.mark.parametrize("option", OPTIONS)
+def test_good_records_verify(players: int, option: str) -> None:
+    for seed in range(4):
+        kw = {"choose": _long} if seed % 2 else {}
+        record = record_selfplay(seed, players, OPTIONS[option], start_seat=seed % players, **kw)
+        verify_record(record)
+
+
+def test_records_of_every_end_verify() -> None:
+    ends = {}
+    for option in ("default", "end_on_empty_pile"):
+        for seed in range(3):
+            for choose in (_long, _random):
+                record = record_selfplay(seed, 3, OPTIONS[option], choose=choose)
+                verify_record(record)
+                ends[END_FROM_PB[record.footer.reason]] = record
+    assert set(ends) == set(EndReason)
+
+
+def test_a_record_with_faults_and_a_retired_seat_verifies() -> None:
+    record = faulty_record()
+    verify_record(record)
+    assert list(record.footer.retired) == [2]
+    assert record.footer.places[2] == 3  # a retired seat places last
+    kinds = {d.fault for d in record.decisions}
+    assert {rpb.FAULT_KIND_INVALID, rpb.FAULT_KIND_DISCONNECTED, rpb.FAULT_KIND_RETIRED} <= kinds
+
+
+def _edited(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None]) -> rpb.GameRecord:
+    copy = rpb.GameRecord()
+    copy.CopyFrom(record)
+    edit(copy)
+    return copy
+
+
+def _first(record: rpb.GameRecord, kind: int) -> int:
+    return next(i for i, d in enumerate(record.decisions) if d.kind == kind and i > 3)
+
+
+@pytest.fixture(scope="module")
+def good() -> rpb.GameRecord:
+    record = record_selfplay(21, 3, Options(draw_one=True))
+    verify_record(record)
+    return record
+
+
+def test_an_illegal_action_is_named(good) -> None:
+    i = _first(good, pb.DECISION_KIND_PLAY)
+
+    def edit(r):
+        r.decisions[i].action.play.CopyFrom(pb.Group(value=3, numbers=8, jokers=0))
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} \(seat {good.decisions[i].seat}\): illegal action play "
+                       r"3,3,3,3,3,3,3,3 .*hand holds \d card\(s\) of 3, the group needs 8") as e:  # fmt: skip
+        verify_record(_edited(good, edit))
+    assert e.value.decision == i + 1
+
+
+def test_another_legal_action_shows_as_a_wrong_index_or_other_events(good) -> None:
+    i = _first(good, pb.DECISION_KIND_TAKE_OR_DECLINE)
+    d = good.decisions[i]
+    other = pb.CHOICE_DECLINE if d.action.choice == pb.CHOICE_TAKE else pb.CHOICE_TAKE
+
+    def edit(r):
+        r.decisions[i].action.choice = other
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} .*: index {d.index} points at '\w+', not at the action"):
+        verify_record(_edited(good, edit))
+
+    def edit_both(r):  # a consistent index: the events then differ
+        r.decisions[i].action.choice = other
+        r.decisions[i].index = 1 - d.index
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} .*: event 1 differs: the record has '.*(takes|declines)"):
+        verify_record(_edited(good, edit_both))
+
+
+def test_an_edited_event_is_named(good) -> None:
+    i = next(i for i, d in enumerate(good.decisions) if d.events[0].HasField("drew") and d.events[0].drew.card != 7)
+    seat = good.decisions[i].seat
+
+    def edit(r):
+        r.decisions[i].events[0].drew.card = 7
+
+    said = rf"'seat {seat} draws 7 from the (pile|market)', the engine produced 'seat {seat} draws"
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} \(seat {seat}\): event 1 differs: the record has {said}"):
+        verify_record(_edited(good, edit))
+
+    def drop(r):
+        del r.decisions[i].events[-1]
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} .*the record has no event, the engine produced"):
+        verify_record(_edited(good, drop))
+
+
+def test_a_wrong_seat_kind_or_seq_is_named(good) -> None:
+    def seat(r):
+        r.decisions[4].seat = (r.decisions[4].seat + 1) % 3
+
+    with pytest.raises(VerifyError, match=r"decision 5 \(seat \d\): the record says seat \d decides; the engine asks"):
+        verify_record(_edited(good, seat))
+
+    wrong = pb.DECISION_KIND_PLAY if good.decisions[4].kind != pb.DECISION_KIND_PLAY else pb.DECISION_KIND_DRAW
+
+    def kind(r):
+        r.decisions[4].kind = wrong
+
+    with pytest.raises(VerifyError, match=rf"decision 5 .*kind {pb.DecisionKind.Name(wrong)}; the engine asks"):
+        verify_record(_edited(good, kind))
+
+    def seq(r):
+        r.decisions[4].seq = r.decisions[3].seq
+
+    with pytest.raises(VerifyError, match=r"decision 5 .*seq 4 does not increase"):
+        verify_record(_edited(good, seq))
+
+
+def test_an_edited_deck_is_caught(good) -> None:
+    def invalid(r):
+        r.header.deck[0] = 15
+
+    with pytest.raises(VerifyError, match="the deck is not a valid deck: bad card 15"):
+        verify_record(_edited(good, invalid))
+
+    first_hand = list(good.header.deck[:13])
+    a, b = next((x, y) for x in range(13) for y in range(x, 13) if first_hand[x] != first_hand[y])
+
+    def swap_in_hand(r):  # the same hand in another order: the play is unchanged, only the commitment can tell
+        r.header.deck[a], r.header.deck[b] = r.header.deck[b], r.header.deck[a]
+
+    with pytest.raises(VerifyError, match="the deck commitment does not match"):
+        verify_record(_edited(good, swap_in_hand))  # (the final digest, which covers the deck, differs too)
+
+    def swap_into_pile(r):  # a card of the pile's top swapped with one of the first hand: the play goes wrong
+        top = 13 * 3 + 6
+        j = next(j for j in range(13) if r.header.deck[j] != r.header.deck[top])
+        r.header.deck[j], r.header.deck[top] = r.header.deck[top], r.header.deck[j]
+
+    with pytest.raises(VerifyError, match=r"decision \d+ \(seat \d\): "):
+        verify_record(_edited(good, swap_into_pile))
+
+
+def test_edited_scores_places_digest_salt_and_end_are_named(good) -> None:
+    def score(r):
+        r.footer.scores[0] += 1
+
+    with pytest.raises(VerifyError, match=r"the footer's scores \[.*\] differ from the engine's"):
+        verify_record(_edited(good, score))
+
+    def places(r):
+        r.footer.places[0], r.footer.places[1] = r.footer.places[1], r.footer.places[0]
+
+    if good.footer.places[0] != good.footer.places[1]:
+        with pytest.raises(VerifyError, match="the footer's places"):
+            verify_record(_edited(good, places))
+
+    def digest(r):
+        r.footer.final_digest = "0" * 64
+
+    with pytest.raises(VerifyError, match=r"the footer's digest 0+ differs"):
+        verify_record(_edited(good, digest))
+
+    def salt(r):
+        r.footer.salt = b"\x00" + r.footer.salt[1:]
+
+    with pytest.raises(VerifyError, match="the deck commitment does not match"):
+        verify_record(_edited(good, salt))
+
+    def no_salt(r):
+        r.footer.salt = b""
+
+    with pytest.raises(VerifyError, match="reveals no salt"):
+        verify_record(_edited(good, no_salt))
+
+    def reason(r):
+        r.footer.reason = pb.END_REASON_PILE_EMPTY if r.footer.reason != pb.END_REASON_PILE_EMPTY else 1
+
+    with pytest.raises(VerifyError, match="the footer says the game ended by END_REASON_"):
+        verify_record(_edited(good, reason))
+
+    def retired(r):
+        r.footer.retired.append(1)
+
+    with pytest.raises(VerifyError, match=r"the footer lists retired seats \[1\]; the decisions retired \[\]"):
+        verify_record(_edited(good, retired))
+
+
+def test_a_record_cut_short_or_run_long_is_named(good) -> None:
+    def drop_last(r):
+        del r.decisions[-1]
+
+    with pytest.raises(VerifyError, match=r"the record ends after \d+ decisions, but the engine's game goes on"):
+        verify_record(_edited(good, drop_last))
+
+    def extra(r):
+        r.decisions.append(r.decisions[-1])
+
+    n = len(good.decisions) + 1
+    with pytest.raises(VerifyError, match=rf"decision {n} .*the game was already over"):
+        verify_record(_edited(good, extra))
+
+    def no_footer(r):
+        r.ClearField("footer")
+        r.complete = False
+
+    with pytest.raises(VerifyError, match=rf"incomplete record: {len(good.decisions)} decisions and no footer"):
+        verify_record(_edited(good, no_footer))
+
+    def says_complete(r):
+        r.ClearField("footer")
+
+    with pytest.raises(VerifyError, match="complete=True but has no footer"):
+        verify_record(_edited(good, says_complete))
+
+
+def test_fault_flags_that_contradict_each_other_are_named() -> None:
+    record = faulty_record()
+    i = next(i for i, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_INVALID)
+
+    def bot_with_fault(r):
+        r.decisions[i].chosen_by = rpb.CHOOSER_BOT
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} \(seat 1\): a fault \(FAULT_KIND_INVALID\) is recorded"):
+        verify_record(_edited(record, bot_with_fault))
+
+    j = next(j for j, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_RETIRED)
+
+    def back_from_retirement(r):
+        r.decisions[j].fault = rpb.FAULT_KIND_UNSPECIFIED
+        r.decisions[j].chosen_by = rpb.CHOOSER_BOT
+
+    with pytest.raises(VerifyError, match=rf"decision {j + 1} \(seat 2\): the seat had retired"):
+        verify_record(_edited(record, back_from_retirement))
+
+    def never_retired(r):
+        for d in r.decisions:
+            d.retired = False
+
+    with pytest.raises(VerifyError, match="marked FAULT_KIND_RETIRED, but the seat had not retired"):
+        verify_record(_edited(record, never_retired))
+
+
+def test_wrong_rules_or_players_are_named(good) -> None:
+    def rules(r):
+        r.header.rules_version = "abluxxen-rules-0"
+
+    with pytest.raises(VerifyError, match="played under rules 'abluxxen-rules-0'"):
+        verify_record(_edited(good, rules))
+
+    def one_player(r):
+        del r.header.players[1:]
+
+    with pytest.raises(VerifyError, match="the header lists 1 players; a game has 2 to 5"):
+        verify_record(_edited(good, one_player))
