@@ -179,9 +179,9 @@ async def run_tournament(
             bar = Progress(len(slots), row.done if row else 0, enabled=progress)
             async with player(store.records) as play:
                 played = await play_slots(store, config, play, addresses, concurrency or config.concurrency, bar)
-        final = standings_of(store, tid)
-        store.finish(tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
     final = standings_of(store, tid)
+    if row is None or row.finished_at is None:
+        store.finish(tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
     json_path, csv_path = write_standings(store, final)
     return Outcome(tid, final, played, resumed, json_path, csv_path)
 

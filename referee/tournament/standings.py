@@ -80,17 +80,15 @@ class Standings:
         names = [r.entrant for r in self.rows]
         if len(names) > 1:
             lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
-            width = max(9, *(min(len(n), 12) + 1 for n in names))
+            cell = {
+                (a, b): f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")
+                for a in names
+                for b, h in self.head_to_head[a].items()
+            }
+            width = 2 + max(9, *(len(c) for c in cell.values()), *(min(len(n), 12) for n in names))
             lines.append(" " * 17 + "".join(f"{n[:12]:>{width}}" for n in names))
             for a in names:
-                cells = []
-                for b in names:
-                    if a == b:
-                        cells.append(f"{'·':>{width}}")
-                        continue
-                    h = self.head_to_head[a][b]
-                    cell = f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")
-                    cells.append(f"{cell:>{width}}")
+                cells = [f"{'·' if a == b else cell[(a, b)]:>{width}}" for b in names]
                 lines.append(f"{a[:16]:<17}" + "".join(cells))
         return "\n".join(lines)
 
