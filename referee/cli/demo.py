@@ -52,6 +52,7 @@ def run(args) -> int:
     from referee.tournament.entrants import EntrantError
     from referee.tournament.play import match_player
     from referee.tournament.runner import TournamentError, run_tournament
+    from referee.view.report import write_demo_pages
 
     try:
         config = demo_config(args)
@@ -72,6 +73,7 @@ def run(args) -> int:
         with store:
             out = asyncio.run(run_tournament(config, store, match_player, source="abluxx demo"))
             best = _best_game(store, out)
+            report, best_page = write_demo_pages(store, out.tournament_id, args.data, best[3] if best else None)
     except (StoreError, EntrantError, TournamentError) as e:
         print(f"abluxx demo: {e}", file=sys.stderr)
         return 1
@@ -87,6 +89,9 @@ def run(args) -> int:
     print(
         f"\nall games: abluxx games {out.tournament_id}" + (f" --data {args.data}" if args.data != DEFAULT_DATA else "")
     )
+    print(f"\nreport: {report}")
+    if best_page is not None:
+        print(f"best game's viewer: {best_page}")
     return 0
 
 

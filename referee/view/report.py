@@ -344,7 +344,8 @@ def _games(data: ReportData, notable: dict[str, GameLine]) -> str:
         )
         rows.append(
             f'<tr data-game="{_e(g.game_id)}" class="{"fault" if g.faulted else ""}"><td>{g.slot}</td>'
-            f'<td class="name">{link(g, g.game_id)}</td><td class="name">{players}</td><td>{g.decisions}</td>'
+            f'<td class="name" title="{_e(g.game_id)}">{link(g, g.game_id.removeprefix(data.tournament_id + "-"))}'
+            f'</td><td class="name">{players}</td><td>{g.decisions}</td>'
             f'<td class="name">{_e(g.end_reason.replace("_", " "))}</td><td class="name">{_e(", ".join(g.notes))}'
             "</td></tr>"
         )
@@ -415,3 +416,17 @@ def write_report(store: Any, tournament_id: str, out: Path, all_games: bool | No
 
 def _safe(game_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in game_id)
+
+
+def write_demo_pages(store: Any, tournament_id: str, data: Path, best_record: Path | None) -> tuple[Path, Path | None]:
+    """The demo's pages: ``<data>/report.html`` (notable games linked) and the viewer page of ``best_record``."""
+    from referee.records import read_record
+
+    files = write_report(store, tournament_id, Path(data) / "report.html")
+    if best_record is None:
+        return files.report, files.best_game
+    record = read_record(best_record)
+    page_path = files.games.get(record.header.game_id)
+    if page_path is None:
+        page_path = write_viewer(record, files.report.parent / "report-games" / f"{_safe(record.header.game_id)}.html")
+    return files.report, page_path
