@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from referee.cli import main
@@ -74,3 +77,30 @@ def test_the_highest_score_link_opens_that_games_viewer(page_for, tournament, re
     assert max(record.footer.scores) == max(
         max(g.footer.scores) for g in map(read_record, sorted((data / "records").glob("*.abluxx")))
     )
+
+
+def test_the_demo_tournament_of_real_bots_ends_with_a_report_and_the_best_games_viewer(page_for, tmp_path):
+    data = tmp_path / "data"
+    # the real command in its own process (Playwright's sync API already runs an event loop in this one)
+    cli = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
+    done = subprocess.run([*cli, "demo", "--deals", "1", "--data", str(data), "-c", "4"], capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    report = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("report: "))
+    best = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("best game's viewer: "))
+    with open_store(data) as store:
+        tid = store.tournaments()[-1].id
+        games = store.games(tid)
+        names = [e["name"] for e in store.tournament(tid).config["entrants"]]
+    ratings = rate(names, [(g.names, g.places) for g in games])
+    pg = page_for()
+    pg.goto(f"file://{report}")
+    shown = [r.get_attribute("data-entrant") for r in pg.locator("#standings tbody tr").all()]
+    assert shown == [name for name, _ in ratings.leaderboard()]
+    pg.goto(f"file://{best}")
+    pg.keyboard.press("End")
+    game_id = best.rsplit("/", 1)[1].removesuffix(".html")
+    record = read_record(data / "records" / f"{game_id}.abluxx")
+    assert [int(x) for x in pg.locator(".seat .score").all_inner_texts()] == list(record.footer.scores)
+    assert pg.errors == []
