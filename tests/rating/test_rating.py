@@ -1,0 +1,27 @@
+from referee.rating import DRAW_PROBABILITY, Ratings, environment, rate
+
+
+def test_the_environment_is_explicit_and_allows_draws() -> None:
+    env = environment()
+    assert env.draw_probability == DRAW_PROBABILITY > 0
+
+
+def test_a_tie_is_rated_as_a_tie_and_never_raises_sigma() -> None:
+    r = Ratings(["a", "b", "c"])
+    r.add(("a", "b", "c"), (1, 1, 3))
+    a, b, c = r.get("a"), r.get("b"), r.get("c")
+    assert abs(a.mu - b.mu) < 0.05 and a.mu > c.mu
+    assert a.sigma < 25 / 3 and b.sigma < 25 / 3
+
+
+def test_a_retired_seat_placed_last_loses_rating() -> None:
+    r = rate("abcd", [(tuple("abcd"), (1, 2, 3, 4))] * 5)
+    board = [n for n, _ in r.leaderboard()]
+    assert board == ["a", "b", "c", "d"]
+    assert all(x.conservative == x.mu - 3 * x.sigma for x in r.all().values())
+
+
+def test_the_same_games_in_the_same_order_give_bit_identical_ratings() -> None:
+    games = [(("a", "b", "c"), (1, 2, 3)), (("c", "a", "b"), (1, 1, 3)), (("b", "c", "a"), (2, 1, 3))] * 20
+    assert rate("abc", games).all() == rate("abc", games).all()
+    assert rate("abc", games).all() != rate("abc", list(reversed(games))).all()  # order matters: hence schedule order
