@@ -171,7 +171,10 @@ def scan_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview)
     else:
         name = f"record {os.fspath(source)}"
         try:
-            data = Path(source).read_bytes()
+            with open(source, "rb") as f:
+                data = f.read(len(MAGIC))
+                if data == MAGIC:  # read no further into a file that is not a record
+                    data += f.read()
         except OSError as e:
             raise RecordError(f"cannot read {name}: {e.strerror or e}") from None
     if not data.startswith(MAGIC):
