@@ -59,7 +59,8 @@ def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str]) -
 
 class _InOrder:
     """Live ratings over the finished games that form an unbroken prefix of the schedule (for the progress bar's
-    top three). The final ratings are always recomputed from the store."""
+    top three). Once the whole schedule is done they are the final ratings: the same stored results, in the same
+    order, as a recomputation from the store would use."""
 
     def __init__(self, names: list[str], slots: list[Slot]) -> None:
         self.ratings = Ratings(names)
@@ -84,10 +85,11 @@ async def play_slots(
     addresses: dict[str, str],
     concurrency: int,
     progress: Progress | None = None,
-) -> int:
+) -> tuple[int, Ratings]:
     """Play every pending slot, at most ``concurrency`` at a time, in schedule order of starting. Returns how many
-    games were played. A game that raises (a referee failure, never a bot's) stops the run; nothing of it is
-    stored, and a resume plays it again."""
+    games were played, and the ratings of the stored games that form an unbroken prefix of the schedule (all of
+    them once every slot is done). A game that raises (a referee failure, never a bot's) stops the run; nothing of
+    it is stored, and a resume plays it again."""
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     slots = store.slots(tid)
@@ -127,7 +129,7 @@ async def play_slots(
         await asyncio.gather(*workers, return_exceptions=True)
     if progress:
         progress.update(done, live.top(), final=True)
-    return played
+    return played, live.ratings
 
 
 def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> tuple[Path, Path]:
@@ -140,12 +142,12 @@ def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> t
     return json_path, csv_path
 
 
-def standings_of(store: SqliteStore, tid: str) -> standings_mod.Standings:
+def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -> standings_mod.Standings:
     row = store.tournament(tid)
     if row is None:
         raise TournamentError(f"no tournament {tid!r} in {store.path}")
     names = [e["name"] for e in row.config["entrants"]]
-    return standings_mod.compute(tid, names, store.games(tid), row.games)
+    return standings_mod.compute(tid, names, store.games(tid), row.games, ratings)
 
 
 async def run_tournament(
@@ -167,7 +169,7 @@ async def run_tournament(
     slots = schedule_mod.build(config)
     if row is not None and row.games != len(slots):
         raise TournamentError(f"tournament {tid} in {store.path} has {row.games} games, its config {len(slots)}")
-    played = 0
+    played, ratings = 0, None
     resumed = row is not None and row.done > 0
     if row is None or row.finished_at is None:
         async with _entrants(config, store) as addresses:
@@ -178,8 +180,10 @@ async def run_tournament(
                 log.info("tournament resumed", done=row.done, games=row.games)
             bar = Progress(len(slots), row.done if row else 0, enabled=progress)
             async with player(store.records) as play:
-                played = await play_slots(store, config, play, addresses, concurrency or config.concurrency, bar)
-    final = standings_of(store, tid)
+                c = concurrency or config.concurrency
+                played, ratings = await play_slots(store, config, play, addresses, c, bar)
+    # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them
+    final = standings_of(store, tid, ratings)
     if row is None or row.finished_at is None:
         store.finish(tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
     json_path, csv_path = write_standings(store, final)

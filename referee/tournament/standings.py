@@ -98,8 +98,13 @@ def ratings_of(names: Iterable[str], games: list[GameRow]) -> Ratings:
     return rate(names, ((g.names, g.places) for g in games))
 
 
-def compute(tournament_id: str, names: list[str], games: list[GameRow], scheduled: int) -> Standings:
-    ratings = ratings_of(names, games)
+def compute(
+    tournament_id: str, names: list[str], games: list[GameRow], scheduled: int, ratings: Ratings | None = None
+) -> Standings:
+    """``ratings``, when given, must be ``ratings_of(names, games)`` already computed (the runner's live ratings
+    after the whole schedule); otherwise they are computed here."""
+    if ratings is None or ratings.games != len(games):
+        ratings = ratings_of(names, games)
     played: dict[str, int] = defaultdict(int)
     wins: dict[str, int] = defaultdict(int)
     score_sum: dict[str, int] = defaultdict(int)
