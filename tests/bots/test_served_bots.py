@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import grpc
 import pytest
@@ -140,7 +142,13 @@ BOOM_BOT = textwrap.dedent(
     class Boom(Bot):
         name, version, author = "boom", "0.1", "tests"
 
+        key = None
+
         def decide(self, d):
+            if self.key is None:
+                self.key = (d.game_id, d.seat)
+            if self.key != (d.game_id, d.seat):  # the kit makes one instance per game and seat
+                raise AssertionError(f"instance for {self.key} asked about {(d.game_id, d.seat)}")
             if d.game_id.startswith("boom") and d.turn >= 3:
                 raise ValueError("kaboom on turn %d" % d.turn)
             return 0
@@ -165,9 +173,14 @@ def test_a_bot_that_raises_gives_a_clear_error_and_keeps_serving(tmp_path):
             for s in seats:
                 if isinstance(s, StreamSeat):
                     s.cancel()
-            # Later games on the same server still work, on both transports.
-            _, scores, log = play([Seat(served.stub, "boom") for _ in range(4)], 5, f"fine-{Seat.__name__}")
-            assert log and len(scores) == 4
+
+            # Later games on the same server still work, on both transports, several at once.
+            def fine(i: int, Seat=Seat):
+                return play([Seat(served.stub, "boom") for _ in range(4)], 5 + i, f"fine-{Seat.__name__}-{i}")
+
+            with ThreadPoolExecutor(4) as pool:
+                for _, scores, log in pool.map(fine, range(4)):
+                    assert log and len(scores) == 4
     finally:
         assert served.stop() == 0
     assert "kaboom" in served.proc.stderr.read()
@@ -179,3 +192,18 @@ def test_signal_stops_the_server_cleanly(sig):
     StreamSeat(served.stub, "random")  # an open stream must not hold the server up
     play([UnarySeat(served.stub, "random") for _ in range(4)], 9, "before-stop")
     assert served.stop(sig, timeout=8) == 0
+
+
+def test_the_minimal_bot_in_the_docs_plays_over_grpc(tmp_path, servers):
+    doc = (Path(__file__).parents[2] / "docs" / "writing-a-bot.md").read_text()
+    script = tmp_path / "mybot.py"
+    script.write_text(re.findall(r"```python\n(.*?)```", doc, re.S)[0])
+    served = ServedBot([sys.executable, str(script), "0"]).wait_ready()
+    try:
+        hello = served.stub.Hello(bot_pb.HelloRequest(), timeout=5)
+        assert hello.name == "biggest"
+        for g in range(3):
+            seats = [UnarySeat(served.stub, "biggest"), StreamSeat(servers["random"].stub, "random")]
+            play(seats, 4000 + g, f"doc-{g}", Options(draw_one=True))
+    finally:
+        assert served.stop() == 0
