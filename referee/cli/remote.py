@@ -1,0 +1,346 @@
+"""Clients of the Referee service (docs/service.md): ``abluxx submit``, ``abluxx remote tournament
+create|start|watch|cancel|show``, ``abluxx remote standings``, ``abluxx remote entrants`` and ``abluxx remote games``.
+
+Every command takes ``--server HOST:PORT`` (or ABLUXX_SERVER) and ``--token`` (or ABLUXX_TOKEN); ``--tls-ca FILE``
+trusts a certificate for a TLS server (``--tls`` uses the system's roots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SERVER = "127.0.0.1:50050"
+
+
+def _conn(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--server",
+        default=os.environ.get("ABLUXX_SERVER", DEFAULT_SERVER),
+        help=f"the referee's HOST:PORT (default $ABLUXX_SERVER or {DEFAULT_SERVER})",
+    )
+    p.add_argument("--token", default=os.environ.get("ABLUXX_TOKEN"), help="bearer token (default $ABLUXX_TOKEN)")
+    p.add_argument("--tls", action="store_true", help="connect with TLS, trusting the system's roots")
+    p.add_argument("--tls-ca", type=Path, help="connect with TLS, trusting this PEM certificate")
+    p.add_argument("--tls-name", help="the name the server's certificate is for, when not the --server host")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for an answer (default 600)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("submit", help="submit a bot to a referee service (it must pass Hello and a validation game)")
+    p.add_argument("name", help="the bot's name on the server; the same name again submits a new version")
+    p.add_argument("address", help="HOST:PORT where the bot serves, reachable from the referee")
+    p.add_argument("--owner", default="", help="the owning author (default: the token's author)")
+    _conn(p)
+    p.set_defaults(func=submit)
+
+    r = sub.add_parser("remote", help="drive a referee service: tournaments, standings, entrants, games")
+    rsub = r.add_subparsers(dest="remote_command", metavar="WHAT", required=True)
+    t = rsub.add_parser("tournament", help="create, start, watch, cancel or show a tournament on the server")
+    tsub = t.add_subparsers(dest="tournament_action", metavar="ACTION", required=True)
+    p = tsub.add_parser("create", help="create a tournament from a TOML file (entrants may name submitted bots)")
+    p.add_argument(
+        "config", type=Path, help="TOML: the fields of docs/tournaments.md; entrants: bot, address or policy"
+    )
+    p.add_argument("--start", action="store_true", help="start it at once")
+    _conn(p)
+    p.set_defaults(func=create)
+    for action, helptext, fn in (
+        ("start", "start a created tournament", start),
+        ("watch", "follow a tournament's games and standings until it ends", watch),
+        ("cancel", "cancel a tournament", cancel),
+        ("show", "a tournament's state and progress", show),
+    ):
+        p = tsub.add_parser(action, help=helptext)
+        p.add_argument("id", help="the tournament id")
+        _conn(p)
+        p.set_defaults(func=fn)
+    p = rsub.add_parser("standings", help="a tournament's standings from the server")
+    p.add_argument("id", help="the tournament id")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _conn(p)
+    p.set_defaults(func=standings)
+    p = rsub.add_parser("entrants", help="the bots submitted to the server")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    _conn(p)
+    p.set_defaults(func=entrants)
+    p = rsub.add_parser("games", help="finished games on the server")
+    p.add_argument("id", nargs="?", default="", help="a tournament id (default: every tournament)")
+    p.add_argument("--entrant", default="", help="only games this entrant played")
+    p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
+    _conn(p)
+    p.set_defaults(func=games)
+
+
+class _Exit(Exception):
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _stub(args: argparse.Namespace):
+    import grpc
+
+    from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+
+    options = [("grpc.ssl_target_name_override", args.tls_name)] if args.tls_name else []
+    if args.tls or args.tls_ca:
+        root = args.tls_ca.read_bytes() if args.tls_ca else None
+        channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(root), options=options)
+    else:
+        channel = grpc.insecure_channel(args.server)
+    return ref_grpc.RefereeStub(channel)
+
+
+def _meta(args: argparse.Namespace) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {args.token}")] if args.token else []
+
+
+def _call(args: argparse.Namespace, method: str, request: Any, stream: bool = False) -> Any:
+    import grpc
+
+    try:
+        fn = getattr(_stub(args), method)
+        return fn(request, metadata=_meta(args), timeout=None if stream else args.timeout)
+    except grpc.RpcError as e:
+        raise _Exit(f"{method}: {e.code().name}: {e.details()}") from None
+
+
+def _run(fn):
+    def wrapped(args: argparse.Namespace) -> int:
+        import grpc
+
+        try:
+            return fn(args)
+        except _Exit as e:
+            print(f"abluxx: {e}", file=sys.stderr)
+            return e.code
+        except grpc.RpcError as e:  # raised while reading a stream
+            print(f"abluxx: {e.code().name}: {e.details()}", file=sys.stderr)
+            return 1
+
+    return wrapped
+
+
+# -- the TOML file as a request --------------------------------------------------------------------------------
+
+_INTS = ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes")
+
+
+def config_pb(data: dict[str, Any], source: str):
+    """The TOML tournament mapping as a TournamentConfig message; the server checks ranges and names."""
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    known = {*_INTS, "name", "seat_orders", "options", "time_control", "entrants"}
+    for k in data:
+        if k not in known:
+            raise _Exit(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})", 2)
+    c = ref_pb.TournamentConfig(name=data.get("name", Path(source).stem))
+    for k in _INTS:
+        if k in data:
+            if isinstance(data[k], bool) or not isinstance(data[k], int):
+                raise _Exit(f"{source}: {k}: must be an integer, not {data[k]!r}", 2)
+            setattr(c, k, data[k])
+    if "seat_orders" in data:
+        c.seat_orders = str(data["seat_orders"])
+    for table, msg, keys, kind in (
+        ("options", c.options, ("draw_one", "end_on_empty_pile"), bool),
+        ("time_control", c.time_control, ("decision_ms", "bank_ms", "grace_ms"), int),
+    ):
+        given = data.get(table, {})
+        if not isinstance(given, dict):
+            raise _Exit(f"{source}: {table}: must be a table", 2)
+        for k, v in given.items():
+            if k not in keys:
+                raise _Exit(f"{source}: {table}.{k}: unknown key (known: {', '.join(keys)})", 2)
+            if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+                raise _Exit(f"{source}: {table}.{k}: must be {'true or false' if kind is bool else 'an integer'}", 2)
+            setattr(msg, k, v)
+        if table == "options" and given:
+            c.options.SetInParent()
+    for i, e in enumerate(data.get("entrants", [])):
+        at = f"{source}: entrants[{i}]"
+        if not isinstance(e, dict):
+            raise _Exit(f"{at}: must be a table with name and bot, address or policy", 2)
+        if "command" in e:
+            raise _Exit(
+                f"{at}.command: a server does not start bots; run the bot, then submit it or give its address", 2
+            )
+        for k in e:
+            if k not in ("name", "bot", "address", "policy"):
+                raise _Exit(f"{at}.{k}: unknown key (known: name, bot, address, policy)", 2)
+        entrant = c.entrants.add(name=str(e.get("name", "")))
+        for k in ("bot", "address", "policy"):
+            if k in e:
+                setattr(entrant, k, str(e[k]))
+    return c
+
+
+# -- commands --------------------------------------------------------------------------------------------------
+
+
+@_run
+def submit(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    print(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
+    out = _call(args, "SubmitBot", ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner))
+    if out.HasField("refusal"):
+        check = ref_pb.ComplianceCheck.Name(out.refusal.check).removeprefix("COMPLIANCE_CHECK_").lower()
+        print(f"refused ({check} check): {out.refusal.reason}")
+        return 1
+    e = out.entrant
+    print(
+        f"accepted: {e.entrant_id} (owner {e.owner}, bot version {e.bot_version or '-'}, "
+        f"validated by game {e.validation_game_id})"
+    )
+    return 0
+
+
+def _state(t) -> str:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    return ref_pb.TournamentState.Name(t.state).removeprefix("TOURNAMENT_STATE_").lower()
+
+
+def _say(t) -> str:
+    return f"tournament {t.tournament_id}: {_state(t)}, {t.finished}/{t.games} games, {t.in_flight} in flight"
+
+
+@_run
+def create(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    try:
+        data = tomllib.loads(args.config.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise _Exit(f"{args.config}: cannot read the file ({e.strerror})", 2) from None
+    except tomllib.TOMLDecodeError as e:
+        raise _Exit(f"{args.config}: not valid TOML ({e})", 2) from None
+    t = _call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config_pb(data, str(args.config))))
+    print(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
+    if args.start:
+        t = _call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=t.tournament_id))
+        print(_say(t))
+    else:
+        print(f"start it with: abluxx remote tournament start {t.tournament_id}")
+    return 0
+
+
+@_run
+def start(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    print(_say(_call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=args.id))))
+    return 0
+
+
+@_run
+def cancel(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    print(_say(_call(args, "CancelTournament", ref_pb.CancelTournamentRequest(tournament_id=args.id))))
+    return 0
+
+
+@_run
+def show(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    print(_say(_call(args, "GetTournament", ref_pb.GetTournamentRequest(tournament_id=args.id))))
+    return 0
+
+
+def standings_table(s) -> str:
+    head = f"{'#':>2}  {'entrant':<16} {'mu-3sd':>7} {'mu':>6} {'sigma':>5} {'games':>5} {'wins':>5} {'avg':>6}  faults"
+    lines = [f"standings of {s.tournament_id}: {s.games}/{s.scheduled} games", head, "-" * len(head)]
+    for r in s.rows:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "-"
+        lines.append(
+            f"{r.rank:>2}  {r.entrant[:16]:<16} {r.conservative:>7.2f} {r.mu:>6.2f} {r.sigma:>5.2f} "
+            f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f}  {faults}"
+        )
+    return "\n".join(lines)
+
+
+def _game_line(g) -> str:
+    seats = "  ".join(
+        f"{s.place}.{s.entrant} {s.score:+d}{'(retired)' if s.retired else ''}"
+        for s in sorted(g.seats, key=lambda s: s.place)
+    )
+    return f"{g.game_id}  {seats}  [{g.end_reason}]"
+
+
+@_run
+def watch(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    last = None
+    state = ""
+    for ev in _call(args, "WatchTournament", ref_pb.WatchTournamentRequest(tournament_id=args.id), stream=True):
+        which = ev.WhichOneof("event")
+        if which == "tournament":
+            if _state(ev.tournament) != state:
+                state = _state(ev.tournament)
+                print(_say(ev.tournament), flush=True)
+        elif which == "started":
+            print(f"started   {ev.started.game_id}  {' vs '.join(ev.started.entrants)}", flush=True)
+        elif which == "finished":
+            print(f"finished  {_game_line(ev.finished.game)}", flush=True)
+        elif which == "standings":
+            last = ev.standings
+    if last is not None:
+        print()
+        print(standings_table(last))
+    if state != "finished":
+        print(f"the stream ended with the tournament {state or 'unknown'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+@_run
+def standings(args: argparse.Namespace) -> int:
+    from google.protobuf import json_format
+
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    s = _call(args, "GetStandings", ref_pb.GetStandingsRequest(tournament_id=args.id))
+    print(json_format.MessageToJson(s) if args.json else standings_table(s))
+    return 0
+
+
+@_run
+def entrants(args: argparse.Namespace) -> int:
+    from google.protobuf import json_format
+
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    out = _call(args, "ListEntrants", ref_pb.ListEntrantsRequest())
+    for e in out.entrants:
+        if args.json:
+            print(json.dumps(json_format.MessageToDict(e)))
+        else:
+            state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
+            print(
+                f"{e.entrant_id:<24} {state:<10} owner {e.owner:<12} {e.address:<22} "
+                f"mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}"
+            )
+    return 0
+
+
+@_run
+def games(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    out = _call(
+        args, "ListGames", ref_pb.ListGamesRequest(tournament_id=args.id, entrant=args.entrant, fault=args.fault)
+    )
+    for g in out.games:
+        print(_game_line(g))
+    print(f"{out.total} games")
+    return 0

@@ -1,0 +1,62 @@
+"""``abluxx serve``: run the Referee gRPC service (docs/service.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from referee.store import DEFAULT_DATA
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help="run the referee as a gRPC service (submit bots, run and watch tournaments)")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    p.add_argument("--port", type=int, required=True, help="port to listen on; 0 picks a free one")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--config", type=Path, help="the server's TOML settings: tokens, delays (docs/service.md)")
+    p.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
+    p.add_argument("--tls-key", type=Path, help="PEM private key for --tls-cert")
+    p.add_argument(
+        "--allow-insecure-remote",
+        action="store_true",
+        help="allow plaintext on a non-loopback address (only behind something that encrypts)",
+    )
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=run)
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"abluxx serve: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.log import configure
+    from referee.service import ServeError, SettingsError, load, serve
+    from referee.store import StoreError
+
+    if not 0 <= args.port <= 65535:
+        return _fail(f"--port must be 0 to 65535, got {args.port}")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        return _fail("give both --tls-cert and --tls-key, or neither")
+    try:
+        settings = load(args.config)
+    except SettingsError as e:
+        return _fail(str(e))
+    if not settings.organiser_tokens:
+        print(
+            "abluxx serve: warning: no organiser token (set ABLUXX_ORGANISER_TOKENS or [auth] organiser_tokens); "
+            "nobody can create tournaments",
+            file=sys.stderr,
+        )
+    configure(level=args.log_level)
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    try:
+        asyncio.run(
+            serve(args.data, args.host, args.port, settings, tls=tls, allow_insecure_remote=args.allow_insecure_remote)
+        )
+    except (ServeError, StoreError) as e:
+        return _fail(str(e), 1)
+    return 0

@@ -1,0 +1,79 @@
+"""Who is calling: bearer tokens from the ``authorization`` metadata, matched against the server's settings.
+
+Organisers may do everything; an author may submit and retire only bots they own. Checks happen before a call
+touches anything, so a refused call has no side effect.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+import grpc
+
+from .settings import Settings
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str  # the author's name, or "organiser"
+    organiser: bool
+
+
+class Denied(Exception):
+    """A call the caller may not make: ``code`` is UNAUTHENTICATED or PERMISSION_DENIED."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Auth:
+    def __init__(self, settings: Settings) -> None:
+        self._tokens: list[tuple[bytes, Principal]] = [
+            (t.encode(), Principal(f"organiser{i + 1}" if len(settings.organiser_tokens) > 1 else "organiser", True))
+            for i, t in enumerate(settings.organiser_tokens)
+        ]
+        self._tokens += [(t.encode(), Principal(name, False)) for name, t in settings.author_tokens.items()]
+        self.open_reads = settings.open_reads
+
+    def who(self, metadata: tuple[tuple[str, str | bytes], ...] | None) -> Principal | None:
+        """The caller, or None when no token is given; Denied for a malformed header or an unknown token."""
+        values = [v for k, v in metadata or () if k.lower() == "authorization"]
+        if not values:
+            return None
+        value = values[0] if isinstance(values[0], str) else values[0].decode("latin-1")
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Denied(grpc.StatusCode.UNAUTHENTICATED, "the authorization metadata must be 'Bearer <token>'")
+        given = token.strip().encode()
+        found = None
+        for known, principal in self._tokens:  # compare with every token, in constant time each
+            if hmac.compare_digest(known, given):
+                found = principal
+        if found is None:
+            raise Denied(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        return found
+
+    def caller(self, context: grpc.aio.ServicerContext) -> Principal:
+        """A caller with a valid token, or Denied(UNAUTHENTICATED)."""
+        who = self.who(context.invocation_metadata())
+        if who is None:
+            raise Denied(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "this call needs a token: send 'authorization: Bearer <token>' metadata",
+            )
+        return who
+
+    def organiser(self, context: grpc.aio.ServicerContext, what: str) -> Principal:
+        who = self.caller(context)
+        if not who.organiser:
+            raise Denied(grpc.StatusCode.PERMISSION_DENIED, f"only an organiser may {what}")
+        return who
+
+    def reader(self, context: grpc.aio.ServicerContext) -> Principal | None:
+        """Anyone when reads are open (a token given is still checked); else a caller with a valid token."""
+        if self.open_reads:
+            return self.who(context.invocation_metadata())
+        return self.caller(context)

@@ -1,0 +1,210 @@
+"""What the service keeps beside the tournament store, in the same SQLite file: submitted bot versions, and each
+tournament's lifecycle (created, running, finished, cancelled) and which bot versions it uses.
+
+The tournament store (referee.store) keeps configs, schedules, games and results; this module only adds tables
+of its own and reads the store's through its connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from referee.rating import Ratings
+from referee.store import SqliteStore
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS service_entrants (
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    address TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    bot_version TEXT NOT NULL,
+    bot_author TEXT NOT NULL,
+    state TEXT NOT NULL,             -- active, superseded, retired
+    submitted_at REAL NOT NULL,
+    validation_game TEXT NOT NULL,
+    PRIMARY KEY (name, version)
+);
+CREATE TABLE IF NOT EXISTS service_tournaments (
+    id TEXT PRIMARY KEY,             -- tournaments.id in the store
+    state TEXT NOT NULL,             -- created, running, finished, cancelled
+    created_by TEXT NOT NULL,
+    changed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS service_tournament_bots (
+    tournament_id TEXT NOT NULL,
+    entrant TEXT NOT NULL,           -- the name in the tournament's standings
+    bot TEXT NOT NULL,               -- service_entrants.name
+    version INTEGER NOT NULL,        -- service_entrants.version
+    PRIMARY KEY (tournament_id, entrant)
+);
+"""
+
+CREATED, RUNNING, FINISHED, CANCELLED = "created", "running", "finished", "cancelled"
+ACTIVE, SUPERSEDED, RETIRED = "active", "superseded", "retired"
+
+
+@dataclass(frozen=True)
+class BotVersion:
+    name: str
+    version: int
+    address: str
+    owner: str
+    bot_version: str
+    bot_author: str
+    state: str
+    submitted_at: float
+    validation_game: str
+
+    @property
+    def entrant_id(self) -> str:
+        return f"{self.name}.v{self.version}"
+
+
+class Registry:
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.db = store.db
+        self.db.executescript(_SCHEMA)
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- bots ---------------------------------------------------------------------------------------------------
+
+    def bots(self, active_only: bool = False) -> list[BotVersion]:
+        where = "WHERE state = 'active'" if active_only else ""
+        rows = self.db.execute(f"SELECT * FROM service_entrants {where} ORDER BY submitted_at DESC, name, version DESC")
+        return [BotVersion(*r) for r in rows]
+
+    def bot(self, name: str, version: int = 0) -> BotVersion | None:
+        if version:
+            r = self.db.execute("SELECT * FROM service_entrants WHERE name = ? AND version = ?", (name, version))
+        else:
+            r = self.db.execute("SELECT * FROM service_entrants WHERE name = ? ORDER BY version DESC LIMIT 1", (name,))
+        row = r.fetchone()
+        return BotVersion(*row) if row else None
+
+    def add_bot(
+        self, name: str, address: str, owner: str, bot_version: str, bot_author: str, game_id: str
+    ) -> BotVersion:
+        """The next version of ``name``; the older ones are superseded, in the same transaction."""
+        with self._tx():
+            latest = self.db.execute("SELECT MAX(version) FROM service_entrants WHERE name = ?", (name,)).fetchone()
+            version = (latest[0] or 0) + 1
+            self.db.execute(
+                "UPDATE service_entrants SET state = ? WHERE name = ? AND state = ?", (SUPERSEDED, name, ACTIVE)
+            )
+            self.db.execute(
+                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, version, address, owner, bot_version, bot_author, ACTIVE, time.time(), game_id),
+            )
+        found = self.bot(name, version)
+        assert found is not None
+        return found
+
+    def retire_bot(self, name: str, version: int) -> None:
+        with self._tx():
+            self.db.execute(
+                "UPDATE service_entrants SET state = ? WHERE name = ? AND version = ?", (RETIRED, name, version)
+            )
+
+    # -- tournaments --------------------------------------------------------------------------------------------
+
+    def add_tournament(self, tid: str, created_by: str, bots: dict[str, tuple[str, int]]) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO service_tournaments VALUES (?, ?, ?, ?)", (tid, CREATED, created_by, time.time())
+            )
+            self.db.executemany(
+                "INSERT INTO service_tournament_bots VALUES (?, ?, ?, ?)",
+                [(tid, entrant, b, v) for entrant, (b, v) in bots.items()],
+            )
+
+    def state(self, tid: str) -> tuple[str, str]:
+        """(state, created_by) of a stored tournament. One made by ``abluxx tournament run`` in the same data folder
+        has no row here: it is finished, or created (the service may start, and so resume, it)."""
+        row = self.db.execute("SELECT state, created_by FROM service_tournaments WHERE id = ?", (tid,)).fetchone()
+        if row:
+            return row[0], row[1]
+        t = self.store.tournament(tid)
+        return (FINISHED if t is not None and t.finished_at is not None else CREATED), "cli"
+
+    def set_state(self, tid: str, state: str) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO service_tournaments VALUES (?, ?, 'cli', ?) "
+                "ON CONFLICT (id) DO UPDATE SET state = excluded.state, changed_at = excluded.changed_at",
+                (tid, state, time.time()),
+            )
+
+    def running(self) -> list[str]:
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM service_tournaments WHERE state = ? ORDER BY changed_at", (RUNNING,)
+            )
+        ]
+
+    # -- games --------------------------------------------------------------------------------------------------
+
+    def game_location(self, game_id: str) -> tuple[str, str | None] | None:
+        """(tournament id, record path relative to the data folder) of a finished game."""
+        row = self.db.execute("SELECT tournament_id, record_path FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def scheduled_game(self, game_id: str) -> tuple[str, int, int, int] | None:
+        """(tournament id, slot, deck seed, done) of a game in any schedule."""
+        row = self.db.execute(
+            "SELECT tournament_id, slot, deck_seed, done FROM schedule WHERE game_id = ?", (game_id,)
+        ).fetchone()
+        return (row[0], row[1], row[2], row[3]) if row else None
+
+    def deal_pending(self, tid: str, deck_seed: int) -> int:
+        """Games of ``tid`` still to play on the deck ``deck_seed`` (its duplicate set)."""
+        return self.db.execute(
+            "SELECT COUNT(*) FROM schedule WHERE tournament_id = ? AND deck_seed = ? AND done = 0", (tid, deck_seed)
+        ).fetchone()[0]
+
+    def bot_ratings(self) -> dict[tuple[str, int], tuple[float, float, int]]:
+        """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
+        tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
+        links = {(t, e): (b, v) for t, e, b, v in self.db.execute("SELECT * FROM service_tournament_bots")}
+        if not links:
+            return {}
+        games: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
+        keys: set[str] = set()
+        played: dict[str, int] = {}
+        for t in self.store.tournaments():
+            if not any(tid == t.id for tid, _ in links):
+                continue
+            for g in self.store.games(t.id):
+                seats = tuple(
+                    f"{b}\0{v}" if (b, v) != ("", 0) else f"{t.id}\0{n}"
+                    for n in g.names
+                    for b, v in [links.get((t.id, n), ("", 0))]
+                )
+                keys.update(seats)
+                for s in seats:
+                    played[s] = played.get(s, 0) + 1
+                games.append((seats, g.places))
+        ratings = Ratings(sorted(keys))
+        for seats, places in games:
+            ratings.add(seats, places)
+        out = {}
+        for b, v in set(links.values()):
+            key = f"{b}\0{v}"
+            if key in keys:
+                r = ratings.get(key)
+                out[(b, v)] = (r.mu, r.sigma, played[key])
+        return out

@@ -1,0 +1,305 @@
+"""Tournaments running inside the service: games played concurrently, each committed to the store as it ends,
+progress published to watchers, live games kept for spectators, and a graceful stop.
+
+A run plays the tournament's pending slots (so starting a run again resumes it). ``drain`` stops it taking new
+games and lets the games in flight finish; whatever is still playing when the grace period ends is abandoned and
+played again from its deal by the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from referee.engine import cards_of, deck_from_seed, event_for, new_game, public_view
+from referee.log import get_logger
+from referee.match import ChannelPool, play_game
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.store import SqliteStore
+from referee.tournament.config import TournamentConfig
+from referee.tournament.entrants import EntrantError, LocalBots, check_reachable
+from referee.tournament.runner import game_spec, standings_of, write_standings
+from referee.tournament.schedule import Slot
+from referee.wire import event_from_pb, event_pb, options_pb
+
+RETRY_S = 5.0  # how often a resumed run asks unreachable entrants again
+
+
+def public_events(events) -> list[pb.Event]:
+    """Recorded (full) events as a spectator may see them (R17)."""
+    return [event_pb(event_for(event_from_pb(e), None)) for e in events]
+
+
+def public_decision(d: rec_pb.DecisionRecord) -> ref_pb.GameWatchEvent:
+    return ref_pb.GameWatchEvent(
+        decision=ref_pb.PublicDecision(
+            seq=d.seq, seat=d.seat, kind=d.kind, chosen_by=d.chosen_by, fault=d.fault, events=public_events(d.events)
+        )
+    )
+
+
+def opening(
+    game_id: str, tid: str, names: list[str], versions: list[str], options, seed: int, start_seat: int, delay_ms: int
+) -> ref_pb.GameWatchEvent:
+    """What anyone at the table could see before the first decision: the market and the hand sizes."""
+    state = new_game(deck_from_seed(seed), len(names), options, start_seat)
+    v = public_view(state)
+    return ref_pb.GameWatchEvent(
+        opening=ref_pb.GameOpening(
+            game_id=game_id,
+            tournament_id=tid,
+            players=[
+                pb.Player(seat=i, name=n, version=ver) for i, (n, ver) in enumerate(zip(names, versions, strict=True))
+            ],
+            options=options_pb(options),
+            start_seat=start_seat,
+            market=cards_of(v.market),
+            hand_sizes=v.hand_sizes,
+            delay_ms=delay_ms,
+        )
+    )
+
+
+class LiveGame:
+    """A game being played: its public events with the time each happened, for spectators."""
+
+    def __init__(self, first: ref_pb.GameWatchEvent) -> None:
+        self.items: list[tuple[float, ref_pb.GameWatchEvent]] = [(time.monotonic(), first)]
+        self.done = False
+        self._changed = asyncio.Event()
+
+    def add(self, item: ref_pb.GameWatchEvent, done: bool = False) -> None:
+        self.items.append((time.monotonic(), item))
+        self.done = self.done or done
+        self._wake()
+
+    def end(self) -> None:
+        """The game was abandoned (cancelled or the server stopped): spectators' streams end."""
+        self.done = True
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def follow(self, delay_s: float) -> AsyncIterator[ref_pb.GameWatchEvent]:
+        """Every item, each no sooner than ``delay_s`` after it happened, until the game ends."""
+        i = 0
+        while True:
+            if i < len(self.items):
+                t, item = self.items[i]
+                wait = t + delay_s - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                yield item
+                i += 1
+            elif self.done:
+                return
+            else:
+                await self._changed.wait()
+
+
+class Hub:
+    """Tournament watchers: each has a queue; None ends its stream."""
+
+    def __init__(self) -> None:
+        self.watchers: dict[str, set[asyncio.Queue]] = {}
+
+    def subscribe(self, tid: str) -> asyncio.Queue:
+        q: asyncio.Queue = asyncio.Queue()
+        self.watchers.setdefault(tid, set()).add(q)
+        return q
+
+    def unsubscribe(self, tid: str, q: asyncio.Queue) -> None:
+        self.watchers.get(tid, set()).discard(q)
+
+    def watched(self, tid: str) -> bool:
+        return bool(self.watchers.get(tid))
+
+    def publish(self, tid: str, event: ref_pb.TournamentEvent | None) -> None:
+        for q in list(self.watchers.get(tid, ())):
+            q.put_nowait(event)
+
+    def close_all(self) -> None:
+        for tid in list(self.watchers):
+            self.publish(tid, None)
+
+
+class Run:
+    """One tournament being played by the service."""
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        config: TournamentConfig,
+        hub: Hub,
+        live: dict[str, LiveGame],
+        *,
+        delay_ms: int,
+        on_finished: Callable[[str], None],
+        snapshot: Callable[[str], ref_pb.Tournament],
+        standings_pb: Callable[[object], ref_pb.Standings],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.tid = config.tournament_id
+        self.hub = hub
+        self.live = live
+        self.delay_ms = delay_ms
+        self.on_finished = on_finished
+        self.snapshot = snapshot
+        self.standings_pb = standings_pb
+        self.in_flight: set[str] = set()
+        self.taking = True  # False once draining: no new game starts
+        self.task: asyncio.Task | None = None
+        self.log = get_logger(tournament=self.tid)
+        self._games: set[asyncio.Task] = set()
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"tournament {self.tid}")
+
+    async def _run(self) -> None:
+        config = self.config
+        try:
+            async with LocalBots(config.entrants, self.store.data / "logs", self.tid) as bots:
+                addresses = {e.name: e.address for e in config.entrants if e.address}
+                addresses.update(bots.addresses)
+                while True:  # a resumed run waits for its bots to come back rather than fault them all
+                    try:
+                        await check_reachable(addresses)
+                        break
+                    except EntrantError as e:
+                        self.log.warning("entrants unreachable; retrying", error=str(e), retry_s=RETRY_S)
+                        await asyncio.sleep(RETRY_S)
+                    if not self.taking:
+                        return
+                async with ChannelPool() as pool:
+                    await self._play(addresses, pool)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self.log.error("tournament run failed; it resumes at the next start", error=repr(e))
+            return
+        if self.taking and not self.store.slots(self.tid, pending_only=True):
+            self._finish()
+
+    async def _play(self, addresses: dict[str, str], pool: ChannelPool) -> None:
+        queue = iter(self.store.slots(self.tid, pending_only=True))
+
+        async def worker() -> None:
+            for slot in queue:  # shared: each slot goes to exactly one worker
+                if not self.taking:
+                    return
+                await self._game(slot, addresses, pool)
+
+        workers = [asyncio.create_task(worker()) for _ in range(self.config.concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _game(self, slot: Slot, addresses: dict[str, str], pool: ChannelPool) -> None:
+        record = self.store.records / f"{slot.game_id}.abluxx"
+        with contextlib.suppress(FileNotFoundError):
+            record.unlink()  # the partial record of a game that was in flight when the referee stopped
+        spec = game_spec(self.config, slot, addresses)
+        live = LiveGame(
+            opening(
+                slot.game_id,
+                self.tid,
+                list(slot.seats),
+                [""] * len(slot.seats),
+                spec.options,
+                spec.seed,
+                spec.start_seat,
+                self.delay_ms,
+            )
+        )
+        self.live[slot.game_id] = live
+        self.in_flight.add(slot.game_id)
+        self.hub.publish(
+            self.tid,
+            ref_pb.TournamentEvent(
+                started=ref_pb.GameStarted(game_id=slot.game_id, slot=slot.slot, entrants=slot.seats)
+            ),
+        )
+        try:
+            result = await play_game(
+                spec, pool=pool, record_path=record, on_decision=lambda d: live.add(public_decision(d))
+            )
+            self.store.save_game(self.tid, slot, result)
+            live.add(
+                ref_pb.GameWatchEvent(
+                    closing=ref_pb.GameClosing(
+                        reason=pb.EndReason.Value("END_REASON_" + result.end_reason.name),
+                        scores=result.scores,
+                        places=result.places,
+                        retired=[i for i, s in enumerate(result.seats) if s.retired],
+                    )
+                ),
+                done=True,
+            )
+        finally:
+            live.end()
+            self.in_flight.discard(slot.game_id)
+            if self.live.get(slot.game_id) is live:
+                del self.live[slot.game_id]
+        self._published_finish(slot.game_id)
+
+    def _published_finish(self, game_id: str) -> None:
+        if not self.hub.watched(self.tid):
+            return
+        from .convert import game_summary
+
+        row = next((g for g in self.store.games(self.tid) if g.game_id == game_id), None)
+        if row is not None:
+            self.hub.publish(
+                self.tid, ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=game_summary(self.tid, row)))
+            )
+        self.hub.publish(
+            self.tid, ref_pb.TournamentEvent(standings=self.standings_pb(standings_of(self.store, self.tid)))
+        )
+        self.hub.publish(self.tid, ref_pb.TournamentEvent(tournament=self.snapshot(self.tid)))
+
+    def _finish(self) -> None:
+        final = standings_of(self.store, self.tid)
+        self.store.finish(self.tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
+        write_standings(self.store, final)
+        self.log.info("tournament finished", games=final.games)
+        self.on_finished(self.tid)
+
+    async def drain(self, grace_s: float) -> None:
+        """Start no more games; wait up to ``grace_s`` for those in flight; then abandon the rest."""
+        self.taking = False
+        if self.task is None:
+            return
+        done, _ = await asyncio.wait({self.task}, timeout=grace_s)
+        if not done:
+            self.log.warning("grace period over; abandoning games in flight", games=sorted(self.in_flight))
+            await self.cancel()
+
+    async def cancel(self) -> None:
+        self.taking = False
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        for gid in list(self.in_flight):
+            game = self.live.pop(gid, None)
+            if game is not None:
+                game.end()
+        self.in_flight.clear()
+
+
+def record_file(store: SqliteStore, relative: str | None) -> Path | None:
+    if relative is None:
+        return None
+    p = Path(relative)
+    return p if p.is_absolute() else store.data / p

@@ -1,0 +1,606 @@
+"""The Referee gRPC service (proto/abluxxen/v1/referee.proto) on grpc.aio, with health, reflection, auth, TLS and a
+graceful stop (docs/service.md).
+
+Everything runs on one event loop and one SQLite connection. A call checks its caller and its arguments before it
+writes anything; a refused call has no side effect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import ipaddress
+import json
+import re
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+from grpc_reflection.v1alpha import reflection
+
+from referee.log import get_logger
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+from referee.records import RecordError, read_record
+from referee.store import SqliteStore, open_store
+from referee.tournament import schedule as schedule_mod
+from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
+from referee.tournament.entrants import EntrantError, check_reachable
+from referee.tournament.runner import standings_of
+
+from .auth import Auth, Denied, Principal
+from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
+from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry
+from .runs import Hub, LiveGame, Run, opening, public_decision, record_file
+from .settings import NAME, Settings
+from .submit import Passed, check_bot
+
+SERVICE_NAME = "abluxxen.v1.Referee"
+MAX_API_GAMES = 200_000  # the largest schedule CreateTournament accepts
+FAULT_KINDS = {rec_pb.FaultKind.Name(v).removeprefix("FAULT_KIND_").lower() for v in rec_pb.FaultKind.values() if v}
+
+
+class Fail(Exception):
+    """End the call with ``code`` and ``message``."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _invalid(message: str) -> Fail:
+    return Fail(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def _not_found(message: str) -> Fail:
+    return Fail(grpc.StatusCode.NOT_FOUND, message)
+
+
+def _precondition(message: str) -> Fail:
+    return Fail(grpc.StatusCode.FAILED_PRECONDITION, message)
+
+
+def _handle(fn: Callable) -> Callable:
+    """Turn Fail and Denied into the call's status; anything else is INTERNAL (and logged)."""
+
+    @functools.wraps(fn)
+    async def unary(self: RefereeService, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await fn(self, request, context)
+        except (Fail, Denied) as e:
+            await context.abort(e.code, e.message)
+        except (grpc.aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as e:
+            self.log.exception("call failed", method=fn.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, f"{fn.__name__} failed in the referee: {e!r}")
+
+    return unary
+
+
+def _handle_stream(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    async def stream(self: RefereeService, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            async for item in fn(self, request, context):
+                yield item
+        except (Fail, Denied) as e:
+            await context.abort(e.code, e.message)
+        except (grpc.aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as e:
+            self.log.exception("call failed", method=fn.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, f"{fn.__name__} failed in the referee: {e!r}")
+
+    return stream
+
+
+class RefereeService(ref_grpc.RefereeServicer):
+    def __init__(self, store: SqliteStore, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.registry = Registry(store)
+        self.auth = Auth(settings)
+        self.hub = Hub()
+        self.live: dict[str, LiveGame] = {}
+        self.runs: dict[str, Run] = {}
+        self.draining = False
+        self.submitting: set[str] = set()  # bot names whose validation is under way
+        self.log = get_logger(service="referee")
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    def resume_running(self) -> None:
+        """Start a run for every tournament that was running when the server stopped."""
+        for tid in self.registry.running():
+            row = self.store.tournament(tid)
+            if row is None:
+                continue
+            self.log.info("resuming tournament", tournament=tid, done=row.done, games=row.games)
+            self._start_run(TournamentConfig.from_json(row.config))
+
+    def _start_run(self, config: TournamentConfig) -> Run:
+        run = Run(
+            self.store,
+            config,
+            self.hub,
+            self.live,
+            delay_ms=self.settings.spectator_delay_ms,
+            on_finished=self._finished,
+            snapshot=self._tournament,
+            standings_pb=standings_pb,
+        )
+        self.runs[config.tournament_id] = run
+        run.start()
+        return run
+
+    def _finished(self, tid: str) -> None:
+        self.registry.set_state(tid, FINISHED)
+        self.runs.pop(tid, None)
+        self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
+        self.hub.publish(tid, None)
+
+    async def drain(self, grace_s: float) -> None:
+        """Stop taking work; let the games in flight finish within ``grace_s``; end every stream."""
+        self.draining = True
+        await asyncio.gather(*(run.drain(grace_s) for run in list(self.runs.values())))
+        self.hub.close_all()
+        for game in list(self.live.values()):
+            game.end()
+
+    def _writable(self) -> None:
+        if self.draining:
+            raise Fail(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down; try again once it is back")
+
+    # -- entrants -----------------------------------------------------------------------------------------------
+
+    def _ratings(self) -> dict[tuple[str, int], tuple[float, float, int]]:
+        return self.registry.bot_ratings()
+
+    @_handle
+    async def SubmitBot(self, request: ref_pb.SubmitBotRequest, context) -> ref_pb.SubmitBotResponse:
+        who = self.auth.caller(context)
+        self._writable()
+        name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
+        if not name:
+            raise _invalid("name: must not be empty")
+        if not NAME.match(name):
+            raise _invalid(f"name: {name!r} must be 1-40 letters, digits or _.+-")
+        try:
+            check_address("address", "address", address)
+        except ConfigError as e:
+            raise _invalid(f"address: {e.reason}") from None
+        if owner and not NAME.match(owner):
+            raise _invalid(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
+        if not who.organiser:
+            if owner and owner != who.name:
+                raise Denied(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}",
+                )
+            owner = who.name
+        elif not owner:
+            owner = who.name
+        latest = self.registry.bot(name)
+        if latest is not None and not who.organiser and latest.owner != who.name:
+            raise Denied(
+                grpc.StatusCode.PERMISSION_DENIED, f"the bot {name!r} belongs to {latest.owner!r}; choose another name"
+            )
+        if name in self.submitting:
+            raise Fail(grpc.StatusCode.ABORTED, f"bot {name!r} is being validated already; wait for that to finish")
+        self.submitting.add(name)
+        try:
+            self.log.info("validating bot", bot=name, address=address, owner=owner)
+            outcome = await check_bot(name, address, self.settings, self.store.data / "validation")
+        finally:
+            self.submitting.discard(name)
+        if not isinstance(outcome, Passed):
+            self.log.info("bot refused", bot=name, reason=outcome.reason)
+            return ref_pb.SubmitBotResponse(refusal=outcome)
+        self._writable()
+        bot = self.registry.add_bot(name, address, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
+        self.log.info("bot accepted", bot=bot.entrant_id, owner=owner)
+        return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None))
+
+    @_handle
+    async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
+        self.auth.reader(context)
+        ratings = self._ratings()
+        return ref_pb.ListEntrantsResponse(
+            entrants=[entrant_pb(b, ratings.get((b.name, b.version))) for b in self.registry.bots(request.active_only)]
+        )
+
+    def _bot(self, name: str, version: int = 0):
+        if not name:
+            raise _invalid("name: must not be empty")
+        bot = self.registry.bot(name, version)
+        if bot is None:
+            raise _not_found(f"no bot {name!r}" + (f" version {version}" if version else "") + " on this server")
+        return bot
+
+    @_handle
+    async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
+        self.auth.reader(context)
+        bot = self._bot(request.name, request.version)
+        return entrant_pb(bot, self._ratings().get((bot.name, bot.version)))
+
+    @_handle
+    async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
+        who = self.auth.caller(context)
+        self._writable()
+        bot = self._bot(request.name)
+        if not who.organiser and bot.owner != who.name:
+            raise Denied(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it",
+            )
+        if bot.state != RETIRED:
+            self.registry.retire_bot(bot.name, bot.version)
+            self.log.info("bot retired", bot=bot.entrant_id, by=who.name)
+        return entrant_pb(self._bot(bot.name, bot.version), self._ratings().get((bot.name, bot.version)))
+
+    # -- tournaments --------------------------------------------------------------------------------------------
+
+    def _tournament(self, tid: str) -> ref_pb.Tournament:
+        row = self.store.tournament(tid)
+        if row is None:
+            raise _not_found(f"no tournament {tid!r} on this server")
+        state, created_by = self.registry.state(tid)
+        run = self.runs.get(tid)
+        return ref_pb.Tournament(
+            tournament_id=tid,
+            name=row.name,
+            state=TOURNAMENT_STATE[state],
+            games=row.games,
+            finished=row.done,
+            in_flight=len(run.in_flight) if run else 0,
+            entrants=[e["name"] for e in row.config["entrants"]],
+            created_at=rfc3339(row.created_at),
+            created_by=created_by,
+            config_json=json.dumps(row.config, sort_keys=True),
+        )
+
+    def _config(self, c: ref_pb.TournamentConfig) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
+        """The request's config as the TOML file's mapping, and which submitted bot versions it names."""
+        if not c.name:
+            raise _invalid("config.name: must not be empty")
+        d: dict[str, Any] = {"name": c.name}
+        for key in ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes"):
+            if c.HasField(key):
+                d[key] = getattr(c, key)
+        if c.seat_orders:
+            d["seat_orders"] = c.seat_orders
+        if c.HasField("options"):
+            d["options"] = {
+                k: getattr(c.options, k) for k in ("draw_one", "end_on_empty_pile") if c.options.HasField(k)
+            }
+        tc = self.settings.time_control
+        d["time_control"] = {"decision_ms": tc.decision_ms, "bank_ms": tc.bank_ms, "grace_ms": tc.grace_ms}
+        for k in ("decision_ms", "bank_ms", "grace_ms"):
+            if c.time_control.HasField(k):
+                d["time_control"][k] = getattr(c.time_control, k)
+        entrants: list[dict[str, Any]] = []
+        links: dict[str, tuple[str, int]] = {}
+        for i, e in enumerate(c.entrants):
+            at = f"config.entrants[{i}]"
+            source = e.WhichOneof("source")
+            if source is None:
+                raise _invalid(f"{at}: give one of bot, address or policy")
+            entry: dict[str, Any] = {
+                "name": e.name or (e.bot if source == "bot" else e.policy if source == "policy" else "")
+            }
+            if source == "bot":
+                bot = self.registry.bot(e.bot)
+                if bot is None:
+                    raise _not_found(f"{at}.bot: no bot {e.bot!r} on this server")
+                if bot.state != ACTIVE:
+                    raise _precondition(f"{at}.bot: bot {e.bot!r} is retired")
+                entry["address"] = bot.address
+                links[entry["name"]] = (bot.name, bot.version)
+            else:
+                entry[source] = getattr(e, source)
+            entrants.append(entry)
+        d["entrants"] = entrants
+        return d, links
+
+    @_handle
+    async def CreateTournament(self, request: ref_pb.CreateTournamentRequest, context) -> ref_pb.Tournament:
+        who = self.auth.organiser(context, "create a tournament")
+        self._writable()
+        if not request.HasField("config"):
+            raise _invalid("config: missing")
+        data, links = self._config(request.config)
+        try:
+            config = parse(data, "config")
+        except ConfigError as e:
+            raise _invalid(f"config.{e.key}: {e.reason}") from None
+        n, k = len(config.entrants), config.table_size
+        games = (
+            schedule_mod.table_count(n, k, config.tables)
+            * config.deals
+            * len(schedule_mod.seat_orders(k, config.seat_orders))
+        )
+        if games > MAX_API_GAMES:
+            raise _invalid(f"config.deals: the schedule would have {games} games; at most {MAX_API_GAMES} over the API")
+        tid = config.tournament_id
+        if self.store.tournament(tid) is not None:
+            raise Fail(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"tournament {tid} exists already (same config); change its name or seed for a new one",
+            )
+        self.store.create_tournament(config, schedule_mod.build(config), source=f"api:{who.name}")
+        self.registry.add_tournament(tid, who.name, links)
+        self.log.info("tournament created", tournament=tid, games=games, by=who.name)
+        return self._tournament(tid)
+
+    def _tid(self, tid: str) -> str:
+        if not tid:
+            raise _invalid("tournament_id: must not be empty")
+        if self.store.tournament(tid) is None:
+            raise _not_found(f"no tournament {tid!r} on this server")
+        return tid
+
+    @_handle
+    async def StartTournament(self, request: ref_pb.StartTournamentRequest, context) -> ref_pb.Tournament:
+        self.auth.organiser(context, "start a tournament")
+        self._writable()
+        tid = self._tid(request.tournament_id)
+        state, _ = self.registry.state(tid)
+        if state in (FINISHED, CANCELLED):
+            raise _precondition(f"tournament {tid} is {state}")
+        if state == RUNNING:
+            return self._tournament(tid)
+        row = self.store.tournament(tid)
+        assert row is not None
+        config = TournamentConfig.from_json(row.config)
+        try:
+            await check_reachable({e.name: e.address for e in config.entrants if e.address})
+        except EntrantError as e:
+            raise _precondition(f"tournament {tid} did not start: {e}") from None
+        self._writable()
+        if self.registry.state(tid)[0] != CREATED:  # another start won the race while we said Hello
+            return self._tournament(tid)
+        self.registry.set_state(tid, RUNNING)
+        self._start_run(config)
+        self.log.info("tournament started", tournament=tid)
+        self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
+        return self._tournament(tid)
+
+    @_handle
+    async def CancelTournament(self, request: ref_pb.CancelTournamentRequest, context) -> ref_pb.Tournament:
+        self.auth.organiser(context, "cancel a tournament")
+        self._writable()
+        tid = self._tid(request.tournament_id)
+        state, _ = self.registry.state(tid)
+        if state == FINISHED:
+            raise _precondition(f"tournament {tid} is finished")
+        if state == CANCELLED:
+            return self._tournament(tid)
+        self.registry.set_state(tid, CANCELLED)
+        run = self.runs.pop(tid, None)
+        if run is not None:
+            await run.cancel()
+        self.log.info("tournament cancelled", tournament=tid)
+        self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
+        self.hub.publish(tid, None)
+        return self._tournament(tid)
+
+    @_handle
+    async def GetTournament(self, request: ref_pb.GetTournamentRequest, context) -> ref_pb.Tournament:
+        self.auth.reader(context)
+        return self._tournament(self._tid(request.tournament_id))
+
+    @_handle
+    async def ListTournaments(self, request: ref_pb.ListTournamentsRequest, context) -> ref_pb.ListTournamentsResponse:
+        self.auth.reader(context)
+        return ref_pb.ListTournamentsResponse(tournaments=[self._tournament(t.id) for t in self.store.tournaments()])
+
+    @_handle_stream
+    async def WatchTournament(self, request: ref_pb.WatchTournamentRequest, context):
+        self.auth.reader(context)
+        tid = self._tid(request.tournament_id)
+        queue = self.hub.subscribe(tid)
+        try:
+            now = self._tournament(tid)
+            yield ref_pb.TournamentEvent(tournament=now)
+            if now.finished:
+                yield ref_pb.TournamentEvent(standings=standings_pb(standings_of(self.store, tid)))
+            if now.state in (ref_pb.TOURNAMENT_STATE_FINISHED, ref_pb.TOURNAMENT_STATE_CANCELLED) or self.draining:
+                return
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            self.hub.unsubscribe(tid, queue)
+
+    # -- results ------------------------------------------------------------------------------------------------
+
+    @_handle
+    async def GetStandings(self, request: ref_pb.GetStandingsRequest, context) -> ref_pb.Standings:
+        self.auth.reader(context)
+        return standings_pb(standings_of(self.store, self._tid(request.tournament_id)))
+
+    @_handle
+    async def ListGames(self, request: ref_pb.ListGamesRequest, context) -> ref_pb.ListGamesResponse:
+        self.auth.reader(context)
+        fault = request.fault.strip().lower()
+        if fault and fault != "any" and fault not in FAULT_KINDS:
+            raise _invalid(f"fault: {request.fault!r} is not 'any' or a fault kind ({', '.join(sorted(FAULT_KINDS))})")
+        tids = [self._tid(request.tournament_id)] if request.tournament_id else [t.id for t in self.store.tournaments()]
+        out = []
+        for tid in tids:
+            for g in self.store.games(tid):
+                if request.entrant and request.entrant not in g.names:
+                    continue
+                if fault == "any" and not any(s.faults for s in g.seats):
+                    continue
+                if fault not in ("", "any") and not any(s.faults.get(fault) for s in g.seats):
+                    continue
+                out.append(game_summary(tid, g))
+        limit = request.limit or 1000
+        return ref_pb.ListGamesResponse(games=out[request.offset : request.offset + limit], total=len(out))
+
+    def _deal_open(self, who: Principal | None, game_id: str) -> None:
+        """A game's deal is secret while other games of its duplicate set are still to be played (its deck is
+        theirs): only an organiser may see it then."""
+        scheduled = self.registry.scheduled_game(game_id)
+        if scheduled is None or (who is not None and who.organiser):
+            return
+        tid, _, deck_seed, _ = scheduled
+        if self.registry.state(tid)[0] in (CREATED, RUNNING) and (left := self.registry.deal_pending(tid, deck_seed)):
+            raise _precondition(
+                f"game {game_id}'s deal is still to be played in {left} game(s) of {tid}; "
+                "it can be read once they are over"
+            )
+
+    @_handle
+    async def GetGameRecord(self, request: ref_pb.GetGameRecordRequest, context) -> rec_pb.GameRecord:
+        who = self.auth.reader(context)
+        if not request.game_id:
+            raise _invalid("game_id: must not be empty")
+        where = self.registry.game_location(request.game_id)
+        if where is None:
+            if self.registry.scheduled_game(request.game_id) is not None:
+                raise _precondition(f"game {request.game_id} has not finished; watch it with WatchGame")
+            raise _not_found(f"no game {request.game_id!r} on this server")
+        self._deal_open(who, request.game_id)
+        path = record_file(self.store, where[1])
+        if path is None:
+            raise _not_found(f"game {request.game_id} was stored without a record")
+        try:
+            return read_record(path)
+        except (OSError, RecordError) as e:
+            raise Fail(grpc.StatusCode.DATA_LOSS, f"the record of {request.game_id} cannot be read: {e}") from None
+
+    @_handle_stream
+    async def WatchGame(self, request: ref_pb.WatchGameRequest, context):
+        who = self.auth.reader(context)
+        if not request.game_id:
+            raise _invalid("game_id: must not be empty")
+        live = self.live.get(request.game_id)
+        if live is not None:
+            async for item in live.follow(self.settings.spectator_delay_ms / 1000):
+                yield item
+            return
+        where = self.registry.game_location(request.game_id)
+        if where is None:
+            if self.registry.scheduled_game(request.game_id) is not None:
+                raise _precondition(f"game {request.game_id} has not started yet")
+            raise _not_found(f"no game {request.game_id!r} on this server")
+        self._deal_open(who, request.game_id)
+        path = record_file(self.store, where[1])
+        if path is None:
+            raise _not_found(f"game {request.game_id} was stored without a record")
+        record = read_record(path)
+        h = record.header
+        from referee.wire import options_from_pb
+
+        yield opening(
+            h.game_id,
+            h.tournament_id,
+            [p.name for p in h.players],
+            [p.version for p in h.players],
+            options_from_pb(h.options),
+            h.seed,
+            h.start_seat,
+            0,
+        )
+        for d in record.decisions:
+            yield public_decision(d)
+        f = record.footer
+        yield ref_pb.GameWatchEvent(
+            closing=ref_pb.GameClosing(reason=f.reason, scores=f.scores, places=f.places, retired=f.retired)
+        )
+
+
+# -- serving -------------------------------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    h = host.strip("[]")
+    if h == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+class ServeError(RuntimeError):
+    pass
+
+
+def _check_listen(host: str, tls: tuple[Path, Path] | None, allow_insecure_remote: bool) -> None:
+    if tls is None and not is_loopback(host) and not allow_insecure_remote:
+        raise ServeError(
+            f"refusing to listen in plaintext on {host}, which is not a loopback address: give "
+            "--tls-cert and --tls-key, or --allow-insecure-remote if something else encrypts the "
+            "traffic"
+        )
+
+
+async def serve(
+    data: Path,
+    host: str,
+    port: int,
+    settings: Settings,
+    *,
+    tls: tuple[Path, Path] | None = None,
+    allow_insecure_remote: bool = False,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``."""
+    _check_listen(host, tls, allow_insecure_remote)
+    log = get_logger(service="referee")
+    store = open_store(data)
+    service = RefereeService(store, settings)
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    ref_grpc.add_RefereeServicer_to_server(service, server)
+    health = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    names = (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+    address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+    if tls is not None:
+        try:
+            creds = grpc.ssl_server_credentials([(tls[1].read_bytes(), tls[0].read_bytes())])
+        except OSError as e:
+            store.close()
+            raise ServeError(f"cannot read the TLS certificate or key: {e}") from None
+        bound = server.add_secure_port(address, creds)
+    else:
+        bound = server.add_insecure_port(address)
+    if bound == 0:
+        store.close()
+        raise ServeError(f"cannot listen on {address}")
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    service.resume_running()
+    shown = re.sub(r":\d+$", f":{bound}", address)
+    print(f"listening on {shown}", flush=True)
+    log.info("referee serving", address=shown, data=str(data), tls=tls is not None)
+
+    loop = asyncio.get_running_loop()
+    if stop is None:
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        log.info(
+            "shutting down",
+            grace_s=settings.shutdown_grace_s,
+            in_flight=sum(len(r.in_flight) for r in service.runs.values()),
+        )
+        for name in ("", SERVICE_NAME):
+            await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await service.drain(settings.shutdown_grace_s)
+        await server.stop(2.0)
+        store.close()
+        log.info("stopped")

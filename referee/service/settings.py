@@ -1,0 +1,164 @@
+"""The server's own settings: a TOML file (``abluxx serve --config FILE``) and the environment.
+
+    [auth]
+    organiser_tokens = ["s3cret"]          # may do everything
+    open_reads = true                      # false: read calls need a token too
+    [auth.authors]                         # author name = token; may submit and retire their own bots
+    alice = "alice-token"
+
+    [service]
+    spectator_delay_ms = 2000              # WatchGame runs this far behind a live game
+    shutdown_grace_s = 30                  # SIGTERM: how long in-flight games may take to finish
+    validation_opponents = ["greedy", "random"]   # built-in bots the validation game is played against
+    validation_seed = 1
+
+    [time_control]                         # the normal time control: validation games and tournament default
+    decision_ms = 1000
+    bank_ms = 10000
+    grace_ms = 50
+
+Tokens may also come from the environment: ``ABLUXX_ORGANISER_TOKENS=tok1,tok2`` and
+``ABLUXX_AUTHOR_TOKENS=alice:tok,bob:tok``. A mistake is refused with ``SettingsError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.match.spec import TimeControl
+from referee.tournament.config import POLICIES
+
+NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+MIN_TOKEN_CHARS = 8
+
+
+class SettingsError(ValueError):
+    """A server setting that cannot be used; the message names where and which key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    organiser_tokens: tuple[str, ...] = ()
+    author_tokens: Mapping[str, str] = field(default_factory=dict)  # author -> token
+    open_reads: bool = True
+    spectator_delay_ms: int = 2000
+    shutdown_grace_s: float = 30.0
+    validation_opponents: tuple[str, ...] = ("greedy", "random")
+    validation_seed: int = 1
+    time_control: TimeControl = field(default_factory=TimeControl)
+
+
+def _fail(source: str, key: str, reason: str) -> SettingsError:
+    return SettingsError(f"{source}: {key}: {reason}")
+
+
+def _token(source: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or len(value) < MIN_TOKEN_CHARS or any(c.isspace() or c in ",:" for c in value):
+        raise _fail(source, key, f"a token must be at least {MIN_TOKEN_CHARS} characters, without spaces, ',' or ':'")
+    return value
+
+
+def _int(source: str, key: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise _fail(source, key, f"must be an integer from {lo} to {hi}, not {value!r}")
+    return value
+
+
+def _check_keys(source: str, prefix: str, got: Mapping[str, Any], known: set[str]) -> None:
+    for k in got:
+        if k not in known:
+            raise _fail(source, prefix + k, f"unknown key (known: {', '.join(sorted(known))})")
+
+
+def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
+    env = os.environ if env is None else env
+    _check_keys(source, "", data, {"auth", "service", "time_control"})
+    auth = data.get("auth", {})
+    service = data.get("service", {})
+    tc = data.get("time_control", {})
+    for key, table in (("auth", auth), ("service", service), ("time_control", tc)):
+        if not isinstance(table, dict):
+            raise _fail(source, key, "must be a table")
+    _check_keys(source, "auth.", auth, {"organiser_tokens", "open_reads", "authors"})
+    _check_keys(
+        source,
+        "service.",
+        service,
+        {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents", "validation_seed"},
+    )
+    _check_keys(source, "time_control.", tc, {"decision_ms", "bank_ms", "grace_ms"})
+
+    raw = auth.get("organiser_tokens", [])
+    if not isinstance(raw, list):
+        raise _fail(source, "auth.organiser_tokens", "must be a list of strings")
+    organisers = [_token(source, f"auth.organiser_tokens[{i}]", t) for i, t in enumerate(raw)]
+    if env.get("ABLUXX_ORGANISER_TOKENS"):
+        organisers += [
+            _token("ABLUXX_ORGANISER_TOKENS", f"[{i}]", t.strip())
+            for i, t in enumerate(env["ABLUXX_ORGANISER_TOKENS"].split(","))
+        ]
+    authors_raw = auth.get("authors", {})
+    if not isinstance(authors_raw, dict):
+        raise _fail(source, "auth.authors", "must be a table of author = token")
+    authors: dict[str, str] = {}
+    for name, t in authors_raw.items():
+        if not NAME.match(name):
+            raise _fail(source, f"auth.authors.{name}", "an author name must be 1-40 letters, digits or _.+-")
+        authors[name] = _token(source, f"auth.authors.{name}", t)
+    for i, pair in enumerate(filter(None, (p.strip() for p in env.get("ABLUXX_AUTHOR_TOKENS", "").split(",")))):
+        name, sep, t = pair.partition(":")
+        if not sep or not NAME.match(name):
+            raise _fail("ABLUXX_AUTHOR_TOKENS", f"[{i}]", "expected name:token pairs separated by commas")
+        authors[name] = _token("ABLUXX_AUTHOR_TOKENS", f"[{i}]", t)
+    every = organisers + list(authors.values())
+    if len(set(every)) != len(every):
+        raise _fail(source, "auth", "the same token is given twice; every organiser and author needs their own")
+
+    open_reads = auth.get("open_reads", True)
+    if not isinstance(open_reads, bool):
+        raise _fail(source, "auth.open_reads", "must be true or false")
+    opponents = service.get("validation_opponents", list(Settings.validation_opponents))
+    if not isinstance(opponents, list) or not 1 <= len(opponents) <= 4 or any(o not in POLICIES for o in opponents):
+        raise _fail(source, "service.validation_opponents", f"1 to 4 of: {', '.join(POLICIES)}")
+    grace = service.get("shutdown_grace_s", Settings.shutdown_grace_s)
+    if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600:
+        raise _fail(source, "service.shutdown_grace_s", f"must be 0 to 3600 seconds, not {grace!r}")
+    default_tc = TimeControl()
+    return Settings(
+        organiser_tokens=tuple(organisers),
+        author_tokens=authors,
+        open_reads=open_reads,
+        spectator_delay_ms=_int(
+            source, "service.spectator_delay_ms", service.get("spectator_delay_ms", 2000), 0, 3_600_000
+        ),
+        shutdown_grace_s=float(grace),
+        validation_opponents=tuple(opponents),
+        validation_seed=_int(source, "service.validation_seed", service.get("validation_seed", 1), 0, 2**63 - 1),
+        time_control=TimeControl(
+            decision_ms=_int(
+                source, "time_control.decision_ms", tc.get("decision_ms", default_tc.decision_ms), 1, 600_000
+            ),
+            bank_ms=_int(source, "time_control.bank_ms", tc.get("bank_ms", default_tc.bank_ms), 0, 3_600_000),
+            grace_ms=_int(source, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
+        ),
+    )
+
+
+def load(path: str | Path | None, env: Mapping[str, str] | None = None) -> Settings:
+    """The settings in the TOML file ``path`` (None: defaults) plus the environment."""
+    if path is None:
+        return parse({}, "<defaults>", env)
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SettingsError(f"{path}: cannot read the file ({e.strerror})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SettingsError(f"{path}: not valid TOML ({e})") from None
+    return parse(data, str(path), env)

@@ -1,0 +1,128 @@
+"""The compliance check a submitted bot goes through (docs/service.md):
+
+1. Hello: it answers in time, speaks protocol version 1 and offers a transport;
+2. a validation game against built-in bots at the server's normal time control, which must end without a single
+   fault by the bot. The game stops at the first fault, and the refusal names that decision.
+
+Faults the referee itself causes (FAULT_KIND_REFEREE) are not the bot's and do not refuse it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from referee.match import ChannelPool, play_game
+from referee.match.runner import fault_name
+from referee.match.spec import EntrantRef, GameSpec
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+from .settings import Settings
+
+# bot.proto asks a bot to answer Hello within a second; the first call also opens the connection, which on a
+# busy machine can take longer, so the check allows a little more.
+HELLO_TIMEOUT_S = 3.0
+
+
+@dataclass
+class Passed:
+    hello: bot_pb.HelloReply
+    game_id: str
+
+
+def _refuse(check: int, reason: str, **more) -> ref_pb.Refusal:
+    return ref_pb.Refusal(check=check, reason=reason, **more)
+
+
+async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
+    hello_check = ref_pb.COMPLIANCE_CHECK_HELLO
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            reply = await bot_grpc.BotStub(channel).Hello(
+                bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as e:
+            why = (
+                f"no answer within {HELLO_TIMEOUT_S:.0f} s"
+                if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                else (e.details() or "")
+            )
+            return _refuse(hello_check, f"Hello to {address} failed: {e.code().name}: {why}")
+    if reply.protocol_version != bot_pb.PROTOCOL_VERSION_1:
+        return _refuse(
+            hello_check,
+            f"the bot answered Hello with protocol version {reply.protocol_version}; "
+            f"this referee speaks version {bot_pb.PROTOCOL_VERSION_1}",
+        )
+    known = {bot_pb.TRANSPORT_UNARY, bot_pb.TRANSPORT_STREAM}
+    if not known & set(reply.transports):
+        return _refuse(
+            hello_check,
+            f"the bot's Hello offers no known transport (transports={list(reply.transports)}); "
+            "offer TRANSPORT_STREAM (Play) or TRANSPORT_UNARY (Decide)",
+        )
+    return reply
+
+
+async def check_bot(name: str, address: str, settings: Settings, folder: Path) -> Passed | ref_pb.Refusal:
+    """Run both checks on the bot at ``address``; the validation game's record goes to ``folder``."""
+    hello = await check_hello(address)
+    if isinstance(hello, ref_pb.Refusal):
+        return hello
+    game_id = f"validate-{name}-{secrets.token_hex(4)}"
+    opponents = tuple(EntrantRef(name=f"{p}-{i + 1}", policy=p) for i, p in enumerate(settings.validation_opponents))
+    spec = GameSpec(
+        game_id=game_id,
+        seed=settings.validation_seed,
+        entrants=(EntrantRef(name=name, address=address), *opponents),
+        time_control=settings.time_control,
+        max_strikes=1,
+    )
+    first_fault: list[rec_pb.DecisionRecord] = []
+    faulted = asyncio.Event()
+
+    def on_decision(d: rec_pb.DecisionRecord) -> None:
+        if (
+            d.seat == 0
+            and d.fault not in (rec_pb.FAULT_KIND_UNSPECIFIED, rec_pb.FAULT_KIND_REFEREE)
+            and not first_fault
+        ):
+            first_fault.append(d)
+            faulted.set()
+
+    folder.mkdir(parents=True, exist_ok=True)
+    async with ChannelPool() as pool:
+        game = asyncio.create_task(
+            play_game(spec, pool=pool, record_path=folder / f"{game_id}.abluxx", on_decision=on_decision)
+        )
+        fault_seen = asyncio.create_task(faulted.wait())
+        try:
+            await asyncio.wait({game, fault_seen}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (game, fault_seen):
+                if not t.done():
+                    t.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await t
+    if first_fault:
+        d = first_fault[0]
+        kind = pb.DecisionKind.Name(d.kind).removeprefix("DECISION_KIND_").lower()
+        return _refuse(
+            ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME,
+            f"validation game {game_id}: decision {d.seq} ({kind}): {fault_name(d.fault)}: {d.fault_detail}",
+            game_id=game_id,
+            seq=d.seq,
+            kind=d.kind,
+            fault=d.fault,
+        )
+    game.result()  # a referee failure in the game raises here
+    return Passed(hello, game_id)
