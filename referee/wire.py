@@ -74,6 +74,7 @@ def group_from_pb(m: pb.Group) -> Group:
 
 
 _ACTION_CACHE: dict[Action, pb.Action] = {}
+_CACHE_MAX = 1 << 16  # entries per cache below; a full cache starts again
 
 
 def action_pb(a: Action) -> pb.Action:
@@ -149,6 +150,20 @@ def event_pb(e: Event) -> pb.Event:
     raise TypeError(f"not an event: {e!r}")
 
 
+_EVENT_CACHE: dict[tuple[type, Event], pb.Event] = {}
+
+
+def event_pb_shared(e: Event) -> pb.Event:
+    """``event_pb(e)``, cached like ``action_pb``: callers copy it into a parent message and never change it."""
+    key = (type(e), e)  # the type too: events are tuples, and Taken(1, 2, g) == Abluxxed(1, 2, g)
+    m = _EVENT_CACHE.get(key)
+    if m is None:
+        if len(_EVENT_CACHE) >= _CACHE_MAX:
+            _EVENT_CACHE.clear()
+        m = _EVENT_CACHE[key] = event_pb(e)
+    return m
+
+
 def event_from_pb(m: pb.Event) -> Event:
     which = m.WhichOneof("event")
     x = getattr(m, which) if which else None
@@ -179,17 +194,41 @@ def event_from_pb(m: pb.Event) -> Event:
     raise WireError("event is empty")
 
 
+_STACK_CACHE: dict[tuple[Group, ...], pb.Stack] = {}
+_CARDS_CACHE: dict[tuple[int, ...], list[int]] = {}
+
+
+def _stack_pb(st: tuple[Group, ...]) -> pb.Stack:
+    """Cached like ``action_pb``: stacks are immutable tuples that many states share, and a view's messages are
+    only ever copied into their parent."""
+    m = _STACK_CACHE.get(st)
+    if m is None:
+        if len(_STACK_CACHE) >= _CACHE_MAX:
+            _STACK_CACHE.clear()
+        m = _STACK_CACHE[st] = pb.Stack(groups=[group_pb(g) for g in st])
+    return m
+
+
+def _cards(counts: tuple[int, ...]) -> list[int]:
+    cards = _CARDS_CACHE.get(counts)
+    if cards is None:
+        if len(_CARDS_CACHE) >= _CACHE_MAX:
+            _CARDS_CACHE.clear()
+        cards = _CARDS_CACHE[counts] = cards_of(counts)
+    return cards
+
+
 def view_pb(v: View) -> pb.SeatView:
     """A seat's view as a message (the seat must not be None: spectators get events, not requests)."""
     m = pb.SeatView(
         seat=v.seat,
         turn=v.turn,
         active_seat=v.active,
-        hand=cards_of(v.hand),
+        hand=_cards(v.hand),
         hand_sizes=v.hand_sizes,
-        stacks=[pb.Stack(groups=[group_pb(g) for g in st]) for st in v.stacks],
-        market=cards_of(v.market),
-        discard=cards_of(v.discard),
+        stacks=[_stack_pb(st) for st in v.stacks],
+        market=_cards(v.market),
+        discard=_cards(v.discard),
         pile_size=v.pile_size,
         scores=v.scores,
         victim=v.victim,
@@ -214,7 +253,7 @@ def decision_request(
         seq=seq,
         kind=KIND_PB[state.kind],
         view=view_pb(view(state, seat)),
-        events=[event_pb(event_for(e, seat)) for e in events],
+        events=[event_pb_shared(event_for(e, seat)) for e in events],
         legal_actions=[action_pb(a) for a in state.legal],
         decision_ms=decision_ms,
         bank_ms=bank_ms,

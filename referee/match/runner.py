@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from referee.engine import RULES_VERSION, apply, deck_from_seed, digest, new_game, placings, scores
@@ -31,6 +31,7 @@ from referee.wire import (
     decision_request,
     event_for,
     event_pb,
+    event_pb_shared,
     options_pb,
 )
 
@@ -87,12 +88,14 @@ async def play_game(
     record_path: Path | str | None = None,
     salt: bytes | None = None,
     prefer: str | None = None,
+    on_decision: Callable[[rec_pb.DecisionRecord], None] | None = None,
 ) -> GameResult:
     """Play ``spec`` to the end and return its result; write its record to ``record_path`` when given.
 
     ``seats`` defaults to ``make_seats(spec, pool)``; pass one ``pool`` to every game so each bot address keeps
     one channel (without one, a pool is made and closed for this game). ``prefer`` ("stream"/"unary") forces a
-    transport the bots offer. ``salt`` defaults to 16 random bytes.
+    transport the bots offer. ``salt`` defaults to 16 random bytes. ``on_decision`` sees each decision's record
+    as it is written (progress, live watching); it must not block.
     """
     if not 2 <= len(spec.entrants) <= 5:
         raise ValueError(f"a game needs 2 to 5 entrants, got {len(spec.entrants)}")
@@ -105,6 +108,7 @@ async def play_game(
         raise ValueError(f"{len(seats)} seats for {len(spec.entrants)} entrants")
     try:
         game = _Game(spec, list(seats), Path(record_path) if record_path is not None else None, salt)
+        game.on_decision = on_decision
         return await game.run()
     finally:
         if own_pool is not None:
@@ -126,6 +130,7 @@ class _Game:
         self.why_retired: list[tuple[int, str] | None] = [None] * self.n  # fault to record on the next decision
         self.stats = [SeatStats() for _ in range(self.n)]
         self.referee_faults = 0
+        self.on_decision: Callable[[rec_pb.DecisionRecord], None] | None = None
         self.log = get_logger(game_id=spec.game_id)
         self.seat_logs = [
             self.log.bind(seat=i, bot=e.address or f"builtin:{e.policy}") for i, e in enumerate(spec.entrants)
@@ -295,24 +300,26 @@ class _Game:
                 kind = state.kind
                 state, events = apply(state, action)
                 log.extend(events)
-                if writer is not None:
-                    writer.decision(
-                        rec_pb.DecisionRecord(
-                            seq=seq,
-                            seat=seat,
-                            kind=KIND_PB[kind],
-                            index=index,
-                            action=action_pb(action),
-                            chosen_by=chosen_by,
-                            fault=fault,
-                            fault_detail=detail,
-                            bot_us=bot_us,
-                            transport_us=transport_us,
-                            bank_left_ms=self.bank_ms[seat],
-                            events=[event_pb(e) for e in events],
-                            retired=retired_now,
-                        )
+                if writer is not None or self.on_decision is not None:
+                    record = rec_pb.DecisionRecord(
+                        seq=seq,
+                        seat=seat,
+                        kind=KIND_PB[kind],
+                        index=index,
+                        action=action_pb(action),
+                        chosen_by=chosen_by,
+                        fault=fault,
+                        fault_detail=detail,
+                        bot_us=bot_us,
+                        transport_us=transport_us,
+                        bank_left_ms=self.bank_ms[seat],
+                        events=[event_pb_shared(e) for e in events],
+                        retired=retired_now,
                     )
+                    if writer is not None:
+                        writer.decision(record)
+                    if self.on_decision is not None:
+                        self.on_decision(record)
                 if retired_now:
                     await seats[seat].finish(None)
         except BaseException:

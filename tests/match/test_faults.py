@@ -4,6 +4,7 @@ fault is recorded with its kind, the other seats play all their own decisions, a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 
@@ -15,15 +16,19 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
 from .helpers import bot_process, free_address, verify
 
-TC = TimeControl(decision_ms=100, bank_ms=100, grace_ms=50)
+# Limits are generous, so a noisy machine does not make a good bot late; the timing cases use TIMED, where
+# a slow bot (1000 ms) times out at 700 ms (decision + bank + grace), then at 400 ms once its bank is spent.
+TC = TimeControl(decision_ms=2000, bank_ms=2000, grace_ms=100)
+TIMED = TimeControl(decision_ms=300, bank_ms=300, grace_ms=100)
+TIMED_MODES = {"slow", "hang"}
 BAD = 1  # the misbehaving seat; seats 0 and 2 are well-behaved bots
 
 F = rec_pb
-SOMETIMES_SLOW = ["--mode", "slow", "--delay-ms", "300", "--every", "5", "--bad-count", "2"]
+SOMETIMES_SLOW = ["--mode", "slow", "--delay-ms", "800", "--bad-count", "1", "--after", "2"]
 STREAM_CASES = [
     # (id, bad_bots.py args, expected fault or 0, expect the seat retired)
     ("slow-sometimes", SOMETIMES_SLOW, F.FAULT_KIND_TIMEOUT, False),
-    ("slow-always", ["--mode", "slow", "--delay-ms", "400"], F.FAULT_KIND_TIMEOUT, True),
+    ("slow-always", ["--mode", "slow", "--delay-ms", "1000"], F.FAULT_KIND_TIMEOUT, True),
     ("illegal", ["--mode", "illegal"], F.FAULT_KIND_INVALID, True),
     ("out-of-range", ["--mode", "out-of-range"], F.FAULT_KIND_INVALID, True),
     ("bad-seq", ["--mode", "bad-seq"], F.FAULT_KIND_INVALID, True),
@@ -56,6 +61,9 @@ def good_bot():
 
 
 def play(spec: GameSpec, path) -> object:
+    if spec.entrants[BAD].name.split("-")[0] in TIMED_MODES:
+        spec = dataclasses.replace(spec, time_control=TIMED)
+
     async def go():
         async with ChannelPool() as pool:
             return await play_game(spec, pool=pool, record_path=path)
