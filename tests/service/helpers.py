@@ -1,0 +1,160 @@
+"""The referee service and bots as real processes over real sockets, for the service tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+
+ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
+BAD_BOTS = Path(__file__).resolve().parents[1] / "fixtures" / "bad_bots.py"
+ORGANISER = "organiser-secret"
+ALICE = "alice-secret"
+BOB = "bob-secret"
+LISTENING = re.compile(r"listening on (\S+:\d+)")
+
+# Short enough that a hanging bot is found out in well under a second, long enough for a good bot on a busy machine.
+SETTINGS = """
+[auth]
+organiser_tokens = ["organiser-secret"]
+[auth.authors]
+alice = "alice-secret"
+bob = "bob-secret"
+[service]
+spectator_delay_ms = {delay}
+shutdown_grace_s = {grace}
+[time_control]
+decision_ms = 400
+bank_ms = 600
+grace_ms = 50
+"""
+
+
+@dataclass
+class Proc:
+    proc: subprocess.Popen
+    address: str
+    log: Path | None = None
+    lines: list[str] = field(default_factory=list)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+def _wait_listening(proc: subprocess.Popen, what: str, timeout: float = 60) -> str:
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{what} exited with code {proc.wait()} before listening")
+        if m := LISTENING.search(line):
+            return m[1]
+    raise RuntimeError(f"{what} did not listen within {timeout} s")
+
+
+def start_bot(kind: str = "greedy", *extra: str) -> Proc:
+    """An example bot (random, greedy, counter), or a misbehaving one: ``bad:MODE``."""
+    if kind.startswith("bad:"):
+        argv = [sys.executable, str(BAD_BOTS), "--mode", kind[4:], *extra]
+    else:
+        argv = [*ABLUXX, "bot", kind, "--port", "0", *extra]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return Proc(proc, _wait_listening(proc, f"bot {kind}"))
+
+
+def start_bots(kinds: list[str]) -> list[Proc]:
+    """Several bots started at once (each Python start takes a while)."""
+    procs = []
+    for kind in kinds:
+        if kind.startswith("bad:"):
+            argv = [sys.executable, str(BAD_BOTS), "--mode", kind[4:]]
+            if kind == "bad:slow":
+                argv += ["--delay-ms", "1500"]
+        else:
+            argv = [*ABLUXX, "bot", kind, "--port", "0"]
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+    return [Proc(p, _wait_listening(p, k)) for p, k in zip(procs, kinds, strict=True)]
+
+
+def write_settings(folder: Path, delay_ms: int = 0, grace_s: float = 30, extra: str = "") -> Path:
+    path = folder / "server.toml"
+    path.write_text(SETTINGS.format(delay=delay_ms, grace=grace_s) + extra)
+    return path
+
+
+def start_server(data: Path, settings: Path | None, *extra: str, env: dict[str, str] | None = None) -> Proc:
+    log = data.parent / f"{data.name}-serve.log"
+    argv = [*ABLUXX, "serve", "--data", str(data), "--port", "0", *extra]
+    if settings is not None:
+        argv += ["--config", str(settings)]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}
+    full_env.update(env or {})
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=full_env)
+    try:
+        address = _wait_listening(proc, f"abluxx serve (log: {log})")
+    except RuntimeError:
+        proc.kill()
+        raise RuntimeError(f"abluxx serve did not start:\n{log.read_text()}") from None
+    return Proc(proc, address, log)
+
+
+def stub(address: str) -> ref_grpc.RefereeStub:
+    return ref_grpc.RefereeStub(grpc.insecure_channel(address))
+
+
+def auth(token: str | None) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token}")] if token else []
+
+
+def code_of(call, *args, **kwargs) -> grpc.StatusCode:
+    """The status code a call fails with (pytest.fail if it succeeds)."""
+    try:
+        call(*args, **kwargs)
+    except grpc.RpcError as e:
+        return e.code()
+    pytest.fail(f"{call} succeeded; an error was expected")
+
+
+def error_of(call, *args, **kwargs) -> grpc.RpcError:
+    try:
+        call(*args, **kwargs)
+    except grpc.RpcError as e:
+        return e
+    pytest.fail(f"{call} succeeded; an error was expected")
+
+
+def submit(s: ref_grpc.RefereeStub, name: str, address: str, token: str = ORGANISER, owner: str = "",
+           timeout: float = 120) -> ref_pb.SubmitBotResponse:  # fmt: skip
+    return s.SubmitBot(ref_pb.SubmitBotRequest(name=name, address=address, owner=owner), metadata=auth(token),
+                       timeout=timeout)  # fmt: skip
+
+
+def config(name: str, entrants: list[dict], **fields) -> ref_pb.TournamentConfig:
+    c = ref_pb.TournamentConfig(name=name, **fields)
+    for e in entrants:
+        c.entrants.add(**e)
+    return c
+
+
+def watch_to_end(s: ref_grpc.RefereeStub, tid: str, timeout: float = 300) -> list[ref_pb.TournamentEvent]:
+    return list(s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=tid), timeout=timeout))
+
+
+def terminate(p: Proc, timeout: float = 60) -> int:
+    p.proc.send_signal(signal.SIGTERM)
+    return p.proc.wait(timeout)

@@ -1,0 +1,205 @@
+"""Tournaments through the API over real gRPC, with real bot processes: created, started and watched to the end;
+results, filters and records; a spectator who never sees a hidden card; the CLI session of docs/service.md."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import grpc
+import pytest
+
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.records import verify_record
+
+from .helpers import (
+    ABLUXX,
+    ALICE,
+    BOB,
+    ORGANISER,
+    auth,
+    code_of,
+    config,
+    start_bot,
+    start_bots,
+    start_server,
+    stub,
+    submit,
+    write_settings,
+)
+
+FINISHED = ref_pb.TOURNAMENT_STATE_FINISHED
+
+
+def pile_draws(events) -> list:
+    return [e.drew for e in events if e.WhichOneof("event") == "drew" and not e.drew.from_market]
+
+
+def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bots = start_bots(["greedy", "counter"])
+    # answers an illegal action on every 10th decision: its games carry faults (it is never submitted)
+    flaky = start_bot("bad:illegal", "--every", "10", "--policy", "biggest")
+    try:
+        s = stub(srv.address)
+        assert submit(s, "greedy", bots[0].address, ALICE).HasField("entrant")
+        assert submit(s, "counter", bots[1].address, BOB).HasField("entrant")
+        c = config("api", [{"bot": "greedy"}, {"bot": "counter"}, {"name": "rnd", "policy": "random"},
+                           {"name": "flaky", "address": flaky.address}], concurrency=3)  # fmt: skip
+        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
+        tid = t.tournament_id
+        assert (t.state, t.games, list(t.entrants)) == (ref_pb.TOURNAMENT_STATE_CREATED, 12,
+                                                         ["greedy", "counter", "rnd", "flaky"])  # fmt: skip
+
+        stream = s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=tid), timeout=300)
+        first = next(stream)  # the watcher is subscribed once the first event is here
+        assert first.tournament.state == ref_pb.TOURNAMENT_STATE_CREATED
+        started = s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+        assert started.state == ref_pb.TOURNAMENT_STATE_RUNNING
+        events = list(stream)
+
+        kinds = [e.WhichOneof("event") for e in events]
+        began = [e.started.game_id for e in events if e.started.game_id]
+        ended = [e.finished.game.game_id for e in events if e.finished.game.game_id]
+        assert len(began) == len(set(began)) == 12 and sorted(began) == sorted(ended)
+        standings = [e.standings for e, kind in zip(events, kinds, strict=True) if kind == "standings"]
+        assert [x.games for x in standings] == list(range(1, 13))  # standings after each game
+        assert events[-1].tournament.state == FINISHED and events[-1].tournament.finished == 12
+
+        final = s.GetStandings(ref_pb.GetStandingsRequest(tournament_id=tid))
+        assert final == standings[-1] and {r.entrant for r in final.rows} == {"greedy", "counter", "rnd", "flaky"}
+        flaky_row = next(r for r in final.rows if r.entrant == "flaky")
+        assert flaky_row.faults["invalid"] > 0
+
+        games = s.ListGames(ref_pb.ListGamesRequest(tournament_id=tid))
+        assert games.total == 12
+        assert s.ListGames(ref_pb.ListGamesRequest(tournament_id=tid, entrant="greedy")).total == 6
+        faulted = s.ListGames(ref_pb.ListGamesRequest(tournament_id=tid, fault="invalid")).games
+        assert faulted and all("flaky" in [x.entrant for x in g.seats] for g in faulted)
+        assert {g.game_id for g in faulted} == {
+            g.game_id for g in s.ListGames(ref_pb.ListGamesRequest(fault="any")).games
+        }
+        assert code_of(s.ListGames, ref_pb.ListGamesRequest(fault="bogus")) == grpc.StatusCode.INVALID_ARGUMENT
+
+        record = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=games.games[0].game_id))
+        assert record.complete
+        verify_record(record)  # the record served over the API re-runs exactly
+
+        # A finished game replayed to a spectator: public events only, the record's own events otherwise.
+        watched = list(s.WatchGame(ref_pb.WatchGameRequest(game_id=record.header.game_id)))
+        assert watched[0].opening.game_id == record.header.game_id and watched[-1].closing.scores == (
+            record.footer.scores
+        )
+        decisions = [w.decision for w in watched[1:-1]]
+        assert [d.seq for d in decisions] == [d.seq for d in record.decisions]
+        assert all(d.card == 0 for x in decisions for d in pile_draws(x.events))
+
+        # A new version of greedy starts with a fresh rating; the old version keeps its games.
+        before = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy"))
+        assert before.games == 6 and before.sigma < 8
+        again = submit(s, "greedy", bots[0].address, ALICE).entrant
+        assert (again.version, again.games, round(again.mu, 6), round(again.sigma, 4)) == (2, 0, 25.0, 8.3333)
+        old = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy", version=1))
+        assert old.games == 6 and old.state == ref_pb.ENTRANT_STATE_SUPERSEDED
+        assert s.ListGames(ref_pb.ListGamesRequest(tournament_id=tid, entrant="greedy")).total == 6
+    finally:
+        for p in [*bots, flaky, srv]:
+            p.stop()
+
+
+def test_a_spectator_of_a_live_game_never_sees_a_hidden_card(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path, delay_ms=150))
+    slow = start_bot("bad:slow", "--delay-ms", "60", "--policy", "biggest")  # a game lasts a second or two
+    try:
+        s = stub(srv.address)
+        c = config(
+            "live",
+            [{"name": "slow", "address": slow.address}, {"policy": "random"}],
+            concurrency=1,
+            options=ref_pb.OptionsConfig(draw_one=True),
+        )  # draw one card most turns: the pile is drawn from
+        tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
+        stream = s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=tid), timeout=300)
+        next(stream)
+        s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+        game_id = next(e.started.game_id for e in stream if e.WhichOneof("event") == "started")
+
+        seen: list = []
+        watcher = threading.Thread(target=lambda: seen.extend(s.WatchGame(ref_pb.WatchGameRequest(game_id=game_id),
+                                                                          timeout=120)))  # fmt: skip
+        watcher.start()
+        for _ in stream:  # to the end of the tournament
+            pass
+        watcher.join(120)
+        assert not watcher.is_alive()
+
+        record = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=game_id))
+        assert seen[0].opening.delay_ms == 150 and seen[-1].WhichOneof("event") == "closing"
+        decisions = [x.decision for x in seen[1:-1]]
+        assert [d.seq for d in decisions] == [d.seq for d in record.decisions]  # every decision, in order
+        # the record knows the cards drawn from the pile; the spectator never does
+        hidden = [d for r in record.decisions for d in pile_draws(r.events)]
+        assert hidden and all(d.card != 0 for d in hidden)
+        shown = [d for x in decisions for d in pile_draws(x.events)]
+        assert len(shown) == len(hidden) and all(d.card == 0 for d in shown)
+        # everything else is the record's own events
+        for mine, theirs in zip(decisions, record.decisions, strict=True):
+            for a, b in zip(mine.events, theirs.events, strict=True):
+                if not (a.WhichOneof("event") == "drew" and not a.drew.from_market):
+                    assert a == b
+        # no message carries a hand: the opening shows hand sizes only
+        assert list(seen[0].opening.hand_sizes) == [13, 13]
+    finally:
+        slow.stop()
+        srv.stop()
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([*ABLUXX, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+
+
+def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bots = start_bots(["greedy", "counter"])
+    try:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}
+        env = {**base, "ABLUXX_SERVER": srv.address, "ABLUXX_TOKEN": ALICE}
+        out = cli("submit", "my-greedy", bots[0].address, env=env, cwd=tmp_path)
+        assert out.returncode == 0 and "accepted: my-greedy.v1" in out.stdout, out.stderr
+        refused = cli("submit", "ghost", "127.0.0.1:1", env=env, cwd=tmp_path)
+        assert refused.returncode == 1 and "refused (hello check)" in refused.stdout
+        out = cli("submit", "my-counter", bots[1].address, "--token", BOB, env=env, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+
+        (tmp_path / "cup.toml").write_text(
+            'name = "cup"\ndeals = 2\n[[entrants]]\nbot = "my-greedy"\n[[entrants]]\nbot = "my-counter"\n'
+            '[[entrants]]\nname = "house"\npolicy = "random"\n'
+        )
+        denied = cli("remote", "tournament", "create", "cup.toml", env=env, cwd=tmp_path)
+        assert denied.returncode == 1 and "PERMISSION_DENIED" in denied.stderr
+        organiser = {**env, "ABLUXX_TOKEN": ORGANISER}
+        out = cli("remote", "tournament", "create", "cup.toml", "--start", env=organiser, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        tid = out.stdout.split()[1].rstrip(":")
+        assert tid.startswith("cup-") and "12 games" in out.stdout
+
+        out = cli("remote", "tournament", "watch", tid, env=env, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert "finished, 12/12 games" in out.stdout and f"standings of {tid}: 12/12 games" in out.stdout
+        out = cli("remote", "standings", tid, env=env, cwd=tmp_path)
+        assert out.returncode == 0 and all(n in out.stdout for n in ("my-greedy", "my-counter", "house"))
+        out = cli("remote", "games", tid, "--entrant", "house", env=env, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.strip().endswith("8 games")
+    finally:
+        for p in [*bots, srv]:
+            p.stop()
+
+
+@pytest.mark.parametrize("bad", ['[[entrants]]\nname = "x"\ncommand = "python bot.py"\n', "table_size = true\n"])
+def test_the_cli_names_a_bad_config_line_before_calling(tmp_path: Path, bad: str) -> None:
+    (tmp_path / "bad.toml").write_text(bad)
+    env = {**os.environ, "ABLUXX_SERVER": "127.0.0.1:1", "ABLUXX_TOKEN": ORGANISER}
+    out = cli("remote", "tournament", "create", "bad.toml", env=env, cwd=tmp_path)
+    assert out.returncode == 2 and "bad.toml:" in out.stderr
