@@ -13,7 +13,7 @@ import sys
 from referee import __version__
 
 # One module per subcommand (or group of subcommands), in the order `abluxx --help` lists them.
-COMMAND_MODULES = ["demo", "bot", "records", "view", "tournament", "serve", "remote"]
+COMMAND_MODULES = ["demo", "bot", "match", "records", "view", "tournament", "serve", "remote"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,103 @@
+"""``abluxx match``: play one game between bots at addresses and built-in policies, and print how it went."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from referee.engine import Options
+from referee.log import configure
+from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
+from referee.records import DEFAULT_DATA_DIR, RecordError, record_path
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "match",
+        help="play one game between bots (host:port) and built-in policies; print the result and the record path",
+        description="Each seat is HOST:PORT for a bot over gRPC, or a built-in policy name "
+        f"({', '.join(builtin_names())}). 2 to 5 seats; the first plays first unless --start-seat says otherwise.",
+    )
+    p.add_argument("seats", nargs="+", metavar="ADDRESS_OR_POLICY", help="host:port of a bot, or a policy name")
+    p.add_argument("--seed", type=int, default=None, help="the deal's seed (default: random)")
+    p.add_argument("--decision-ms", type=int, default=TimeControl.decision_ms, help="free time per decision")
+    p.add_argument("--bank-ms", type=int, default=TimeControl.bank_ms, help="per-game time bank")
+    p.add_argument("--grace-ms", type=int, default=TimeControl.grace_ms, help="transport allowance")
+    p.add_argument("--max-strikes", type=int, default=3, help="faults after which the fallback plays a seat")
+    p.add_argument("--start-seat", type=int, default=0)
+    p.add_argument("--draw-one", action="store_true", help="rule option draw_one")
+    p.add_argument("--end-on-empty-pile", action="store_true", help="rule option end_on_empty_pile")
+    p.add_argument("--transport", choices=["stream", "unary"], help="force a transport the bots offer")
+    p.add_argument("--game-id", help="default: match-<UTC time>-<random>")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR, help=f"data folder (default ./{DEFAULT_DATA_DIR})")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=run)
+
+
+def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
+    known = builtin_names()
+    out = []
+    for i, arg in enumerate(args):
+        if ":" in arg:
+            out.append(EntrantRef(name=arg, address=arg))
+        elif arg in known:
+            out.append(EntrantRef(name=arg if args.count(arg) == 1 else f"{arg}#{i}", policy=arg))
+        else:
+            raise ValueError(f"seat {i}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)})")
+    return tuple(out)
+
+
+def _fail(message: str) -> int:
+    print(f"abluxx match: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args) -> int:
+    configure(args.log_level)
+    try:
+        entrants = _entrants(args.seats)
+    except ValueError as e:
+        return _fail(str(e))
+    if not 2 <= len(entrants) <= 5:
+        return _fail(f"a game needs 2 to 5 seats, got {len(entrants)}")
+    if not 0 <= args.start_seat < len(entrants):
+        return _fail(f"--start-seat must be 0 to {len(entrants) - 1}")
+    for flag in ("decision_ms", "bank_ms", "grace_ms"):
+        if getattr(args, flag) < 0:
+            return _fail(f"--{flag.replace('_', '-')} must not be negative")
+    seed = args.seed if args.seed is not None else secrets.randbelow(1 << 32)
+    game_id = args.game_id or f"match-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    try:
+        path = record_path(args.data, game_id)
+    except RecordError as e:
+        return _fail(str(e))
+    spec = GameSpec(
+        game_id=game_id,
+        seed=seed,
+        entrants=entrants,
+        options=Options(draw_one=args.draw_one, end_on_empty_pile=args.end_on_empty_pile),
+        time_control=TimeControl(args.decision_ms, args.bank_ms, args.grace_ms),
+        start_seat=args.start_seat,
+        max_strikes=args.max_strikes,
+    )
+
+    async def go():
+        async with ChannelPool() as pool:
+            return await play_game(spec, pool=pool, record_path=path, prefer=args.transport)
+
+    result = asyncio.run(go())
+    print(f"game {game_id}, seed {seed}: {result.decisions} decisions, ended by {result.end_reason.value}")
+    order = sorted(range(len(entrants)), key=lambda i: (result.places[i], i))
+    for i in order:
+        st = result.seats[i]
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(st.faults.items())) or "no faults"
+        times = sorted(st.decision_us)
+        median = f", median {times[len(times) // 2] / 1000:.1f} ms" if times else ""
+        retired = ", RETIRED (the fallback finished its game)" if st.retired else ""
+        print(f"  place {result.places[i]}: seat {i} {entrants[i].name:<24} score {result.scores[i]:+4d}  "
+              f"{faults}{median}{retired}")  # fmt: skip
+    print(f"record: {path}")
+    return 0
