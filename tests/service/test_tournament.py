@@ -111,7 +111,7 @@ def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> 
 
 def test_a_spectator_of_a_live_game_never_sees_a_hidden_card(tmp_path: Path) -> None:
     srv = start_server(tmp_path / "data", write_settings(tmp_path, delay_ms=150))
-    slow = start_bot("bad:slow", "--delay-ms", "60", "--policy", "biggest")  # a game lasts a second or two
+    slow = start_bot("bad:slow", "--delay-ms", "30", "--policy", "biggest")  # a game lasts a second or two
     try:
         s = stub(srv.address)
         c = config(
@@ -130,12 +130,17 @@ def test_a_spectator_of_a_live_game_never_sees_a_hidden_card(tmp_path: Path) -> 
         watcher = threading.Thread(target=lambda: seen.extend(s.WatchGame(ref_pb.WatchGameRequest(game_id=game_id),
                                                                           timeout=120)))  # fmt: skip
         watcher.start()
-        for _ in stream:  # to the end of the tournament
-            pass
         watcher.join(120)
         assert not watcher.is_alive()
 
-        record = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=game_id))
+        # the other game of the deal is still to be played: its record is the organiser's alone until then
+        request = ref_pb.GetGameRecordRequest(game_id=game_id)
+        assert code_of(s.GetGameRecord, request) == grpc.StatusCode.FAILED_PRECONDITION
+        record = s.GetGameRecord(request, metadata=auth(ORGANISER))
+        s.CancelTournament(ref_pb.CancelTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+        assert list(stream)[-1].tournament.state == ref_pb.TOURNAMENT_STATE_CANCELLED
+        assert s.GetGameRecord(request) == record  # once cancelled, the deal is no secret
+
         assert seen[0].opening.delay_ms == 150 and seen[-1].WhichOneof("event") == "closing"
         decisions = [x.decision for x in seen[1:-1]]
         assert [d.seq for d in decisions] == [d.seq for d in record.decisions]  # every decision, in order
