@@ -9,6 +9,20 @@ from typing import Any
 
 import structlog
 
+
+class _Stderr:
+    """Whatever ``sys.stderr`` is when a line is written (tests and tools swap it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
@@ -16,7 +30,7 @@ def configure(level: str = "info", *, json: bool | None = None, stream: Any = No
     """Set up structlog for the process. ``json`` None picks JSON lines unless ``stream`` (stderr) is a terminal."""
     if level not in _LEVELS:
         raise ValueError(f"log level must be one of {', '.join(_LEVELS)}, got {level!r}")
-    stream = stream or sys.stderr
+    stream = stream or _Stderr()
     if json is None:
         json = not (hasattr(stream, "isatty") and stream.isatty())
     renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from referee.match import ChannelPool, GameResult, GameSpec, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import read_record, verify_record
 
@@ -35,6 +37,16 @@ def free_address() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def play_one(spec: GameSpec, path: Path) -> GameResult:
+    """Play ``spec`` in a fresh event loop with its own channel pool, writing the record to ``path``."""
+
+    async def go() -> GameResult:
+        async with ChannelPool() as pool:
+            return await play_game(spec, pool=pool, record_path=path)
+
+    return asyncio.run(go())
 
 
 def verify(path: Path) -> rec_pb.GameRecord:

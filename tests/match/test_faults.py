@@ -3,7 +3,6 @@ fault is recorded with its kind, the other seats play all their own decisions, a
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import io
 import json
@@ -11,10 +10,10 @@ import json
 import pytest
 
 from referee.log import configure
-from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
+from referee.match import EntrantRef, GameSpec, TimeControl
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
-from .helpers import bot_process, free_address, verify
+from .helpers import bot_process, free_address, play_one, verify
 
 # Limits are generous, so a noisy machine does not make a good bot late; the timing cases use TIMED, where
 # a slow bot (1000 ms) times out at 700 ms (decision + bank + grace), then at 400 ms once its bank is spent.
@@ -63,12 +62,7 @@ def good_bot():
 def play(spec: GameSpec, path) -> object:
     if spec.entrants[BAD].name.split("-")[0] in TIMED_MODES:
         spec = dataclasses.replace(spec, time_control=TIMED)
-
-    async def go():
-        async with ChannelPool() as pool:
-            return await play_game(spec, pool=pool, record_path=path)
-
-    return asyncio.run(go())
+    return play_one(spec, path)
 
 
 def check(result, path, expected_fault: int, expect_retired: bool, bad_name: str) -> rec_pb.GameRecord:

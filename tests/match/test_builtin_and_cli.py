@@ -1,0 +1,74 @@
+"""Built-in seats, the time bank, and `abluxx match`."""
+
+from __future__ import annotations
+
+import asyncio
+
+from referee.cli import main
+from referee.engine import apply, deck_from_seed, new_game
+from referee.match import EntrantRef, GameSpec, TimeControl, fallback_index, play_game
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+
+from .helpers import bot_process, play_one, verify
+
+
+def test_builtin_policies_play_a_whole_game(tmp_path):
+    entrants = tuple(EntrantRef(p, policy=p) for p in ("greedy", "random", "counter", "fallback"))
+    spec = GameSpec("builtin", 11, entrants)
+    result = asyncio.run(play_game(spec, record_path=tmp_path / "g.abluxx"))
+    rec = verify(tmp_path / "g.abluxx")
+    assert sorted(result.places) == sorted(rec.footer.places) and len(result.places) == 4
+    assert all(p.kind == rec_pb.SEAT_KIND_BUILTIN and p.transport == "builtin" for p in rec.header.players)
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions)
+    assert not any(s.retired for s in result.seats)
+
+
+def test_fallback_is_deterministic_and_lays_the_biggest_group():
+    state = new_game(deck_from_seed(5), 3)
+    for _ in range(60):
+        if state.over:
+            break
+        i = fallback_index(state)
+        assert i == fallback_index(state)
+        if state.kind.value == "play":
+            assert state.legal[i].count == max(g.count for g in state.legal)
+            assert all(g.count < state.legal[i].count for g in state.legal[:i])
+        else:
+            assert i == 0
+        state, _ = apply(state, state.legal[i])
+
+
+def test_a_slow_answer_draws_on_the_bank_without_a_fault(tmp_path):
+    tc = TimeControl(decision_ms=100, bank_ms=3000, grace_ms=100)
+    with (
+        bot_process("--mode", "ok") as good,
+        bot_process("--mode", "slow", "--delay-ms", "250", "--bad-count", "2") as slow,
+    ):
+        spec = GameSpec("bank", 5, (EntrantRef("slow", slow), EntrantRef("good", good)), time_control=tc)
+        result = play_one(spec, tmp_path / "g.abluxx")
+    rec = verify(tmp_path / "g.abluxx")
+    mine = [d for d in rec.decisions if d.seat == 0]
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in mine)
+    assert [d.bot_us >= 250_000 for d in mine[:3]] == [True, True, False]
+    assert 0 < mine[-1].bank_left_ms <= 3000 - 2 * 150
+    assert mine[0].bank_left_ms > mine[1].bank_left_ms == mine[-1].bank_left_ms
+    assert result.seats[0].faults == {}
+
+
+def test_abluxx_match_prints_the_result_and_writes_a_verifiable_record(tmp_path, capsys):
+    with bot_process("--mode", "ok") as bot:
+        code = main(["match", bot, "greedy", "--seed", "3", "--data", str(tmp_path), "--game-id", "cli-1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "game cli-1, seed 3" in out and "place 1:" in out and "place 2:" in out
+    path = tmp_path / "records" / "cli-1.abluxx"
+    assert f"record: {path}" in out
+    rec = verify(path)
+    assert rec.header.players[0].address == bot and rec.header.players[0].transport == "stream"
+
+
+def test_abluxx_match_names_a_bad_seat(tmp_path, capsys):
+    assert main(["match", "greedy", "nonsense", "--data", str(tmp_path)]) == 2
+    assert "'nonsense' is neither HOST:PORT nor a built-in policy" in capsys.readouterr().err
+    assert main(["match", "greedy", "--data", str(tmp_path)]) == 2
+    assert "2 to 5 seats" in capsys.readouterr().err
