@@ -59,8 +59,8 @@ class DeckRng:
 
 def deck_from_seed(seed: int) -> tuple[int, ...]:
     """A shuffled deck order (Fisher-Yates) that depends only on ``seed``."""
-    if seed < 0:
-        raise ValueError(f"deck seed must be >= 0, got {seed}")
+    if not isinstance(seed, int) or not 0 <= seed <= _MASK64:
+        raise ValueError(f"deck seed must be an integer from 0 to 2**64-1, got {seed!r}")
     deck = full_deck()
     rng = DeckRng(seed)
     for i in range(len(deck) - 1, 0, -1):

@@ -282,9 +282,9 @@ def new_game(deck, players: int, options: Options | None = None, start_seat: int
 
     Seat i is dealt deck[13*i : 13*i+13]; the next 6 cards are the market; the rest is the pile, top first.
     """
-    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+    if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise ValueError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
-    if not 0 <= start_seat < players:
+    if not isinstance(start_seat, int) or not 0 <= start_seat < players:
         raise ValueError(f"start_seat must be 0 to {players - 1}, got {start_seat}")
     deck = check_deck(deck)
     dealt = HAND_SIZE * players

@@ -68,6 +68,7 @@ def test_r3_deal() -> None:
     [
         ({"players": 1}, "players must be 2 to 5, got 1"),
         ({"players": 6}, "players must be 2 to 5, got 6"),
+        ({"players": 2.5}, "players must be 2 to 5, got 2.5"),
         ({"players": 3, "start_seat": 3}, "start_seat must be 0 to 2, got 3"),
         ({"players": 3, "start_seat": -1}, "start_seat must be 0 to 2, got -1"),
         ({"deck": full_deck()[:-1]}, "a deck holds 109 cards, got 108"),
@@ -85,8 +86,9 @@ def test_bad_new_game_inputs_raise_value_error(kwargs: dict, message: str) -> No
 
 
 def test_bad_seed_and_seat_raise_value_error() -> None:
-    with pytest.raises(ValueError, match="deck seed must be >= 0, got -1"):
-        deck_from_seed(-1)
+    for bad in (-1, 2**64, 1.5):
+        with pytest.raises(ValueError, match=re.escape(f"deck seed must be an integer from 0 to 2**64-1, got {bad!r}")):
+            deck_from_seed(bad)
     with pytest.raises(ValueError, match="seat must be 0 to 3, got 4"):
         view(new_game(deck_from_seed(0), 4), 4)
 
