@@ -26,7 +26,7 @@ def say_action(action: Action) -> str:
     if isinstance(action, Group):
         return f"play {action}"
     if isinstance(action, Draw):
-        return f"draw from the {action}"
+        return "draw from the pile" if action.card is None else f"draw {card_name(action.card)} from the market"
     return action.value
 
 
