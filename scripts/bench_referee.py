@@ -3,7 +3,8 @@
     python3 scripts/bench_referee.py [--seconds S] [--json]
 
 1. The floor: a client here and an echo server in another process, over a bidi stream and over unary calls, 64
-   concurrent conversations. Each round trip sends a typical mid-game DecisionRequest's bytes and gets back a
+   concurrent conversations. Each round trip sends the bytes of a real request (the frames the referee sends in
+   the benchmark's own games, in order, so sizes match: about 430 bytes on average) and gets back a
    DecisionReply's bytes; the server decodes nothing.
 2. The referee: ``play_game`` with two seats, both an instant bot in another process (it decodes each request and
    answers index 0), over each transport, 1 and 64 games at once, records written to a temporary folder.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -36,23 +38,32 @@ CONCURRENCY = 64
 WARMUP_S = 0.5
 
 
-def typical_messages() -> tuple[bytes, bytes]:
-    """A mid-game DecisionRequest (turn ~10, 4 seats) and a DecisionReply, serialized."""
-    state = new_game(deck_from_seed(3), 4)
-    events: list = []
-    for _ in range(40):
-        state, ev = apply(state, state.legal[0])
-        events = (events + ev)[-12:]
-    req = decision_request(state, "bench-0000", 41, events, 1000, 10_000)
-    reply = bot_pb.DecisionReply(game_id="bench-0000", seq=41, index=0)
-    return req.SerializeToString(), reply.SerializeToString()
+def game_frames(seed: int) -> list[bytes]:
+    """The Play stream frames (RefereeMessage with a DecisionRequest) the referee sends in a 2-seat game against
+    bots that answer index 0, as the benchmark's games are played: the floor sends messages of the same sizes."""
+    state = new_game(deck_from_seed(seed), 2)
+    log: list = []
+    since = [0, 0]
+    frames = []
+    while not state.over:
+        seat = state.seat
+        req = decision_request(state, f"bench-{seed}", len(frames) + 1, log[since[seat] :], 5000, 60_000)
+        since[seat] = len(log)
+        frames.append(bot_pb.RefereeMessage(decision=req).SerializeToString())
+        state, events = apply(state, state.legal[0])
+        log.extend(events)
+    return frames
+
+
+def reply_message() -> bytes:
+    return bot_pb.DecisionReply(game_id="bench-1000", seq=100, index=0).SerializeToString()
 
 
 # --- the servers (run as subprocesses of this script) ----------------------------------------------------------
 
 
 async def serve_echo() -> None:
-    _, reply = typical_messages()
+    reply = reply_message()
 
     async def unary(request: bytes, context) -> bytes:
         return reply
@@ -157,25 +168,32 @@ async def _timed(workers: int, seconds: float, work) -> float:
 
 
 async def floor(address: str, seconds: float) -> tuple[float, float]:
-    request, _ = typical_messages()
+    frames = [f for seed in (1, 2, 3) for f in game_frames(seed)]
+    # The unary floor sends the request inside each frame (Decide takes a DecisionRequest, not a RefereeMessage).
+    requests = [bot_pb.RefereeMessage.FromString(f).decision.SerializeToString() for f in frames]
+    starts = itertools.count(0, 37)  # each conversation starts somewhere else in the games
     channel = grpc.aio.insecure_channel(address)
     stream_mc = channel.stream_stream("/bench.Echo/Stream")
     unary_mc = channel.unary_unary("/bench.Echo/Unary")
 
     async def stream_work(count) -> None:
         call = stream_mc()
+        i = next(starts)
         try:
             while True:
-                await call.write(request)
+                await call.write(frames[i % len(frames)])
                 await call.read()
                 count()
+                i += 1
         finally:
             call.cancel()
 
     async def unary_work(count) -> None:
+        i = next(starts)
         while True:
-            await unary_mc(request, timeout=5)
+            await unary_mc(requests[i % len(requests)], timeout=5)
             count()
+            i += 1
 
     try:
         return (
