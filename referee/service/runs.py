@@ -16,14 +16,17 @@ from pathlib import Path
 
 from referee.engine import cards_of, deck_from_seed, event_for, new_game, public_view
 from referee.log import get_logger
-from referee.match import ChannelPool, play_game
+from referee.match.spec import GameResult, GameSpec
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.rating import Ratings
 from referee.store import SqliteStore
+from referee.tournament import entrants
 from referee.tournament.config import TournamentConfig
-from referee.tournament.entrants import EntrantError, LocalBots, check_reachable
-from referee.tournament.runner import game_spec, standings_of, write_standings
+from referee.tournament.entrants import EntrantError
+from referee.tournament.play import match_player
+from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots, standings_of
 from referee.tournament.schedule import Slot
 from referee.wire import event_from_pb, event_pb, options_pb
 
@@ -130,8 +133,10 @@ class Hub:
             self.publish(tid, None)
 
 
-class Run:
-    """One tournament being played by the service."""
+class Run(GameHooks):
+    """One tournament being played by the service: the tournament layer's loop (play_slots), with the service's
+    concerns as its hooks: watchers hear each game start and finish, spectators follow each game live, the
+    games in flight are counted, and a drain or cancel starts no more games."""
 
     def __init__(
         self,
@@ -158,7 +163,6 @@ class Run:
         self.taking = True  # False once draining: no new game starts
         self.task: asyncio.Task | None = None
         self.log = get_logger(tournament=self.tid)
-        self._games: set[asyncio.Task] = set()
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"tournament {self.tid}")
@@ -166,50 +170,28 @@ class Run:
     async def _run(self) -> None:
         config = self.config
         try:
-            async with LocalBots(config.entrants, self.store.data / "logs", self.tid) as bots:
-                addresses = {e.name: e.address for e in config.entrants if e.address}
-                addresses.update(bots.addresses)
-                while True:  # a resumed run waits for its bots to come back rather than fault them all
-                    try:
-                        await check_reachable(addresses)
-                        break
-                    except EntrantError as e:
-                        self.log.warning("entrants unreachable; retrying", error=str(e), retry_s=RETRY_S)
-                        await asyncio.sleep(RETRY_S)
-                    if not self.taking:
-                        return
-                async with ChannelPool() as pool:
-                    await self._play(addresses, pool)
+            async with (
+                entrants.ready(
+                    config, self.store.data / "logs", retry_s=RETRY_S, keep_trying=lambda: self.taking
+                ) as addresses,
+                match_player(self.store.records) as play,
+            ):
+                _, ratings = await play_slots(self.store, config, play, addresses, config.concurrency, hooks=self)
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            self.log.error("tournament run failed; it resumes at the next start", error=repr(e))
+            if self.taking or not isinstance(e, EntrantError):  # a run stopped while its bots were away ends quietly
+                self.log.error("tournament run failed; it resumes at the next start", error=repr(e))
             return
         if self.taking and not self.store.slots(self.tid, pending_only=True):
-            self._finish()
+            self._finish(ratings)
 
-    async def _play(self, addresses: dict[str, str], pool: ChannelPool) -> None:
-        queue = iter(self.store.slots(self.tid, pending_only=True))
+    # -- the hooks play_slots calls around each game ---------------------------------------------------------
 
-        async def worker() -> None:
-            for slot in queue:  # shared: each slot goes to exactly one worker
-                if not self.taking:
-                    return
-                await self._game(slot, addresses, pool)
+    def should_continue(self) -> bool:
+        return self.taking
 
-        workers = [asyncio.create_task(worker()) for _ in range(self.config.concurrency)]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-
-    async def _game(self, slot: Slot, addresses: dict[str, str], pool: ChannelPool) -> None:
-        record = self.store.records / f"{slot.game_id}.abluxx"
-        with contextlib.suppress(FileNotFoundError):
-            record.unlink()  # the partial record of a game that was in flight when the referee stopped
-        spec = game_spec(self.config, slot, addresses)
+    def on_start(self, slot: Slot, spec: GameSpec) -> OnDecision:
         live = LiveGame(
             opening(
                 slot.game_id,
@@ -230,28 +212,28 @@ class Run:
                 started=ref_pb.GameStarted(game_id=slot.game_id, slot=slot.slot, entrants=slot.seats)
             ),
         )
-        try:
-            result = await play_game(
-                spec, pool=pool, record_path=record, on_decision=lambda d: live.add(public_decision(d))
-            )
-            self.store.save_game(self.tid, slot, result)
-            live.add(
-                ref_pb.GameWatchEvent(
-                    closing=ref_pb.GameClosing(
-                        reason=pb.EndReason.Value("END_REASON_" + result.end_reason.name),
-                        scores=result.scores,
-                        places=result.places,
-                        retired=[i for i, s in enumerate(result.seats) if s.retired],
-                    )
-                ),
-                done=True,
-            )
-        finally:
+        return lambda d: live.add(public_decision(d))
+
+    def on_done(self, slot: Slot, result: GameResult | None) -> None:
+        live = self.live.get(slot.game_id)
+        if live is not None:
+            if result is not None:
+                live.add(
+                    ref_pb.GameWatchEvent(
+                        closing=ref_pb.GameClosing(
+                            reason=pb.EndReason.Value("END_REASON_" + result.end_reason.name),
+                            scores=result.scores,
+                            places=result.places,
+                            retired=[i for i, s in enumerate(result.seats) if s.retired],
+                        )
+                    ),
+                    done=True,
+                )
             live.end()
-            self.in_flight.discard(slot.game_id)
-            if self.live.get(slot.game_id) is live:
-                del self.live[slot.game_id]
-        self._published_finish(slot.game_id)
+            del self.live[slot.game_id]
+        self.in_flight.discard(slot.game_id)
+        if result is not None:
+            self._published_finish(slot.game_id)
 
     def _published_finish(self, game_id: str) -> None:
         if not self.hub.watched(self.tid):
@@ -268,10 +250,8 @@ class Run:
         )
         self.hub.publish(self.tid, ref_pb.TournamentEvent(tournament=self.snapshot(self.tid)))
 
-    def _finish(self) -> None:
-        final = standings_of(self.store, self.tid)
-        self.store.finish(self.tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
-        write_standings(self.store, final)
+    def _finish(self, ratings: Ratings) -> None:
+        final, _, _ = finish_tournament(self.store, self.tid, ratings)
         self.log.info("tournament finished", games=final.games)
         self.on_finished(self.tid)
 

@@ -13,14 +13,16 @@ import contextlib
 import re
 import signal
 import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import grpc
 
+from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
 
-from .config import EntrantConfig
+from .config import EntrantConfig, TournamentConfig
 
 LISTENING = re.compile(rb"listening on (\S+:\d+)")
 START_TIMEOUT_S = 30.0  # a cold Python start on a busy 2-core machine can take a few seconds
@@ -153,3 +155,36 @@ async def check_reachable(addresses: dict[str, str], timeout: float = HELLO_TIME
     problems = [p for p in await asyncio.gather(*(one(n, a) for n, a in addresses.items())) if p]
     if problems:
         raise EntrantError("; ".join(problems))
+
+
+@contextlib.asynccontextmanager
+async def ready(
+    config: TournamentConfig,
+    log_dir: Path,
+    *,
+    retry_s: float | None = None,
+    keep_trying: Callable[[], bool] = lambda: True,
+) -> AsyncIterator[dict[str, str]]:
+    """Start the command entrants, wait until every entrant answers Hello, and yield each one's address; the
+    command entrants are stopped on leaving.
+
+    Without ``retry_s`` an unreachable entrant raises EntrantError at once. With it, Hello is asked again every
+    ``retry_s`` seconds for as long as ``keep_trying()`` (the service's resumed run waits for its bots to come back
+    rather than fault them all); EntrantError is raised once it says stop."""
+    async with LocalBots(config.entrants, log_dir, config.tournament_id) as bots:
+        addresses = {e.name: e.address for e in config.entrants if e.address}
+        addresses.update(bots.addresses)
+        while True:
+            try:
+                await check_reachable(addresses)
+                break
+            except EntrantError as e:
+                if retry_s is None:
+                    raise
+                get_logger(tournament=config.tournament_id).warning(
+                    "entrants unreachable; retrying", error=str(e), retry_s=retry_s
+                )
+                await asyncio.sleep(retry_s)
+                if not keep_trying():
+                    raise
+        yield addresses

@@ -10,14 +10,16 @@ from pathlib import Path
 from referee.match import ChannelPool, play_game
 from referee.match.spec import GameResult, GameSpec
 
-from .runner import PlayFn
+from .runner import OnDecision, PlayFn
 
 
 @contextlib.asynccontextmanager
 async def match_player(records: Path) -> AsyncIterator[PlayFn]:
     async with ChannelPool() as pool:
 
-        async def play(spec: GameSpec) -> GameResult:
-            return await play_game(spec, pool=pool, record_path=records / f"{spec.game_id}.abluxx")
+        async def play(spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
+            return await play_game(
+                spec, pool=pool, record_path=records / f"{spec.game_id}.abluxx", on_decision=on_decision
+            )
 
         yield play

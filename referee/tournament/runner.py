@@ -1,29 +1,36 @@
 """Running a tournament: up to C games at once in one asyncio loop, each finished game committed to the store in
 one transaction, and resume (rerun the same config, or ``resume ID``) that keeps every committed game and plays
-the games that were in flight again from their deal."""
+the games that were in flight again from their deal.
+
+``play_slots`` is the one loop that plays a tournament's pending games, for ``abluxx tournament`` and for the
+service alike; the service adds its concerns (watchers, spectators, a graceful stop) as GameHooks."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
 from referee.store import SqliteStore
 
+from . import entrants as entrants_mod
 from . import schedule as schedule_mod
 from . import standings as standings_mod
 from .config import TournamentConfig
-from .entrants import LocalBots, check_reachable
 from .progress import Progress
 from .schedule import Slot
 
-PlayFn = Callable[[GameSpec], Awaitable[GameResult]]
+# Called with each decision of a game as it is made (the service feeds its live spectator stream with it).
+OnDecision = Callable[[rec_pb.DecisionRecord], None]
+# Plays one game: ``play(spec)``, or ``play(spec, on_decision=callback)`` when a hook asks for the decisions.
+PlayFn = Callable[..., Awaitable[GameResult]]
 # Opens the match runner for a tournament: given the records folder, yields a function that plays one game.
 PlayerFactory = Callable[[Path], AbstractAsyncContextManager[PlayFn]]
 
@@ -78,6 +85,22 @@ class _InOrder:
         return [(n, r.conservative) for n, r in self.ratings.leaderboard()[:3]]
 
 
+class GameHooks:
+    """What a caller of ``play_slots`` adds around each game; the defaults add nothing."""
+
+    def should_continue(self) -> bool:
+        """Asked before each game starts: False starts no more games (those in flight still finish)."""
+        return True
+
+    def on_start(self, slot: Slot, spec: GameSpec) -> OnDecision | None:
+        """The game is about to be played; may return a callback for each of its decisions."""
+        return None
+
+    def on_done(self, slot: Slot, result: GameResult | None) -> None:
+        """The game is over: committed to the store (``result``), or abandoned or failed (None: nothing of it is
+        stored, and a resume plays it again)."""
+
+
 async def play_slots(
     store: SqliteStore,
     config: TournamentConfig,
@@ -85,11 +108,13 @@ async def play_slots(
     addresses: dict[str, str],
     concurrency: int,
     progress: Progress | None = None,
+    hooks: GameHooks | None = None,
 ) -> tuple[int, Ratings]:
     """Play every pending slot, at most ``concurrency`` at a time, in schedule order of starting. Returns how many
     games were played, and the ratings of the stored games that form an unbroken prefix of the schedule (all of
     them once every slot is done). A game that raises (a referee failure, never a bot's) stops the run; nothing of
     it is stored, and a resume plays it again."""
+    hooks = hooks or GameHooks()
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     slots = store.slots(tid)
@@ -101,19 +126,31 @@ async def play_slots(
     queue = iter(pending)
     played = 0
 
-    async def worker() -> None:
-        nonlocal done, played
-        for slot in queue:  # a shared iterator: each slot goes to exactly one worker
-            # a game in flight when the referee was killed left a partial record: it is played again from its deal
-            with contextlib.suppress(FileNotFoundError):
-                (store.records / f"{slot.game_id}.abluxx").unlink()
-            spec = game_spec(config, slot, addresses)
+    async def one(slot: Slot) -> GameResult:
+        # a game in flight when the referee was killed left a partial record: it is played again from its deal
+        with contextlib.suppress(FileNotFoundError):
+            (store.records / f"{slot.game_id}.abluxx").unlink()
+        spec = game_spec(config, slot, addresses)
+        committed = None
+        try:
+            on_decision = hooks.on_start(slot, spec)
             try:
-                result = await play(spec)
+                result = await (play(spec) if on_decision is None else play(spec, on_decision=on_decision))
             except Exception as e:
                 log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
                 raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
             store.save_game(tid, slot, result)
+            committed = result
+        finally:
+            hooks.on_done(slot, committed)
+        return result
+
+    async def worker() -> None:
+        nonlocal done, played
+        for slot in queue:  # a shared iterator: each slot goes to exactly one worker
+            if not hooks.should_continue():
+                return
+            result = await one(slot)
             live.add(slot.slot, slot.seats, result.places)
             done += 1
             played += 1
@@ -150,6 +187,20 @@ def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -
     return standings_mod.compute(tid, names, store.games(tid), row.games, ratings)
 
 
+def finish_tournament(
+    store: SqliteStore, tid: str, ratings: Ratings | None = None
+) -> tuple[standings_mod.Standings, Path, Path]:
+    """The final standings of a tournament whose schedule is done: marks it finished in the store (once) and
+    writes its standings files. ``ratings`` are play_slots' live ratings when it played the schedule to its end
+    (they equal a recomputation from the store, which is made when they are missing or short)."""
+    final = standings_of(store, tid, ratings)
+    row = store.tournament(tid)
+    if row is not None and row.finished_at is None:
+        store.finish(tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
+    json_path, csv_path = write_standings(store, final)
+    return final, json_path, csv_path
+
+
 async def run_tournament(
     config: TournamentConfig,
     store: SqliteStore,
@@ -172,7 +223,7 @@ async def run_tournament(
     played, ratings = 0, None
     resumed = row is not None and row.done > 0
     if row is None or row.finished_at is None:
-        async with _entrants(config, store) as addresses:
+        async with entrants_mod.ready(config, store.data / "logs") as addresses:
             if row is None:
                 store.create_tournament(config, slots, source)
                 log.info("tournament created", games=len(slots), entrants=len(config.entrants))
@@ -183,17 +234,5 @@ async def run_tournament(
                 c = concurrency or config.concurrency
                 played, ratings = await play_slots(store, config, play, addresses, c, bar)
     # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them
-    final = standings_of(store, tid, ratings)
-    if row is None or row.finished_at is None:
-        store.finish(tid, {r.entrant: (r.mu, r.sigma) for r in final.rows}, final.games)
-    json_path, csv_path = write_standings(store, final)
+    final, json_path, csv_path = finish_tournament(store, tid, ratings)
     return Outcome(tid, final, played, resumed, json_path, csv_path)
-
-
-@contextlib.asynccontextmanager
-async def _entrants(config: TournamentConfig, store: SqliteStore) -> AsyncIterator[dict[str, str]]:
-    async with LocalBots(config.entrants, store.data / "logs", config.tournament_id) as bots:
-        addresses = {e.name: e.address for e in config.entrants if e.address}
-        addresses.update(bots.addresses)
-        await check_reachable(addresses)
-        yield addresses
