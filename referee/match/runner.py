@@ -20,18 +20,15 @@ from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
-from referee.records import FORMAT_VERSION, RecordWriter, commitment, new_salt
+from referee.records import FORMAT_VERSION, RecordWriter, commitment, decision_record_bytes, new_salt
 from referee.records.build import utc_now
 from referee.wire import (
     END_PB,
-    KIND_PB,
     WireError,
     action_from_pb,
-    action_pb,
-    decision_request,
+    decision_request_bytes,
     event_for,
     event_pb,
-    event_pb_shared,
     options_pb,
 )
 
@@ -260,10 +257,10 @@ class _Game:
                     index, chosen_by = fallback_index(state), rec_pb.CHOOSER_BOT
                 else:
                     bank = self.bank_ms[seat]
-                    request = decision_request(state, spec.game_id, seq, log[since[seat] :], tc.decision_ms, bank)
+                    request = decision_request_bytes(state, spec.game_id, seq, log[since[seat] :], tc.decision_ms, bank)
                     since[seat] = len(log)
                     t0 = time.perf_counter()
-                    answer = await seats[seat].decide(request, decision_s + bank / 1000 + grace_s)
+                    answer = await seats[seat].decide(request, seq, decision_s + bank / 1000 + grace_s)
                     bot_us, transport_us = answer.bot_us, answer.transport_us
                     index, fault, detail = self._check(answer, legal)
                     over_ms = bot_us // 1000 - tc.decision_ms
@@ -301,25 +298,12 @@ class _Game:
                 state, events = apply(state, action)
                 log.extend(events)
                 if writer is not None or self.on_decision is not None:
-                    record = rec_pb.DecisionRecord(
-                        seq=seq,
-                        seat=seat,
-                        kind=KIND_PB[kind],
-                        index=index,
-                        action=action_pb(action),
-                        chosen_by=chosen_by,
-                        fault=fault,
-                        fault_detail=detail,
-                        bot_us=bot_us,
-                        transport_us=transport_us,
-                        bank_left_ms=self.bank_ms[seat],
-                        events=[event_pb_shared(e) for e in events],
-                        retired=retired_now,
-                    )
+                    record = decision_record_bytes(seq, seat, kind, index, action, chosen_by, fault, detail, bot_us,
+                                                   transport_us, self.bank_ms[seat], events, retired_now)  # fmt: skip
                     if writer is not None:
                         writer.decision(record)
                     if self.on_decision is not None:
-                        self.on_decision(record)
+                        self.on_decision(rec_pb.DecisionRecord.FromString(record))
                 if retired_now:
                     await seats[seat].finish(None)
         except BaseException:
@@ -333,7 +317,9 @@ class _Game:
         final_digest = digest(state)
         reason = END_PB[state.end_reason]
         if writer is not None:
-            writer.finish(
+            # In a thread: finish fsyncs, which takes milliseconds that every other game on this loop would wait.
+            await asyncio.to_thread(
+                writer.finish,
                 rec_pb.RecordFooter(
                     reason=reason,
                     scores=final,
@@ -342,7 +328,7 @@ class _Game:
                     final_digest=final_digest,
                     salt=self.salt,
                     finished_at=utc_now(),
-                )
+                ),
             )
 
         def notice(i: int) -> bot_pb.GameOverNotice | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -74,7 +75,9 @@ class Seat(Protocol):
 
     async def start(self, start: bot_pb.GameStart) -> None: ...
 
-    async def decide(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer: ...
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+        """Ask for decision ``seq``: ``request`` is the serialized DecisionRequest."""
+        ...
 
     async def finish(self, notice: bot_pb.GameOverNotice | None) -> None: ...
 
@@ -153,12 +156,12 @@ class BuiltinSeat:
         if self.session is not None:
             self.session.start(start)
 
-    async def decide(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
         if self.session is None:
             raise RuntimeError("the fallback policy is played by the runner, not asked")
         t0 = time.perf_counter()
         try:
-            reply = self.session.answer(request)
+            reply = self.session.answer(bot_pb.DecisionRequest.FromString(request))
         except Exception as e:  # a built-in policy's bug costs its seat a strike, not the game
             return Answer(None, INVALID, f"built-in policy {self.policy}: {e}")
         return Answer(reply, bot_us=int((time.perf_counter() - t0) * 1e6))
@@ -258,6 +261,11 @@ def _frame(field: int, payload: bytes) -> bytes:
 _REPLY, _BAD, _END = 0, 1, 2
 
 
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
 class RemoteSeat:
     """A bot at ``address``: Hello first, then the Play stream when offered, else Decide."""
 
@@ -273,7 +281,10 @@ class RemoteSeat:
         self._ch = pool.get(address)
         self._start: bot_pb.GameStart | None = None
         self._call: Any = None
-        self._queue: asyncio.Queue[tuple[float, int, Any]] = asyncio.Queue()
+        # What the reader took off the stream and no decision has looked at yet, and the decision waiting for it.
+        # A deque and one future per wait, not an asyncio.Queue with a timeout: this is the per-decision path.
+        self._replies: deque[tuple[float, int, Any]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._asked: set[int] = set()
         self.hello_rtt_us = 0
@@ -324,8 +335,14 @@ class RemoteSeat:
     async def _read(self) -> None:
         """The stream's one reader: every message goes to the queue with its arrival time. Waiting on the queue,
         not on ``call.read()``, lets a decision time out without cancelling the stream."""
-        call, put, now = self._call, self._queue.put_nowait, time.perf_counter
+        call, now = self._call, time.perf_counter
         parse = bot_pb.DecisionReply.FromString
+        replies = self._replies
+
+        def put(item: tuple[float, int, Any]) -> None:
+            replies.append(item)
+            _wake(self._waiter)
+
         try:
             while True:
                 raw = await call.read()
@@ -344,18 +361,19 @@ class RemoteSeat:
         except Exception as e:  # the call ended in a way grpc reports otherwise
             put((now(), _END, (DISCONNECTED, f"the Play stream ended: {e!r}")))
 
-    async def decide(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
         if self.transport == "unary":
-            return await self._decide_unary(request, allowance_s)
-        return await self._decide_stream(request, allowance_s)
+            return await self._decide_unary(request, seq, allowance_s)
+        return await self._decide_stream(request, seq, allowance_s)
 
-    async def _decide_unary(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
+    async def _decide_unary(self, request: bytes, seq: int, allowance_s: float) -> Answer:
         if self._start is not None:
-            request.start.CopyFrom(self._start)
+            # DecisionRequest.start is its last field (10): appended, it encodes as the message would.
+            request += _frame(10, self._start.SerializeToString())
             self._start = None
         t0 = time.perf_counter()
         try:
-            raw = await self._ch.decide(request.SerializeToString(), timeout=allowance_s)
+            raw = await self._ch.decide(request, timeout=allowance_s)
         except grpc.aio.AioRpcError as e:
             fault, detail = _rpc_fault(e, "Decide failed")
             return Answer(None, fault, detail, bot_us=int((time.perf_counter() - t0) * 1e6))
@@ -364,43 +382,43 @@ class RemoteSeat:
             reply = bot_pb.DecisionReply.FromString(raw)
         except DecodeError as e:
             return Answer(None, MALFORMED, f"undecodable DecisionReply ({len(raw)} bytes): {e}", bot_us=bot_us)
-        if reply.seq != request.seq:
-            return Answer(None, INVALID, f"reply to seq {reply.seq} for request seq {request.seq}", bot_us=bot_us)
+        if reply.seq != seq:
+            return Answer(None, INVALID, f"reply to seq {reply.seq} for request seq {seq}", bot_us=bot_us)
         return Answer(reply, bot_us=bot_us)
 
-    async def _decide_stream(self, request: bot_pb.DecisionRequest, allowance_s: float) -> Answer:
-        seq = request.seq
-        queue = self._queue
+    async def _decide_stream(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+        replies = self._replies
+        loop = asyncio.get_running_loop()
         t0 = time.perf_counter()
         try:
-            await self._call.write(_frame(2, request.SerializeToString()))
+            await self._call.write(_frame(2, request))
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
             return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
         self._asked.add(seq)
         deadline = t0 + allowance_s
         extended = False
         while True:
-            if queue.empty():
+            if not replies:
                 remaining = deadline - time.perf_counter()
-                try:
-                    if remaining <= 0:
-                        raise TimeoutError
-                    async with asyncio.timeout(remaining):
-                        item = await queue.get()
-                except TimeoutError:
-                    if queue.empty():
-                        # The referee's own lateness is not the bot's: wait once more for as long as the loop
-                        # was seen to stall, then give up.
-                        stall = lag_monitor().worst_since(t0)
-                        if not extended and stall > 0.002:
-                            extended = True
-                            deadline = time.perf_counter() + stall
-                            continue
-                        return Answer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
-                                      bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
-                    item = queue.get_nowait()
-            else:
-                item = queue.get_nowait()
+                if remaining > 0:
+                    waiter = self._waiter = loop.create_future()
+                    timer = loop.call_later(remaining, _wake, waiter)
+                    try:
+                        await waiter
+                    finally:
+                        timer.cancel()
+                        self._waiter = None
+                if not replies:
+                    # The referee's own lateness is not the bot's: wait once more for as long as the loop was
+                    # seen to stall, then give up.
+                    stall = lag_monitor().worst_since(t0)
+                    if not extended and stall > 0.002:
+                        extended = True
+                        deadline = time.perf_counter() + stall
+                        continue
+                    return Answer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
+                                  bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
+            item = replies.popleft()
             t, what, payload = item
             bot_us = int((t - t0) * 1e6)
             if what == _REPLY:
@@ -416,7 +434,7 @@ class RemoteSeat:
             if what == _BAD:
                 return Answer(None, MALFORMED, payload, bot_us=bot_us)
             fault, detail = payload
-            queue.put_nowait(item)  # every later decision sees the end too
+            replies.appendleft(item)  # every later decision sees the end too
             return Answer(None, fault, detail, bot_us=bot_us, fatal=True)
 
     async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:

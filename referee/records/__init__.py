@@ -10,6 +10,7 @@ from .build import (
     FAULT_PB,
     commitment,
     decision_record,
+    decision_record_bytes,
     final_places,
     footer,
     header,
@@ -32,7 +33,8 @@ from .verify import Step, VerifyError, check_footer, replay, start_state, verify
 
 __all__ = [
     "CHOOSER_PB", "DEFAULT_DATA_DIR", "FAULT_NAME", "FAULT_PB", "FORMAT_VERSION", "MAGIC", "RecordError",
-    "RecordWriter", "Scan", "Step", "VerifyError", "check_footer", "commitment", "decision_record", "encode_frame",
+    "RecordWriter", "Scan", "Step", "VerifyError", "check_footer", "commitment", "decision_record",
+    "decision_record_bytes", "encode_frame",
     "final_places", "footer", "header", "new_salt", "read_record", "record_bytes", "record_path",
     "record_selfplay", "replay", "resolve_record", "scan_record", "start_state", "verify_record",
 ]  # fmt: skip

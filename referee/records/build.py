@@ -18,6 +18,7 @@ from referee.engine import (
     RULES_VERSION,
     Action,
     Event,
+    Kind,
     Options,
     State,
     apply,
@@ -29,7 +30,17 @@ from referee.engine import (
 )
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
-from referee.wire import END_PB, KIND_PB, action_pb, event_pb, options_pb
+from referee.wire import (
+    END_PB,
+    KIND_PB,
+    action_field,
+    action_pb,
+    bytes_field,
+    event_field,
+    event_pb,
+    int_field,
+    options_pb,
+)
 
 from .recordfile import FORMAT_VERSION, RecordWriter
 
@@ -170,6 +181,43 @@ def decision_record(
         bank_left_ms=_uint32(bank_left_ms),
         events=[event_pb(e) for e in events],
         retired=retired,
+    )
+
+
+def decision_record_bytes(
+    seq: int,
+    seat: int,
+    kind: Kind,
+    index: int,
+    action: Action,
+    chosen_by: int,
+    fault: int,
+    fault_detail: str,
+    bot_us: int,
+    transport_us: int,
+    bank_left_ms: int,
+    events: Iterable[Event],
+    retired: bool,
+) -> bytes:
+    """A serialized DecisionRecord with these fields, as the match runner writes one per decision: exactly
+    ``rpb.DecisionRecord(...).SerializeToString()`` for the same fields, built from the cached pieces of
+    referee.wire (a decision is recorded on every move, and a message costs several times as much)."""
+    return b"".join(
+        (
+            int_field(1, seq),
+            int_field(2, seat),
+            int_field(3, KIND_PB[kind]),
+            int_field(4, index),
+            action_field(5, action),
+            int_field(6, chosen_by),
+            int_field(7, fault),
+            bytes_field(8, fault_detail.encode()) if fault_detail else b"",
+            int_field(9, bot_us),
+            int_field(10, transport_us),
+            int_field(11, bank_left_ms),
+            *[event_field(12, e) for e in events],
+            int_field(13, retired),
+        )
     )
 
 

@@ -47,7 +47,7 @@ class RecordWriter:
 
     Each frame is written and flushed at once, so a referee killed mid-game leaves a readable, incomplete record
     (at worst its last frame is cut short, and readers drop it). ``finish`` also fsyncs. With ``path`` None
-    nothing is written and the writer only builds ``record`` in memory. ``record`` always holds what has been
+    nothing is written and the writer only keeps the record in memory. ``record`` always holds what has been
     written so far, as a GameRecord.
     """
 
@@ -56,41 +56,57 @@ class RecordWriter:
             raise RecordError(
                 f"header says format version {header.format_version}; this writer writes {FORMAT_VERSION}"
             )
-        self.record = rpb.GameRecord(header=header, complete=False)
-        self.record.header.format_version = FORMAT_VERSION
+        self.game_id = header.game_id
+        head = rpb.RecordFrame(header=header)
+        head.header.format_version = FORMAT_VERSION
+        # Every frame's body so far. RecordFrame's header, decision and footer are GameRecord's fields 1, 2 and 3,
+        # so the bodies joined are the GameRecord: ``record`` is parsed from them only when someone asks.
+        self._bodies = [head.SerializeToString()]
+        self._record: rpb.GameRecord | None = None
+        self._complete = False
         self.path = Path(path) if path is not None else None
         self._file = None
         self._finished = False
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(self.path, "wb")  # noqa: SIM115 -- closed by finish() or close()
-            self._file.write(MAGIC + encode_frame(rpb.RecordFrame(header=self.record.header)))
+            self._file.write(MAGIC + _varint(len(self._bodies[0])) + self._bodies[0])
             self._file.flush()
 
     @property
     def finished(self) -> bool:
         return self._finished
 
-    def decision(self, d: rpb.DecisionRecord) -> None:
-        """Append one decision, and flush it to the file."""
+    @property
+    def record(self) -> rpb.GameRecord:
+        """What has been written so far, as a GameRecord (``complete`` once the footer is written)."""
+        if self._record is None:
+            self._record = rpb.GameRecord.FromString(b"".join(self._bodies))
+            self._record.complete = self._complete
+        return self._record
+
+    def decision(self, d: rpb.DecisionRecord | bytes) -> None:
+        """Append one decision (a DecisionRecord, or one already serialized), and flush it to the file."""
         self._check_open()
-        self.record.decisions.append(d)
-        if self._file is not None:
-            self._file.write(encode_frame(rpb.RecordFrame(decision=d)))
-            self._file.flush()
+        self._append(_DECISION_TAG + _varint(len(d)) + d if isinstance(d, bytes) else
+                     rpb.RecordFrame(decision=d).SerializeToString())  # fmt: skip
 
     def finish(self, footer: rpb.RecordFooter) -> rpb.GameRecord:
         """Append the footer, flush, fsync and close. Returns the complete record."""
         self._check_open()
-        self.record.footer.CopyFrom(footer)
-        self.record.complete = True
-        self._finished = True
+        self._append(rpb.RecordFrame(footer=footer).SerializeToString())
+        self._complete = self._finished = True
         if self._file is not None:
-            self._file.write(encode_frame(rpb.RecordFrame(footer=footer)))
-            self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
         return self.record
+
+    def _append(self, body: bytes) -> None:
+        self._bodies.append(body)
+        self._record = None
+        if self._file is not None:
+            self._file.write(_varint(len(body)) + body)
+            self._file.flush()
 
     def close(self) -> None:
         """Stop writing without a footer: the file stays an incomplete record. Harmless after ``finish``."""
@@ -100,7 +116,7 @@ class RecordWriter:
 
     def _check_open(self) -> None:
         if self._finished:
-            raise RecordError(f"record {self.record.header.game_id!r} is already finished or closed")
+            raise RecordError(f"record {self.game_id!r} is already finished or closed")
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -109,6 +125,9 @@ class RecordWriter:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+_DECISION_TAG = b"\x12"  # RecordFrame.decision: field 2, length-delimited
 
 
 @dataclass
