@@ -109,3 +109,15 @@ def test_writer_given_bytes_or_messages_writes_the_same_file_and_record(tmp_path
     for path, record in zip(paths, records, strict=True):
         assert record.complete and list(record.decisions) == decisions
         assert read_record(path).decisions == record.decisions
+
+
+def test_a_first_unary_request_with_its_game_start_appended_equals_the_message() -> None:
+    """RemoteSeat appends GameStart (DecisionRequest.start, its last field) to the first Decide request's bytes."""
+    from referee.match.seats import _frame
+
+    state = new_game(deck_from_seed(5), 3)
+    start = bot_pb.GameStart(game_id="g", seat=0, deck_commitment=b"c" * 32, rules_version="r")
+    message = decision_request(state, "g", 1, [], 1000, 5000)
+    message.start.CopyFrom(start)
+    appended = decision_request_bytes(state, "g", 1, [], 1000, 5000) + _frame(10, start.SerializeToString())
+    assert appended == message.SerializeToString()
