@@ -346,7 +346,7 @@ class _Game:
             )
 
         await asyncio.gather(*(s.finish(notice(i)) for i, s in enumerate(seats)), return_exceptions=True)
-        self.log.info("game over", decisions=seq, scores=list(final), places=list(places), retired=sorted(retired),
+        self.log.debug("game over", decisions=seq, scores=list(final), places=list(places), retired=sorted(retired),
                       referee_faults=self.referee_faults)  # fmt: skip
         return GameResult(
             game_id=spec.game_id,
