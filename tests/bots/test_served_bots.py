@@ -13,7 +13,7 @@ import grpc
 import pytest
 from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
-from abluxx_bot.local import play_game
+from abluxx_bot.local import ReplyError, play_game
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.engine import Kind, Options, State, counts_of, digest
@@ -165,11 +165,15 @@ def test_a_bot_that_raises_gives_a_clear_error_and_keeps_serving(tmp_path):
     try:
         for Seat in (UnarySeat, StreamSeat):
             seats = [Seat(served.stub, "boom") for _ in range(4)]
-            with pytest.raises(grpc.RpcError) as err:
-                play(seats, 5, f"boom-{Seat.__name__}")
-            assert err.value.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
-            assert "kaboom on turn 3" in err.value.details()
-            assert "'boom'" in err.value.details() and "ValueError" in err.value.details()
+            if Seat is UnarySeat:
+                with pytest.raises(grpc.RpcError) as err:
+                    play(seats, 5, f"boom-{Seat.__name__}")
+                assert err.value.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+                assert "kaboom on turn 3" in err.value.details()
+                assert "'boom'" in err.value.details() and "ValueError" in err.value.details()
+            else:  # the stream stays open: the failed decision is answered with no action (one strike)
+                with pytest.raises(ReplyError, match="neither an index nor an action"):
+                    play(seats, 5, f"boom-{Seat.__name__}")
             for s in seats:
                 if isinstance(s, StreamSeat):
                     s.cancel()
@@ -207,3 +211,45 @@ def test_the_minimal_bot_in_the_docs_plays_over_grpc(tmp_path, servers):
             play(seats, 4000 + g, f"doc-{g}", Options(draw_one=True))
     finally:
         assert served.stop() == 0
+
+
+ONCE_BOT = textwrap.dedent(
+    """
+    import sys
+    from abluxx_bot import Bot, serve
+
+    class Once(Bot):
+        name, version, author = "once", "0.1", "tests"
+        asked = 0
+
+        def decide(self, d):
+            self.asked += 1
+            if self.asked == 2:
+                raise ValueError("a bug on my second decision")
+            return 0
+
+    serve(Once, int(sys.argv[1]))
+    """
+)
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_one_exception_costs_a_strike_not_the_game_on_either_transport(tmp_path, capsys, transport):
+    # writing-a-bot.md: if the bot raises, the fallback plays that decision and it costs a strike; the seat plays on.
+    from referee.cli import main
+
+    script = tmp_path / "once.py"
+    script.write_text(ONCE_BOT)
+    served = ServedBot([sys.executable, str(script), "0"]).wait_ready()
+    try:
+        address = served.address
+        code = main(["match", address, "greedy", "--seed", "5", "--transport", transport, "--data", str(tmp_path)])
+        out = capsys.readouterr().out
+    finally:
+        assert served.stop() == 0
+    assert code == 0
+    line = next(s for s in out.splitlines() if address in s)
+    assert "RETIRED" not in line, out
+    # unary: the call fails with INTERNAL; stream: the kit answers with no action, so the stream lives on
+    assert f"{'invalid' if transport == 'stream' else 'rpc_error'} 1, median" in line, out
+    assert "a bug on my second decision" in served.proc.stderr.read()

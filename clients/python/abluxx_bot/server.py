@@ -50,9 +50,12 @@ class BotService(bot_pb2_grpc.BotServicer):
             return fn(arg)
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, arg)
 
-    async def _fail(self, context: grpc.aio.ServicerContext, e: BotError) -> None:
+    def _report(self, e: BotError) -> None:
         print(f"abluxx_bot: {e}", file=self._log)
         traceback.print_exception(e.__cause__ or e, file=self._log)
+
+    async def _fail(self, context: grpc.aio.ServicerContext, e: BotError) -> None:
+        self._report(e)
         await context.abort(grpc.StatusCode.INTERNAL, str(e))
 
     def _sweep(self) -> None:
@@ -110,7 +113,14 @@ class BotService(bot_pb2_grpc.BotServicer):
                 elif which == "decision":
                     if session is None:
                         session = BotSession(self._factory())
-                    yield await self._run(session.answer, msg.decision)
+                    try:
+                        reply = await self._run(session.answer, msg.decision)
+                    except BotError as e:
+                        # A failed stream retires the seat for the whole game; a reply with no action costs one
+                        # strike (the referee's fallback plays this decision) and the game goes on.
+                        self._report(e)
+                        reply = bot_pb.DecisionReply(game_id=msg.decision.game_id, seq=msg.decision.seq)
+                    yield reply
                 elif which == "game_over":
                     if session is not None:
                         await self._run(session.game_over, msg.game_over)
