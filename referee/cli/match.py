@@ -74,6 +74,8 @@ def run(args) -> int:
         path = record_path(args.data, game_id)
     except RecordError as e:
         return _fail(str(e))
+    if path.exists():
+        return _fail(f"{path} exists: game {game_id} was played before; choose another --game-id")
     spec = GameSpec(
         game_id=game_id,
         seed=seed,
