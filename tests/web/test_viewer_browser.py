@@ -182,3 +182,17 @@ def test_cli_view_by_game_id_writes_a_page_that_opens(page_for, record, tmp_path
     pg.keyboard.press("End")
     assert shown_scores(pg) == list(record.footer.scores)
     assert cards_of  # the engine's card helpers are what the page mirrors
+
+
+def test_names_with_markup_characters_read_as_written(page_for, tmp_path):
+    names = ("<b>ada</b>", "bob & co", 'cyd "c"')
+    path = write_viewer(self_play_record(5, names), tmp_path / "names.html")
+    pg = page_for()
+    pg.goto(path.as_uri())
+    assert pg.locator(".seat .name").all_inner_texts() == list(names)
+    for _ in range(4):  # the deal, then a few decisions: the "Next:" line names whoever decides
+        text = pg.inner_text("#next")
+        assert "&lt;" not in text and "&quot;" not in text and "&amp;" not in text, text
+        assert any(n in text for n in names), text
+        pg.keyboard.press("ArrowRight")
+    assert not pg.errors

@@ -111,10 +111,10 @@
     });
     $("story").innerHTML = `<div class="decision">${head}</div>${faultLine}` +
       (lines.length ? `<ol>${lines.join("")}</ol>` : "");
-    let next = "";
-    if (s.next === -1) next = G.complete ? `Game over: ${esc(G.endReason)}.` : "The record ends here (incomplete).";
-    else next = `Next: ${esc(name(s.next))} to ${s.nextKind.replace(/_/g, " ")}.`;
-    $("next").textContent = next.replace(/&amp;/g, "&");
+    let next = ""; // plain text (textContent): no escaping
+    if (s.next === -1) next = G.complete ? `Game over: ${G.endReason}.` : "The record ends here (incomplete).";
+    else next = `Next: ${name(s.next)} to ${s.nextKind.replace(/_/g, " ")}.`;
+    $("next").textContent = next;
   }
 
   function drawResult() {
