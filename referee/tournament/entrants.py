@@ -52,9 +52,14 @@ class LocalBots:
         self._drains: list[asyncio.Task] = []
 
     async def __aenter__(self) -> LocalBots:
+        starts = [asyncio.ensure_future(self._start(e)) for e in self.entrants]
         try:
-            await asyncio.gather(*(self._start(e) for e in self.entrants))
+            await asyncio.gather(*starts)
         except BaseException:
+            # the others may still be starting: stop them first, or a process they spawn later is never stopped
+            for t in starts:
+                t.cancel()
+            await asyncio.gather(*starts, return_exceptions=True)
             await self.stop()
             raise
         return self
@@ -95,10 +100,14 @@ class LocalBots:
                         self.addresses[e.name] = m[1].decode()
                         break
         except TimeoutError:
+            log.close()
             raise EntrantError(
                 f"entrant {e.name}: {' '.join(e.command)!r} printed no 'listening on HOST:PORT' within "
                 f"{START_TIMEOUT_S:.0f} s (its output is in {log_path})"
             ) from None
+        except BaseException:
+            log.close()
+            raise
         self._drains.append(asyncio.create_task(_drain(proc.stdout, log)))
 
     async def stop(self) -> None:

@@ -2,6 +2,8 @@
 service's resumed run). A real bot process on a real socket."""
 
 import asyncio
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.tournament import entrants
-from referee.tournament.config import TournamentConfig, load
+from referee.tournament.config import EntrantConfig, TournamentConfig, load
 from referee.tournament.entrants import EntrantError
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
@@ -73,3 +75,42 @@ def test_with_retry_the_run_waits_for_a_bot_that_comes_back_and_gives_up_when_to
 
     with pytest.raises(EntrantError, match="entrant away"):
         asyncio.run(told_to_stop())
+
+
+def _running_with(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line holds ``marker``."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            if marker in (d / "cmdline").read_text() and (d / "stat").read_text().split(") ")[1][0] != "Z":
+                found.append(int(d.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_failed_start_stops_the_command_entrants_still_starting(tmp_path: Path) -> None:
+    # "slow" is a bot process still coming up when "broken" fails to start: it must not outlive the refusal
+    marker = f"slow-bot-{tmp_path.name}"
+    slow = f"import time; time.sleep(1.5); print('listening on 127.0.0.1:1', flush=True); time.sleep(60)  # {marker}"
+    cfg = TournamentConfig(
+        name="race",
+        entrants=(
+            EntrantConfig("slow", command=(sys.executable, "-c", slow)),
+            EntrantConfig("broken", command=(str(tmp_path / "no-such-bot"),)),
+        ),
+    )
+
+    async def go() -> None:
+        with pytest.raises(EntrantError, match="entrant broken: cannot start"):
+            async with entrants.ready(cfg, tmp_path / "logs"):
+                raise AssertionError("a broken entrant was made ready")
+        await asyncio.sleep(3)  # the slow bot would have printed its address by now
+
+    asyncio.run(go())
+    left = _running_with(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    if left:
+        pytest.fail(f"the slow entrant's process {left} outlived the refused start")
