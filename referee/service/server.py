@@ -571,12 +571,14 @@ async def serve(
         except OSError as e:
             store.close()
             raise ServeError(f"cannot read the TLS certificate or key: {e}") from None
-        bound = server.add_secure_port(address, creds)
-    else:
-        bound = server.add_insecure_port(address)
+    try:
+        bound = server.add_secure_port(address, creds) if tls is not None else server.add_insecure_port(address)
+    except RuntimeError:  # grpcio raises where it once returned 0: the port is taken or the host is not ours
+        bound = 0
     if bound == 0:
         store.close()
-        raise ServeError(f"cannot listen on {address}")
+        why = " (or the TLS certificate and key are not a PEM pair that match)" if tls is not None else ""
+        raise ServeError(f"cannot listen on {address}: the port is in use or the host is not this machine's{why}")
     await server.start()
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)

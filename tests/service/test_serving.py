@@ -3,6 +3,7 @@ a non-loopback address; SIGTERM mid-tournament drains, and a restart resumes the
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import subprocess
 import time
@@ -70,6 +71,18 @@ def test_tls_with_a_certificate_and_no_plaintext_off_loopback(tmp_path: Path) ->
     out = subprocess.run([*ABLUXX, "serve", "--data", str(tmp_path / "d2"), "--port", "0", "--host", "0.0.0.0"],
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert out.returncode != 0 and "refusing to listen in plaintext on 0.0.0.0" in out.stderr
+
+
+def test_a_port_in_use_is_refused_with_a_message_not_a_traceback(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run([*ABLUXX, "serve", "--data", str(tmp_path / "d"), "--port", str(port)],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 1
+    assert f"abluxx serve: cannot listen on 127.0.0.1:{port}" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def committed(db: Path) -> int:
