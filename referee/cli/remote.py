@@ -90,7 +90,10 @@ def _stub(args: argparse.Namespace):
 
     options = [("grpc.ssl_target_name_override", args.tls_name)] if args.tls_name else []
     if args.tls or args.tls_ca:
-        root = args.tls_ca.read_bytes() if args.tls_ca else None
+        try:
+            root = args.tls_ca.read_bytes() if args.tls_ca else None
+        except OSError as e:
+            raise _Exit(f"{args.tls_ca}: cannot read the file ({e.strerror})", 2) from None
         channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(root), options=options)
     else:
         channel = grpc.insecure_channel(args.server)

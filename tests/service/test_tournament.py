@@ -208,3 +208,10 @@ def test_the_cli_names_a_bad_config_line_before_calling(tmp_path: Path, bad: str
     env = {**os.environ, "ABLUXX_SERVER": "127.0.0.1:1", "ABLUXX_TOKEN": ORGANISER}
     out = cli("remote", "tournament", "create", "bad.toml", env=env, cwd=tmp_path)
     assert out.returncode == 2 and "bad.toml:" in out.stderr
+
+
+def test_the_cli_names_a_missing_tls_ca_file_before_calling(tmp_path: Path) -> None:
+    env = {**os.environ, "ABLUXX_SERVER": "127.0.0.1:1"}
+    out = cli("remote", "entrants", "--tls-ca", "no-such-ca.pem", env=env, cwd=tmp_path)
+    assert out.returncode == 2 and "no-such-ca.pem: cannot read the file" in out.stderr
+    assert "Traceback" not in out.stderr
