@@ -46,7 +46,9 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API keeps an event loop running while it is open, which would break any later
+# test (outside tests/web) that calls asyncio.run.
+@pytest.fixture(scope="package")
 def browser():
     why = _missing()
     if why:
