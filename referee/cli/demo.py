@@ -15,7 +15,7 @@ DEMO_BOTS = [("random", "random", 1), ("greedy", "greedy", 1), ("counter", "coun
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="run a small tournament of the example bots over real gRPC (about a minute)")
+    p = sub.add_parser("demo", help="run a small tournament of the example bots over real gRPC (under a minute)")
     p.add_argument("--deals", type=int, default=50, help="deals per table (default 50: 600 games)")
     p.add_argument("--table-size", type=int, default=3, choices=range(2, 5), help="players per game (default 3)")
     p.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
