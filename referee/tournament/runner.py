@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import fcntl
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,34 @@ async def play_slots(
     them once every slot is done). A game that raises (a referee failure, never a bot's) stops the run; nothing of
     it is stored, and a resume plays it again."""
     hooks = hooks or GameHooks()
+    tid = config.tournament_id
+    with _only_run(store, tid):
+        return await _play_slots(store, config, play, addresses, concurrency, progress, hooks)
+
+
+@contextlib.contextmanager
+def _only_run(store: SqliteStore, tid: str) -> Iterator[None]:
+    """An exclusive lock on the tournament for the life of the run (released by the OS if the process dies): two
+    runs at once would play the same pending games into the same record files."""
+    folder = store.data / "locks"
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"{tid}.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TournamentError(f"tournament {tid} is being played by another run on {store.data}") from None
+        yield
+
+
+async def _play_slots(
+    store: SqliteStore,
+    config: TournamentConfig,
+    play: PlayFn,
+    addresses: dict[str, str],
+    concurrency: int,
+    progress: Progress | None,
+    hooks: GameHooks,
+) -> tuple[int, Ratings]:
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     slots = store.slots(tid)

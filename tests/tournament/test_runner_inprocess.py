@@ -12,7 +12,7 @@ from referee.match.spec import GameResult, SeatStats
 from referee.store import StoreError, open_store
 from referee.tournament import schedule
 from referee.tournament.config import load
-from referee.tournament.runner import run_tournament
+from referee.tournament.runner import TournamentError, run_tournament
 
 from .helpers import config_text, in_process_player
 
@@ -97,3 +97,24 @@ def test_a_game_commits_once_or_not_at_all(tmp_path: Path) -> None:
 def test_schedule_in_store_matches_the_pure_schedule(tmp_path: Path) -> None:
     cfg, store, _ = run(tmp_path, "d", 2)
     assert store.slots(cfg.tournament_id) == schedule.build(cfg)
+
+
+def test_a_second_run_of_a_tournament_being_played_is_refused(tmp_path: Path) -> None:
+    # two runs at once would play the same pending games, write the same record files and count them twice
+    cfg_path = tmp_path / "c.toml"
+    cfg_path.write_text(config_text(NAMES, name="twice", seed=3, table_size=3, deals=2))
+    cfg = load(cfg_path)
+    first, second = open_store(tmp_path / "d"), open_store(tmp_path / "d")
+    player = functools.partial(in_process_player, jitter_seed=1)
+
+    async def both() -> None:
+        running = asyncio.create_task(run_tournament(cfg, first, player, concurrency=2, progress=False))
+        while first.tournament(cfg.tournament_id) is None or not first.slots(cfg.tournament_id, pending_only=True):
+            assert not running.done()
+            await asyncio.sleep(0.001)
+        with pytest.raises(TournamentError, match="being played by another run"):
+            await run_tournament(cfg, second, player, concurrency=2, progress=False)
+        out = await running
+        assert out.standings.games == len(schedule.build(cfg))
+
+    asyncio.run(both())
