@@ -229,15 +229,17 @@ class _Game:
     async def run(self) -> GameResult:
         spec, tc, seats, n = self.spec, self.spec.time_control, self.seats, self.n
         monitor = lag_monitor()
-        await self._open()
-        writer = RecordWriter(self.record_path, self._header()) if self.record_path is not None else None
-        state = new_game(self.deck, n, spec.options, spec.start_seat)
+        writer: RecordWriter | None = None
         log: list = []  # every event so far, unredacted
         since = [0] * n  # per seat: how much of ``log`` its last request carried
         fallback_only = [isinstance(s, BuiltinSeat) and s.session is None for s in seats]
         decision_s, grace_s = tc.decision_ms / 1000, tc.grace_ms / 1000
         seq = 0
         try:
+            # Inside the try: once a seat's stream is open, every way out of here must close it.
+            await self._open()
+            writer = RecordWriter(self.record_path, self._header()) if self.record_path is not None else None
+            state = new_game(self.deck, n, spec.options, spec.start_seat)
             while not state.over:
                 seat = state.seat
                 seq += 1
@@ -306,30 +308,30 @@ class _Game:
                         self.on_decision(rec_pb.DecisionRecord.FromString(record))
                 if retired_now:
                     await seats[seat].finish(None)
+            retired = {i for i in range(n) if self.retired[i]}
+            final = scores(state)
+            places = placings(final, [state.hand_size(i) for i in range(n)], retired)
+            final_digest = digest(state)
+            reason = END_PB[state.end_reason]
+            if writer is not None:
+                # In a thread: finish fsyncs, which takes milliseconds that every other game on this loop would wait.
+                await asyncio.to_thread(
+                    writer.finish,
+                    rec_pb.RecordFooter(
+                        reason=reason,
+                        scores=final,
+                        places=places,
+                        retired=sorted(retired),
+                        final_digest=final_digest,
+                        salt=self.salt,
+                        finished_at=utc_now(),
+                    ),
+                )
         except BaseException:
             if writer is not None:
                 writer.close()  # an incomplete record: no footer
             await asyncio.gather(*(s.finish(None) for s in seats), return_exceptions=True)
             raise
-        retired = {i for i in range(n) if self.retired[i]}
-        final = scores(state)
-        places = placings(final, [state.hand_size(i) for i in range(n)], retired)
-        final_digest = digest(state)
-        reason = END_PB[state.end_reason]
-        if writer is not None:
-            # In a thread: finish fsyncs, which takes milliseconds that every other game on this loop would wait.
-            await asyncio.to_thread(
-                writer.finish,
-                rec_pb.RecordFooter(
-                    reason=reason,
-                    scores=final,
-                    places=places,
-                    retired=sorted(retired),
-                    final_digest=final_digest,
-                    salt=self.salt,
-                    finished_at=utc_now(),
-                ),
-            )
 
         def notice(i: int) -> bot_pb.GameOverNotice | None:
             if i in retired:

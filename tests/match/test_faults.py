@@ -3,6 +3,7 @@ fault is recorded with its kind, the other seats play all their own decisions, a
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import json
@@ -10,7 +11,7 @@ import json
 import pytest
 
 from referee.log import configure
-from referee.match import EntrantRef, GameSpec, TimeControl
+from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
 from .helpers import bot_process, free_address, play_one, verify
@@ -144,3 +145,17 @@ def test_one_log_line_per_fault(good_bot, tmp_path):
                and "out of range" in x["detail"] for x in faults)  # fmt: skip
     assert len(lines) < 5, "no line per decision at the default level"
     assert result.seats[BAD].faults == {"invalid": 2}
+
+
+def test_a_record_that_cannot_be_opened_leaves_no_stream_open(good_bot, tmp_path):
+    (tmp_path / "file").write_text("not a directory")
+    spec = GameSpec("unwritable", 3, (EntrantRef("good0", good_bot), EntrantRef("good1", good_bot)), time_control=TC)
+
+    async def go() -> list[asyncio.Task]:
+        async with ChannelPool() as pool:
+            with pytest.raises(OSError):
+                await play_game(spec, pool=pool, record_path=tmp_path / "file" / "g.abluxx")
+            await asyncio.sleep(0.2)  # a cancelled stream reader ends on a later turn of the loop
+            return [t for t in asyncio.all_tasks() if "RemoteSeat._read" in repr(t.get_coro())]
+
+    assert asyncio.run(go()) == [], "the Play streams opened before the record failed are still being read"
