@@ -274,7 +274,10 @@ class _Game:
                         else:
                             self.bank_ms[seat] = 0
                     elif over_ms > 0:
-                        self.bank_ms[seat] = max(0, bank - over_ms)
+                        # The referee's own lateness in reading the reply is not the bot's time (clock.py).
+                        over_ms -= int(monitor.worst_since(t0) * 1000)
+                        if over_ms > 0:
+                            self.bank_ms[seat] = max(0, bank - over_ms)
                     if fault:
                         chosen_by = rec_pb.CHOOSER_FALLBACK
                         index = fallback_index(state)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from referee.cli import main
 from referee.engine import apply, deck_from_seed, new_game
 from referee.match import EntrantRef, GameSpec, TimeControl, fallback_index, play_game
+from referee.match.seats import Answer, BuiltinSeat
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
 from .helpers import bot_process, play_one, verify
@@ -72,3 +75,39 @@ def test_abluxx_match_names_a_bad_seat(tmp_path, capsys):
     assert "'nonsense' is neither HOST:PORT nor a built-in policy" in capsys.readouterr().err
     assert main(["match", "greedy", "--data", str(tmp_path)]) == 2
     assert "2 to 5 seats" in capsys.readouterr().err
+
+
+class _StalledSeat:
+    """Answers the first legal action in 20 ms, but its first answer is read late: the referee's loop stalled."""
+
+    name, version, author, address, transport = "stalled", "1", "tests", "", "builtin"
+    kind = rec_pb.SEAT_KIND_BUILTIN
+
+    def __init__(self) -> None:
+        self.stalls = 1
+
+    async def connect(self) -> None: ...
+
+    async def start(self, start: bot_pb.GameStart) -> None: ...
+
+    async def finish(self, notice: bot_pb.GameOverNotice | None) -> None: ...
+
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+        t0 = time.perf_counter()
+        await asyncio.sleep(0.02)  # the bot answers in 20 ms...
+        if self.stalls:
+            self.stalls -= 1
+            time.sleep(0.3)  # ...but the referee's event loop is busy for 300 ms before it reads the reply
+        return Answer(bot_pb.DecisionReply(seq=seq, index=0), bot_us=int((time.perf_counter() - t0) * 1e6))
+
+
+def test_a_referee_stall_is_not_taken_from_the_bank():
+    tc = TimeControl(decision_ms=100, bank_ms=1000, grace_ms=50)
+    spec = GameSpec("stall", 4, (EntrantRef("stalled", policy="fallback"), EntrantRef("greedy", policy="greedy")),
+                    time_control=tc)  # fmt: skip
+    seen: list[rec_pb.DecisionRecord] = []
+    seats = [_StalledSeat(), BuiltinSeat.from_policy("greedy", "greedy", 4)]
+    asyncio.run(play_game(spec, seats, on_decision=seen.append))
+    first = next(d for d in seen if d.seat == 0)
+    assert first.bot_us >= 300_000 and first.fault == 0
+    assert first.bank_left_ms == 1000
