@@ -287,11 +287,8 @@ class RemoteSeat:
         self._waiter: asyncio.Future[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._asked: set[int] = set()
-        self.hello_rtt_us = 0
-        self.bot_name = ""  # the name the bot gives in Hello
 
     async def connect(self) -> None:
-        t0 = time.perf_counter()
         try:
             hello = await self._ch.hello(
                 bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
@@ -300,7 +297,6 @@ class RemoteSeat:
             code = e.code()
             raise SeatError(UNREACHABLE, f"Hello to {self.address} failed: {code.name if code else ''} "
                                          f"{e.details() or ''}".strip()) from None  # fmt: skip
-        self.hello_rtt_us = int((time.perf_counter() - t0) * 1e6)
         if hello.protocol_version != bot_pb.PROTOCOL_VERSION_1:
             raise SeatError(
                 UNREACHABLE,
@@ -318,8 +314,6 @@ class RemoteSeat:
             raise SeatError(UNREACHABLE, f"bot at {self.address} offers no known transport ({sorted(offered)})")
         self.version = hello.version
         self.author = hello.author
-        if hello.name:
-            self.bot_name = hello.name
 
     async def start(self, start: bot_pb.GameStart) -> None:
         self._start = start
