@@ -172,6 +172,8 @@ class _Game:
                 await self.seats[i].start(bot_pb.GameStart(seat=i, **common))
             except SeatError as e:
                 self._retire(i, e.fault, e.detail)
+            except Exception as e:  # e.g. a built-in policy's bug: it costs that seat, not the game
+                self._retire(i, UNREACHABLE, f"could not start: {e!r}")
 
         await asyncio.gather(*(start(i) for i in range(self.n)))
 

@@ -111,3 +111,20 @@ def test_a_referee_stall_is_not_taken_from_the_bank():
     first = next(d for d in seen if d.seat == 0)
     assert first.bot_us >= 300_000 and first.fault == 0
     assert first.bank_left_ms == 1000
+
+
+class _BrokenAtStart:
+    """A built-in policy's session whose start has a bug."""
+
+    def start(self, start: bot_pb.GameStart) -> None:
+        raise KeyError("no such option")
+
+
+def test_a_builtin_policy_that_fails_at_start_retires_its_seat_not_the_game():
+    spec = GameSpec("broken", 6, (EntrantRef("broken", policy="greedy"), EntrantRef("greedy", policy="greedy")))
+    seats = [BuiltinSeat("broken", "greedy", _BrokenAtStart()), BuiltinSeat.from_policy("greedy", "greedy", 6)]
+    seen: list[rec_pb.DecisionRecord] = []
+    result = asyncio.run(play_game(spec, seats, on_decision=seen.append))
+    assert result.seats[0].retired and not result.seats[1].retired
+    first = next(d for d in seen if d.seat == 0)
+    assert first.retired and first.fault == rec_pb.FAULT_KIND_UNREACHABLE and "no such option" in first.fault_detail
