@@ -129,35 +129,40 @@ def _pick(store, tid: str | None) -> str | None:
     return rows[-1].id if rows else None
 
 
-def standings(args) -> int:
+def _open_tournament(args):
+    """(store, tournament id) for ``args.id``, the latest tournament without one; or (None, exit code) after saying
+    why there is none. The caller closes the store."""
     from referee.store import StoreError, open_store
-    from referee.tournament.runner import standings_of
-    from referee.tournament.standings import dumps
 
     try:
         store = open_store(args.data)
     except StoreError as e:
-        return _fail(str(e))
+        return None, _fail(str(e))
+    tid = _pick(store, args.id)
+    if tid is None:
+        store.close()
+        return None, _fail(f"no tournament {args.id or ''} in {store.path}".replace("  ", " "))
+    return store, tid
+
+
+def standings(args) -> int:
+    from referee.tournament.runner import standings_of
+    from referee.tournament.standings import dumps
+
+    store, tid = _open_tournament(args)
+    if store is None:
+        return tid
     with store:
-        tid = _pick(store, args.id)
-        if tid is None:
-            return _fail(f"no tournament {args.id or ''} in {store.path}".replace("  ", " "))
         s = standings_of(store, tid)
     print(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
     return 0
 
 
 def games(args) -> int:
-    from referee.store import StoreError, open_store
-
-    try:
-        store = open_store(args.data)
-    except StoreError as e:
-        return _fail(str(e))
+    store, tid = _open_tournament(args)
+    if store is None:
+        return tid
     with store:
-        tid = _pick(store, args.id)
-        if tid is None:
-            return _fail(f"no tournament {args.id or ''} in {store.path}".replace("  ", " "))
         rows = store.games(tid)
         scheduled = store.tournament(tid).games
         for g in rows:

@@ -65,37 +65,41 @@ def _precondition(message: str) -> Fail:
     return Fail(grpc.StatusCode.FAILED_PRECONDITION, message)
 
 
+async def _abort(service: RefereeService, context: grpc.aio.ServicerContext, method: str, e: Exception) -> None:
+    """End a call that raised ``e``: Fail and Denied become their status; anything else is INTERNAL (and logged)."""
+    if isinstance(e, Fail | Denied):
+        await context.abort(e.code, e.message)
+    service.log.exception("call failed", method=method)
+    await context.abort(grpc.StatusCode.INTERNAL, f"{method} failed in the referee: {e!r}")
+
+
 def _handle(fn: Callable) -> Callable:
-    """Turn Fail and Denied into the call's status; anything else is INTERNAL (and logged)."""
+    """A unary call whose errors end as ``_abort`` says."""
 
     @functools.wraps(fn)
     async def unary(self: RefereeService, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await fn(self, request, context)
-        except (Fail, Denied) as e:
-            await context.abort(e.code, e.message)
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as e:
-            self.log.exception("call failed", method=fn.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{fn.__name__} failed in the referee: {e!r}")
+            await _abort(self, context, fn.__name__, e)
 
     return unary
 
 
 def _handle_stream(fn: Callable) -> Callable:
+    """A server-streaming call whose errors end as ``_abort`` says."""
+
     @functools.wraps(fn)
     async def stream(self: RefereeService, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             async for item in fn(self, request, context):
                 yield item
-        except (Fail, Denied) as e:
-            await context.abort(e.code, e.message)
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as e:
-            self.log.exception("call failed", method=fn.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{fn.__name__} failed in the referee: {e!r}")
+            await _abort(self, context, fn.__name__, e)
 
     return stream
 
