@@ -134,6 +134,8 @@ def _open_tournament(args):
     why there is none. The caller closes the store."""
     from referee.store import StoreError, open_store
 
+    if not (Path(args.data) / "abluxx.db").exists():  # reading must not create a data folder at a mistyped path
+        return None, _fail(f"no abluxx data in {args.data} (run a tournament there first, or pass --data DIR)")
     try:
         store = open_store(args.data)
     except StoreError as e:
