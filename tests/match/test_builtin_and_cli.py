@@ -42,18 +42,20 @@ def test_fallback_is_deterministic_and_lays_the_biggest_group():
 
 
 def test_a_slow_answer_draws_on_the_bank_without_a_fault(tmp_path):
+    # Each slow answer is 500 ms over its decision time. The referee takes its own event-loop stalls off a bot's
+    # time (clock.py), which on a loaded machine can be a good part of 100 ms: so assert at least 300 ms drawn each.
     tc = TimeControl(decision_ms=100, bank_ms=3000, grace_ms=100)
     with (
         bot_process("--mode", "ok") as good,
-        bot_process("--mode", "slow", "--delay-ms", "250", "--bad-count", "2") as slow,
+        bot_process("--mode", "slow", "--delay-ms", "600", "--bad-count", "2") as slow,
     ):
         spec = GameSpec("bank", 5, (EntrantRef("slow", slow), EntrantRef("good", good)), time_control=tc)
         result = play_one(spec, tmp_path / "g.abluxx")
     rec = verify(tmp_path / "g.abluxx")
     mine = [d for d in rec.decisions if d.seat == 0]
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in mine)
-    assert [d.bot_us >= 250_000 for d in mine[:3]] == [True, True, False]
-    assert 0 < mine[-1].bank_left_ms <= 3000 - 2 * 150
+    assert [d.bot_us >= 600_000 for d in mine[:3]] == [True, True, False]
+    assert 0 < mine[-1].bank_left_ms <= 3000 - 2 * 300
     assert mine[0].bank_left_ms > mine[1].bank_left_ms == mine[-1].bank_left_ms
     assert result.seats[0].faults == {}
 
