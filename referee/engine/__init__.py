@@ -1,4 +1,4 @@
-"""The pure rules engine (RULES.md). No I/O, no clock, no logging, no gRPC."""
+"""The pure rules engine (docs/rules.md). No I/O, no clock, no logging, no gRPC."""
 
 from .cards import DECK_SIZE, JOKER, card_name, cards_of, check_deck, counts_of, deck_from_seed, full_deck
 from .core import (

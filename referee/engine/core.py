@@ -1,4 +1,4 @@
-"""The rules of Abluxxen as a pure state machine (RULES.md R1-R16).
+"""The rules of Abluxxen as a pure state machine (docs/rules.md R1-R16).
 
 ``new_game`` deals a state from a deck order; ``apply(state, action)`` returns the next state and the events the
 action produced. A state is never changed once made: ``apply`` copies it and replaces the containers it changes.
@@ -151,7 +151,7 @@ Event = (
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """Rule options (RULES.md, "Options"); both off by default."""
+    """Rule options (docs/rules.md, "Options"); both off by default."""
 
     draw_one: bool = False
     end_on_empty_pile: bool = False

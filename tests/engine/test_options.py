@@ -1,4 +1,4 @@
-"""The options draw_one and end_on_empty_pile (RULES.md, "Options"), with R11 and R12 applying as usual."""
+"""The options draw_one and end_on_empty_pile (docs/rules.md, "Options"), with R11 and R12 applying as usual."""
 
 from __future__ import annotations
 
