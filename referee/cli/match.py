@@ -101,5 +101,7 @@ def run(args) -> int:
         retired = ", RETIRED (the fallback finished its game)" if st.retired else ""
         print(f"  place {result.places[i]}: seat {i} {entrants[i].name:<24} score {result.scores[i]:+4d}  "
               f"{faults}{median}{retired}")  # fmt: skip
+        if st.first_fault:
+            print(f"    first fault: {st.first_fault}")
     print(f"record: {path}")
     return 0

@@ -56,6 +56,15 @@ def fault_name(kind: int) -> str:
     return rec_pb.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()
 
 
+MAX_BOT_ERROR_CHARS = 200  # bot.proto DecisionReply.error: the part of a bot's own error text the record keeps
+
+
+def bot_error_words(error: str) -> str:
+    """A bot's error text as the record keeps it: one line of printable characters, at most MAX_BOT_ERROR_CHARS."""
+    words = "".join(c if c.isprintable() else " " for c in error[:MAX_BOT_ERROR_CHARS])
+    return words + ("…" if len(error) > MAX_BOT_ERROR_CHARS else "")
+
+
 # --- seats from entrants --------------------------------------------------------------------------------------
 
 
@@ -226,6 +235,8 @@ class _Game:
                 return legal.index(action), 0, ""
             except ValueError:
                 return -1, INVALID, f"{action!r} is not a legal action here"
+        if reply.error:  # the bot says why it could not decide (bot.proto DecisionReply.error)
+            return -1, INVALID, f"the bot raised {bot_error_words(reply.error)}"
         return -1, INVALID, "the reply holds neither an index nor an action"
 
     async def run(self) -> GameResult:
@@ -292,6 +303,8 @@ class _Game:
                             faults = self.stats[seat].faults
                             name = fault_name(fault)
                             faults[name] = faults.get(name, 0) + 1
+                            if not self.stats[seat].first_fault:
+                                self.stats[seat].first_fault = f"{name} at decision {seq}: {detail}"
                             slog.warning("fault", seq=seq, fault=name, detail=detail, strikes=self.strikes[seat])
                             if answer.fatal or self.strikes[seat] >= spec.max_strikes:
                                 retired_now = True

@@ -44,6 +44,7 @@ class SeatStats:
     faults: dict[str, int] = field(default_factory=dict)  # fault kind name ("timeout", ...) -> count
     decision_us: list[int] = field(default_factory=list)  # the bot's time for each decision it answered
     retired: bool = False
+    first_fault: str = ""  # "invalid at decision 31: the bot raised KeyError: 7", the first strike's fault line
 
 
 @dataclass

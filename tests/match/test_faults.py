@@ -159,3 +159,16 @@ def test_a_record_that_cannot_be_opened_leaves_no_stream_open(good_bot, tmp_path
             return [t for t in asyncio.all_tasks() if "RemoteSeat._read" in repr(t.get_coro())]
 
     assert asyncio.run(go()) == [], "the Play streams opened before the record failed are still being read"
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_a_bot_error_is_recorded_in_words_bounded_and_on_one_line(transport, good_bot, tmp_path):
+    # bot.proto DecisionReply.error: the referee keeps the first 200 characters, printable, in the fault detail
+    with bot_process("--mode", "error", "--bad-count", "1", "--transports", transport) as bad:
+        spec = GameSpec(f"error-{transport}", 7, (EntrantRef("good0", good_bot), EntrantRef("error", bad),
+                                                  EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
+        result = play(spec, tmp_path / "g.abluxx")
+    rec = check(result, tmp_path / "g.abluxx", F.FAULT_KIND_INVALID, False, "error")
+    (faulted,) = [d for d in rec.decisions if d.fault]
+    assert faulted.fault_detail == "the bot raised KeyError: 7 forged line " + "x" * 176 + "…"
+    assert result.seats[BAD].first_fault == f"invalid at decision {faulted.seq}: {faulted.fault_detail}"

@@ -71,6 +71,8 @@ def reply_action(state: State, request: bot_pb.DecisionRequest, reply: bot_pb.De
         if action not in state.legal:
             raise ReplyError(f"{action!r} is not a legal action")
         return action
+    if reply.error:
+        raise ReplyError(f"the bot raised {reply.error}")
     raise ReplyError("the reply holds neither an index nor an action")
 
 

@@ -54,6 +54,12 @@ class BotService(bot_pb2_grpc.BotServicer):
         print(f"abluxx_bot: {e}", file=self._log)
         traceback.print_exception(e.__cause__ or e, file=self._log)
 
+    def _error_reply(self, request: bot_pb.DecisionRequest, e: BotError) -> bot_pb.DecisionReply:
+        """The answer to a decision the bot failed: no action, and the error in words. It costs one strike (the
+        referee's fallback plays the decision) where a failed call or stream would retire the seat."""
+        self._report(e)
+        return bot_pb.DecisionReply(game_id=request.game_id, seq=request.seq, error=e.error)
+
     async def _fail(self, context: grpc.aio.ServicerContext, e: BotError) -> None:
         self._report(e)
         await context.abort(grpc.StatusCode.INTERNAL, str(e))
@@ -87,7 +93,7 @@ class BotService(bot_pb2_grpc.BotServicer):
                 self._sessions[key] = session
             return await self._run(session.answer, request)
         except BotError as e:
-            await self._fail(context, e)
+            return self._error_reply(request, e)
         except Exception as e:  # the factory itself failed
             await self._fail(context, BotError(f"bot {self._about.name!r} could not be made: {e}"))
 
@@ -116,10 +122,7 @@ class BotService(bot_pb2_grpc.BotServicer):
                     try:
                         reply = await self._run(session.answer, msg.decision)
                     except BotError as e:
-                        # A failed stream retires the seat for the whole game; a reply with no action costs one
-                        # strike (the referee's fallback plays this decision) and the game goes on.
-                        self._report(e)
-                        reply = bot_pb.DecisionReply(game_id=msg.decision.game_id, seq=msg.decision.seq)
+                        reply = self._error_reply(msg.decision, e)
                     yield reply
                 elif which == "game_over":
                     if session is not None:

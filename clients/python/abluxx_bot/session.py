@@ -21,8 +21,18 @@ from .decision import Decision
 Answer = Union[int, Group, Draw, Choice, pb.Action]  # noqa: UP007 (a runtime alias; | on pb classes is fine too)
 
 
+MAX_ERROR_CHARS = 200  # bot.proto DecisionReply.error: the referee keeps no more than this
+
+
 class BotError(RuntimeError):
-    """A bot failed to answer: it raised, or returned something that is not a legal action."""
+    """A bot failed to answer: it raised, or returned something that is not a legal action.
+
+    ``error`` is what goes in the reply's error field: the exception as ``"Type: message"``.
+    """
+
+    def __init__(self, message: str, error: str | None = None) -> None:
+        super().__init__(message)
+        self.error = (error if error is not None else f"BotError: {message}")[:MAX_ERROR_CHARS]
 
 
 class Bot:
@@ -97,7 +107,8 @@ class BotSession:
         except BotError:
             raise
         except Exception as e:
-            raise BotError(f"bot {self.bot.name!r} raised in {what}: {type(e).__name__}: {e}") from e
+            error = f"{type(e).__name__}: {e}"
+            raise BotError(f"bot {self.bot.name!r} raised in {what}: {error}", error) from e
 
     def _index(self, d: Decision, answer: object) -> int:
         n = len(d.request.legal_actions)

@@ -89,16 +89,18 @@ class DecisionRequest(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., seq: _Optional[int] = ..., kind: _Optional[_Union[_game_pb2.DecisionKind, str]] = ..., view: _Optional[_Union[_game_pb2.SeatView, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.Action, _Mapping]]] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., start: _Optional[_Union[GameStart, _Mapping]] = ...) -> None: ...
 
 class DecisionReply(_message.Message):
-    __slots__ = ("game_id", "seq", "index", "action")
+    __slots__ = ("game_id", "seq", "index", "action", "error")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     seq: int
     index: int
     action: _game_pb2.Action
-    def __init__(self, game_id: _Optional[str] = ..., seq: _Optional[int] = ..., index: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ...) -> None: ...
+    error: str
+    def __init__(self, game_id: _Optional[str] = ..., seq: _Optional[int] = ..., index: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class GameOverNotice(_message.Message):
     __slots__ = ("game_id", "seat", "reason", "scores", "places", "events", "deck", "salt")
