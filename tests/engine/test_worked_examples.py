@@ -90,7 +90,11 @@ def check(step: dict[str, Any], s: State, events: list) -> None:
     if "market" in step:
         assert sum(s.market) == step["market"], what
     if "refilled" in step:
-        assert any(isinstance(e, Refilled) for e in events) is step["refilled"], what
+        refills = [e.cards for e in events if isinstance(e, Refilled)]
+        if isinstance(step["refilled"], str):  # the cards, in the pile's order
+            assert refills == [tuple(cards(step["refilled"]))], what
+        else:
+            assert bool(refills) is step["refilled"], what
 
 
 def check_card_total(example: dict[str, Any]) -> None:
