@@ -50,6 +50,7 @@ UNARY_CASES = [
     ("huge", ["--mode", "huge"], F.FAULT_KIND_MALFORMED, True),
     ("crash", ["--mode", "crash", "--after", "5"], F.FAULT_KIND_DISCONNECTED, True),
     ("hang", ["--mode", "hang"], F.FAULT_KIND_TIMEOUT, True),
+    ("bad-seq", ["--mode", "bad-seq"], F.FAULT_KIND_INVALID, True),
     ("aborts", ["--mode", "close", "--bad-count", "1"], F.FAULT_KIND_RPC_ERROR, False),
 ]
 
@@ -117,6 +118,43 @@ def test_unary_bot_faults(case, good_bot, tmp_path):
         result = play(spec, tmp_path / "g.abluxx")
     rec = check(result, tmp_path / "g.abluxx", fault, retired, name)
     assert rec.header.players[BAD].transport == "unary"
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+@pytest.mark.parametrize("strikes", [2, 3], ids=["K-1", "K"])
+def test_the_kth_strike_retires_the_seat(strikes, transport, good_bot, tmp_path):
+    """A bot that faults exactly K-1 times (every other decision) plays on to the end; exactly K times retires."""
+    bad_args = ["--mode", "out-of-range", "--bad-count", str(strikes), "--every", "2", "--transports", transport]
+    with bot_process(*bad_args) as bad:
+        spec = GameSpec("strikes", 7, (EntrantRef("good0", good_bot), EntrantRef("oor", bad),
+                                       EntrantRef("good2", good_bot)), time_control=TC, max_strikes=3)  # fmt: skip
+        result = play_one(spec, tmp_path / "g.abluxx")
+    retires = strikes == spec.max_strikes
+    rec = check(result, tmp_path / "g.abluxx", F.FAULT_KIND_INVALID, retires, "oor")
+    bad_decisions = [d for d in rec.decisions if d.seat == BAD]
+    assert [d.fault for d in bad_decisions].count(F.FAULT_KIND_INVALID) == strikes
+    last_fault = max(i for i, d in enumerate(bad_decisions) if d.fault == F.FAULT_KIND_INVALID)
+    assert bad_decisions[last_fault].retired == retires
+    if not retires:  # the bot plays its own decisions again after its last strike
+        assert any(d.chosen_by == rec_pb.CHOOSER_BOT for d in bad_decisions[last_fault + 1 :])
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_a_timeout_empties_the_bank(transport, good_bot, tmp_path):
+    """A timeout spends the whole bank: the record says 0 left, and so does the bot's next request."""
+    requests = tmp_path / "requests.jsonl"
+    with bot_process(*SOMETIMES_SLOW, "--transports", transport, "--log", str(requests)) as bad:
+        spec = GameSpec("bank", 7, (EntrantRef("good0", good_bot), EntrantRef("slow", bad),
+                                    EntrantRef("good2", good_bot)), time_control=TIMED)  # fmt: skip
+        result = play_one(spec, tmp_path / "g.abluxx")
+    rec = check(result, tmp_path / "g.abluxx", F.FAULT_KIND_TIMEOUT, False, "slow")
+    [timeout] = [d for d in rec.decisions if d.fault == F.FAULT_KIND_TIMEOUT]
+    assert timeout.bank_left_ms == 0
+    asked = [json.loads(line) for line in requests.read_text().splitlines()]
+    seqs = [r["seq"] for r in asked]
+    at = seqs.index(timeout.seq)
+    assert asked[at]["bank_ms"] == TIMED.bank_ms, "the bank was full before the slow decision"
+    assert asked[at + 1]["bank_ms"] == 0, "the next request still offers a bank the timeout spent"
 
 
 def test_nothing_listening_retires_the_seat_from_the_start(good_bot, tmp_path):
