@@ -9,7 +9,7 @@ import pytest
 from referee.engine import Action, Choice, EndReason, Kind, Options, State
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
-from referee.records import VerifyError, record_selfplay, verify_record
+from referee.records import VerifyError, final_places, record_selfplay, replay, verify_record
 from referee.wire import END_FROM_PB
 
 from .helpers import faulty_record
@@ -263,6 +263,15 @@ def test_fault_flags_that_contradict_each_other_are_named() -> None:
     with pytest.raises(VerifyError, match=rf"decision {i + 1} \(seat 1\): a fault \(FAULT_KIND_INVALID\) is recorded"):
         verify_record(_edited(record, bot_with_fault))
 
+    # The opposite: the fallback chose, but no fault says why (a referee hiding its own choice for a bot).
+    k = next(k for k, d in enumerate(record.decisions) if d.fault == 0 and d.chosen_by == rpb.CHOOSER_BOT)
+
+    def fallback_without_fault(r):
+        r.decisions[k].chosen_by = rpb.CHOOSER_FALLBACK
+
+    with pytest.raises(VerifyError, match=rf"decision {k + 1} \(seat \d\): the fallback chose but no fault"):
+        verify_record(_edited(record, fallback_without_fault))
+
     j = next(j for j, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_RETIRED)
 
     def back_from_retirement(r):
@@ -278,6 +287,20 @@ def test_fault_flags_that_contradict_each_other_are_named() -> None:
 
     with pytest.raises(VerifyError, match="marked FAULT_KIND_RETIRED, but the seat had not retired"):
         verify_record(_edited(record, never_retired))
+
+
+def test_a_footer_that_leaves_out_a_retired_seat_is_named() -> None:
+    """Seat 2 retired; a footer that drops it from `retired` must be named, even where its places still hold."""
+    record = faulty_record()
+    final = [step.after for step in replay(record)][-1]
+    # In this game seat 2 also places last on its score, so the places alone cannot show the missing seat.
+    assert list(record.footer.places) == list(final_places(final))
+
+    def unretired(r):
+        del r.footer.retired[:]
+
+    with pytest.raises(VerifyError, match=r"the footer lists retired seats \[\]; the decisions retired \[2\]"):
+        verify_record(_edited(record, unretired))
 
 
 def test_wrong_rules_or_players_are_named(good) -> None:
