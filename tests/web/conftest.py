@@ -5,6 +5,7 @@ Without Chromium these tests skip with a message saying how to install it; with 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -91,16 +92,25 @@ FAULTS = {1: ({0: (3, 8)}, None), 4: ({}, (1, 6))}
 @pytest.fixture(scope="session")
 def tournament(tmp_path_factory):
     """A 3-entrant round robin (2 deals x 3 seat rotations) saved in a real SQLite store, with record files."""
-    data = tmp_path_factory.mktemp("data")
-    config = parse(
-        {
-            "name": "webtest",
-            "seed": 7,
-            "table_size": 3,
-            "deals": 2,
-            "entrants": [{"name": n, "policy": "random"} for n in ("ada", "bob", "cyd")],
-        },
-        "<test>",
+    return save_tournament(tmp_path_factory.mktemp("data"), ("ada", "bob", "cyd"))
+
+
+# Names a config file refuses, but that a page must still show as written (they reach it through the store).
+MARKUP_NAMES = ("<b>ada</b>", "</script x", 'bob & "co"')
+
+
+@pytest.fixture(scope="session")
+def markup_tournament(tmp_path_factory):
+    """The same tournament, its entrants named with markup."""
+    return save_tournament(tmp_path_factory.mktemp("markup"), MARKUP_NAMES)
+
+
+def save_tournament(data: Path, names: tuple[str, ...]) -> tuple[Path, str]:
+    """Play the webtest round robin between ``names`` by self-play and save it in a store in ``data``."""
+    entrants = [{"name": f"e{i}", "policy": "random"} for i in range(len(names))]
+    config = parse({"name": "webtest", "seed": 7, "table_size": 3, "deals": 2, "entrants": entrants}, "<test>")
+    config = dataclasses.replace(
+        config, entrants=tuple(dataclasses.replace(e, name=n) for e, n in zip(config.entrants, names, strict=True))
     )
     slots = schedule.build(config)
     with open_store(data) as store:

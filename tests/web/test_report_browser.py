@@ -104,3 +104,24 @@ def test_the_demo_tournament_of_real_bots_ends_with_a_report_and_the_best_games_
     record = read_record(data / "records" / f"{game_id}.abluxx")
     assert [int(x) for x in pg.locator(".seat .score").all_inner_texts()] == list(record.footer.scores)
     assert pg.errors == []
+
+
+def test_entrant_names_with_markup_read_as_written(page_for, markup_tournament, tmp_path):
+    """Names reach the report from the store; none may become markup in the standings, tables or plot."""
+    from .conftest import MARKUP_NAMES
+
+    data, tid = markup_tournament
+    out = tmp_path / "report.html"
+    assert main(["report", tid, "--data", str(data), "-o", str(out)]) == 0
+    pg = page_for()
+    pg.goto(out.as_uri())
+    standings = pg.locator("#standings tbody tr")
+    assert sorted(r.get_attribute("data-entrant") for r in standings.all()) == sorted(MARKUP_NAMES)
+    assert sorted(pg.locator("#standings tbody td.name").all_inner_texts()) == sorted(MARKUP_NAMES)
+    assert sorted(pg.locator("#head-to-head tbody th.name").all_inner_texts()) == sorted(MARKUP_NAMES)
+    assert sorted(x.get_attribute("data-entrant") for x in pg.locator("#rating-plot polyline").all()) == sorted(
+        MARKUP_NAMES
+    )
+    assert pg.locator("main b").count() == 0, "a name became a <b> element"
+    assert "ada" in pg.inner_text("#notable") and pg.locator("#notable li").count() >= 2
+    assert pg.errors == []

@@ -184,6 +184,24 @@ def test_cli_view_by_game_id_writes_a_page_that_opens(page_for, record, tmp_path
     assert cards_of  # the engine's card helpers are what the page mirrors
 
 
+# Each would end or derail the page's JSON script block if `<` were not escaped there (`>` escaping alone does not
+# help: the HTML parser ends a script at `</script` followed by a space, and `<!--<script` changes how it scans).
+SCRIPT_BREAKERS = ["</script x", "</sCrIpT x", "</script/x", "<!--<script x"]
+
+
+@pytest.mark.parametrize("payload", SCRIPT_BREAKERS)
+def test_a_name_cannot_break_the_game_data(page_for, tmp_path, payload):
+    names = (payload, "bob", "cyd")
+    record = self_play_record(5, names)
+    path = write_viewer(record, tmp_path / "game.html")
+    pg = page_for()
+    pg.goto(path.as_uri())
+    assert pg.locator(".seat .name").all_text_contents() == list(names)
+    pg.keyboard.press("End")
+    assert shown_scores(pg) == list(record.footer.scores)
+    assert pg.errors == []
+
+
 def test_names_with_markup_characters_read_as_written(page_for, tmp_path):
     names = ("<b>ada</b>", "bob & co", 'cyd "c"')
     path = write_viewer(self_play_record(5, names), tmp_path / "names.html")

@@ -1,0 +1,39 @@
+"""Standings from stored game rows: the leaderboard's order and head to head with tied places (R15)."""
+
+from __future__ import annotations
+
+from referee.store.sqlite import GameRow, SeatRow
+from referee.tournament.standings import compute
+
+NAMES = ["steady", "b", "c", "lucky"]
+
+
+def _game(slot: int, names: tuple[str, ...], places: tuple[int, ...]) -> GameRow:
+    seats = [SeatRow(n, 10 - p, p, False, {}, [1000]) for n, p in zip(names, places, strict=True)]
+    return GameRow(slot, f"g{slot}", 0, slot, 0, seats, "empty_hand", 50, None, 0.0)
+
+
+def _games(results: list[tuple[tuple[str, ...], tuple[int, ...]]]) -> list[GameRow]:
+    return [_game(i, names, places) for i, (names, places) in enumerate(results)]
+
+
+def test_the_leaderboard_orders_by_mu_minus_3_sigma_not_mu() -> None:
+    """`lucky` won its one game: the highest mu but after `steady`, the highest sigma too, so it ranks last."""
+    results = [(("steady", "b", "c"), (1, 2, 3))] * 6 + [(("c", "b", "steady"), (2, 3, 1))] * 6
+    results += [(("lucky", "b", "c"), (1, 2, 3))]
+    s = compute("t", NAMES, _games(results), len(results))
+    by_name = {r.entrant: r for r in s.rows}
+    lucky = by_name["lucky"]
+    assert lucky.mu > by_name["b"].mu and lucky.mu > by_name["c"].mu and lucky.sigma > by_name["c"].sigma
+    assert [r.entrant for r in s.rows] == ["steady", "c", "b", "lucky"]
+    assert [r.rank for r in s.rows] == [1, 2, 3, 4]
+
+
+def test_tied_places_count_as_ties_in_head_to_head() -> None:
+    """Places (1, 1, 3): steady and b tie each other and both beat c; (2, 2, 1): both lose to c and tie again."""
+    results = [(("steady", "b", "c"), (1, 1, 3)), (("steady", "b", "c"), (2, 2, 1))]
+    h2h = compute("t", NAMES[:3], _games(results), 2).head_to_head
+    assert h2h["steady"]["b"] == {"wins": 0, "losses": 0, "ties": 2}
+    assert h2h["b"]["steady"] == {"wins": 0, "losses": 0, "ties": 2}
+    assert h2h["steady"]["c"] == {"wins": 1, "losses": 1, "ties": 0}
+    assert h2h["c"]["b"] == {"wins": 1, "losses": 1, "ties": 0}
