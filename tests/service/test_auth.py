@@ -89,6 +89,17 @@ def test_a_mutating_call_without_the_right_token_is_refused_with_no_side_effect(
     assert snapshot(s) == before
 
 
+@pytest.mark.parametrize("header", [ORGANISER, f"Basic {ORGANISER}", f"Token {ORGANISER}", f"{ORGANISER} {ORGANISER}"],
+                         ids=["bare", "basic", "token", "token-as-scheme"])  # fmt: skip
+def test_only_the_bearer_scheme_carries_a_token(world, header) -> None:
+    """The organiser's own token under any scheme but Bearer is refused, and creates nothing."""
+    s, address, tid = world
+    before = snapshot(s)
+    err = error_of(calls(address, tid)["create"], s, [("authorization", header)])
+    assert err.code() == UNAUTH and "Bearer" in err.details(), err.details()
+    assert snapshot(s) == before
+
+
 def test_authors_may_not_drive_tournaments_but_organisers_may_do_everything(world) -> None:
     s, address, tid = world
     for name in ("create", "start", "cancel"):
