@@ -12,6 +12,7 @@ from referee.engine import Options
 from referee.log import configure
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.records import DEFAULT_DATA_DIR, RecordError, record_path
+from referee.tournament.deals import fresh_seed
 
 
 def register(sub) -> None:
@@ -68,7 +69,7 @@ def run(args) -> int:
     for flag in ("decision_ms", "bank_ms", "grace_ms"):
         if getattr(args, flag) < 0:
             return _fail(f"--{flag.replace('_', '-')} must not be negative")
-    seed = args.seed if args.seed is not None else secrets.randbelow(1 << 32)
+    seed = args.seed if args.seed is not None else fresh_seed()
     game_id = args.game_id or f"match-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     try:
         path = record_path(args.data, game_id)

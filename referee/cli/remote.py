@@ -139,7 +139,7 @@ def config_pb(data: dict[str, Any], source: str):
     """The TOML tournament mapping as a TournamentConfig message; the server checks ranges and names."""
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    known = {*_INTS, "name", "seat_orders", "options", "time_control", "entrants"}
+    known = {*_INTS, "name", "seat_orders", "public_deals", "options", "time_control", "entrants"}
     for k in data:
         if k not in known:
             raise _Exit(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})", 2)
@@ -151,6 +151,10 @@ def config_pb(data: dict[str, Any], source: str):
             setattr(c, k, data[k])
     if "seat_orders" in data:
         c.seat_orders = str(data["seat_orders"])
+    if "public_deals" in data:
+        if not isinstance(data["public_deals"], bool):
+            raise _Exit(f"{source}: public_deals: must be true or false, not {data['public_deals']!r}", 2)
+        c.public_deals = data["public_deals"]
     for table, msg, keys, kind in (
         ("options", c.options, ("draw_one", "end_on_empty_pile"), bool),
         ("time_control", c.time_control, ("decision_ms", "bank_ms", "grace_ms"), int),

@@ -85,7 +85,7 @@ def _run(config, args, source: str) -> int:
     from referee.store import StoreError, open_store
     from referee.tournament.entrants import EntrantError
     from referee.tournament.play import match_player
-    from referee.tournament.runner import TournamentError, run_tournament
+    from referee.tournament.runner import NoDealKey, TournamentError, run_tournament
 
     if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
         return _fail(f"--concurrency must be 1 to 1024, got {args.concurrency}", 2)
@@ -110,6 +110,8 @@ def _run(config, args, source: str) -> int:
             )
         except EntrantError as e:
             return _fail(f"{e}\nthe tournament {tid} did not start")
+        except NoDealKey as e:
+            return _fail(str(e), 2)
         except (TournamentError, StoreError) as e:
             return _fail(f"{e}\nresume with: abluxx tournament resume {tid} --data {args.data}")
         except KeyboardInterrupt:

@@ -31,7 +31,7 @@ from referee.store import SqliteStore, open_store
 from referee.tournament import schedule as schedule_mod
 from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
-from referee.tournament.runner import standings_of
+from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament, standings_of
 
 from .auth import Auth, Denied, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
@@ -274,7 +274,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         if not c.name:
             raise _invalid("config.name: must not be empty")
         d: dict[str, Any] = {"name": c.name}
-        for key in ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes"):
+        for key in ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes", "public_deals"):
             if c.HasField(key):
                 d[key] = getattr(c, key)
         if c.seat_orders:
@@ -337,7 +337,7 @@ class RefereeService(ref_grpc.RefereeServicer):
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"tournament {tid} exists already (same config); change its name or seed for a new one",
             )
-        self.store.create_tournament(config, schedule_mod.build(config), source=f"api:{who.name}")
+        create_tournament(self.store, config, source=f"api:{who.name}")
         self.registry.add_tournament(tid, who.name, links)
         self.log.info("tournament created", tournament=tid, games=games, by=who.name)
         return self._tournament(tid)
@@ -362,6 +362,10 @@ class RefereeService(ref_grpc.RefereeServicer):
         row = self.store.tournament(tid)
         assert row is not None
         config = TournamentConfig.from_json(row.config)
+        try:
+            check_deal_key(self.store, config)
+        except NoDealKey as e:
+            raise _precondition(str(e)) from None
         try:
             await check_reachable({e.name: e.address for e in config.entrants if e.address})
         except EntrantError as e:

@@ -10,7 +10,6 @@
     spectator_delay_ms = 2000              # WatchGame runs this far behind a live game
     shutdown_grace_s = 30                  # SIGTERM: how long in-flight games may take to finish
     validation_opponents = ["greedy", "random"]   # built-in bots the validation game is played against
-    validation_seed = 1
 
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
@@ -50,7 +49,6 @@ class Settings:
     spectator_delay_ms: int = 2000
     shutdown_grace_s: float = 30.0
     validation_opponents: tuple[str, ...] = ("greedy", "random")
-    validation_seed: int = 1
     time_control: TimeControl = field(default_factory=TimeControl)
 
 
@@ -87,11 +85,18 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         if not isinstance(table, dict):
             raise _fail(source, key, "must be a table")
     _check_keys(source, "auth.", auth, {"organiser_tokens", "open_reads", "authors"})
+    if "validation_seed" in service:
+        raise _fail(
+            source,
+            "service.validation_seed",
+            "no longer a setting: every validation game is dealt a fresh random deck (a fixed one let a bot learn "
+            "the validation deal); delete the line",
+        )
     _check_keys(
         source,
         "service.",
         service,
-        {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents", "validation_seed"},
+        {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents"},
     )
     _check_keys(source, "time_control.", tc, {"decision_ms", "bank_ms", "grace_ms"})
 
@@ -140,7 +145,6 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         ),
         shutdown_grace_s=float(grace),
         validation_opponents=tuple(opponents),
-        validation_seed=_int(source, "service.validation_seed", service.get("validation_seed", 1), 0, 2**63 - 1),
         time_control=TimeControl(
             decision_ms=_int(
                 source, "time_control.decision_ms", tc.get("decision_ms", default_tc.decision_ms), 1, 600_000

@@ -25,6 +25,7 @@ from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.tournament.deals import fresh_seed
 
 from .settings import Settings
 
@@ -82,7 +83,7 @@ async def check_bot(name: str, address: str, settings: Settings, folder: Path) -
     opponents = tuple(EntrantRef(name=f"{p}-{i + 1}", policy=p) for i, p in enumerate(settings.validation_opponents))
     spec = GameSpec(
         game_id=game_id,
-        seed=settings.validation_seed,
+        seed=fresh_seed(),  # a fixed validation deal would be known to every bot after its first submission
         entrants=(EntrantRef(name=name, address=address), *opponents),
         time_control=settings.time_control,
         max_strikes=1,

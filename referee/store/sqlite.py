@@ -27,6 +27,10 @@ CREATE TABLE IF NOT EXISTS tournaments (
     created_at REAL NOT NULL,
     finished_at REAL               -- NULL while games remain
 );
+CREATE TABLE IF NOT EXISTS deal_keys (
+    tournament_id TEXT PRIMARY KEY REFERENCES tournaments(id),
+    key BLOB NOT NULL              -- the secret the decks come from (tournament/deals.py); never leaves the store
+);
 CREATE TABLE IF NOT EXISTS entrants (
     tournament_id TEXT NOT NULL REFERENCES tournaments(id),
     name TEXT NOT NULL,
@@ -71,6 +75,7 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (game_id, seat)
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, slot);
+CREATE INDEX IF NOT EXISTS schedule_by_deck ON schedule (deck_seed, done);
 CREATE TABLE IF NOT EXISTS ratings (
     tournament_id TEXT NOT NULL,
     entrant TEXT NOT NULL,
@@ -158,14 +163,17 @@ class SqliteStore:
 
     # -- tournaments --------------------------------------------------------------------------------------------
 
-    def create_tournament(self, config: TournamentConfig, slots: list[Slot], source: str) -> None:
-        """The tournament, its entrants and its whole schedule, in one transaction."""
+    def create_tournament(self, config: TournamentConfig, slots: list[Slot], source: str, key: bytes | None) -> None:
+        """The tournament, its deal key (None only with public deals), its entrants and its whole schedule, in one
+        transaction."""
         tid = config.tournament_id
         with self._tx():
             self.db.execute(
                 "INSERT INTO tournaments (id, name, config, source, created_at) VALUES (?, ?, ?, ?, ?)",
                 (tid, config.name, json.dumps(config.to_json()), source, time.time()),
             )
+            if key is not None:
+                self.db.execute("INSERT INTO deal_keys VALUES (?, ?)", (tid, key))
             self.db.executemany(
                 "INSERT INTO entrants VALUES (?, ?, ?, ?, ?)",
                 [(tid, e.name, e.address, json.dumps(list(e.command)) if e.command else None, e.policy)
@@ -177,6 +185,11 @@ class SqliteStore:
                 [(tid, s.slot, s.game_id, s.table, s.deal, s.order, s.deck_seed, json.dumps(s.seats), s.start_seat)
                  for s in slots],
             )  # fmt: skip
+
+    def deal_key(self, tid: str) -> bytes | None:
+        """The tournament's secret deal key; None for public deals, or a tournament stored before deal keys."""
+        row = self.db.execute("SELECT key FROM deal_keys WHERE tournament_id = ?", (tid,)).fetchone()
+        return bytes(row[0]) if row else None
 
     def tournament(self, tid: str) -> TournamentRow | None:
         rows = self._tournaments("WHERE t.id = ?", (tid,))
@@ -255,6 +268,14 @@ class SqliteStore:
                 out.append(GameRow(r[0], r[1], r[2], r[3], r[4], [], r[5], r[6], r[7], r[8]))
             out[-1].seats.append(SeatRow(r[10], r[11], r[12], bool(r[13]), json.loads(r[14]), json.loads(r[15])))
         return out
+
+    def deal_in_play(self, deck_seed: int, game_id: str) -> int:
+        """How many games other than ``game_id`` still have the deck ``deck_seed`` to play (or are playing it), in
+        any tournament of this store: while there are any, its deck is secret. A cancelled or interrupted
+        tournament's games count, since it may be resumed."""
+        return self.db.execute(
+            "SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?", (deck_seed, game_id)
+        ).fetchone()[0]
 
     def record_file(self, row: GameRow) -> Path | None:
         if row.record_path is None:

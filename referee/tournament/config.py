@@ -56,6 +56,8 @@ class TournamentConfig:
     seat_orders: str = "rotations"  # "rotations": k games per deal; "all": every seat order (k! games)
     concurrency: int = 8
     max_strikes: int = 3
+    # true: decks follow from ``seed`` (reproducible from this file; unsafe with untrusted bots, deals.py)
+    public_deals: bool = False
     options: Options = field(default_factory=Options)
     time_control: TimeControl = field(default_factory=TimeControl)
 
@@ -63,6 +65,8 @@ class TournamentConfig:
         d = asdict(self)
         d["entrants"] = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in e.items() if v is not None}
                          for e in d["entrants"]]  # fmt: skip
+        if not d["public_deals"]:
+            del d["public_deals"]  # the default is left out, so configs written before it keep their identity
         return d
 
     @classmethod
@@ -96,8 +100,8 @@ def load(path: str | Path) -> TournamentConfig:
     return parse(data, source, default_name=Path(path).stem)
 
 
-_TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "options",
-        "time_control", "entrants"}  # fmt: skip
+_TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
+        "options", "time_control", "entrants"}  # fmt: skip
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = {"decision_ms", "bank_ms", "grace_ms"}
 _ENTRANT = {"name", "address", "command", "policy"}
@@ -175,6 +179,10 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     if seat_orders not in SEAT_ORDERS:
         raise ConfigError(src, "seat_orders", f"{seat_orders!r} must be one of: {', '.join(SEAT_ORDERS)}")
 
+    public_deals = data.get("public_deals", False)
+    if not isinstance(public_deals, bool):
+        raise ConfigError(src, "public_deals", f"must be true or false, not {public_deals!r}")
+
     opts = data.get("options", {})
     if not isinstance(opts, dict):
         raise ConfigError(src, "options", "must be a table")
@@ -202,6 +210,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         seat_orders=seat_orders,
         concurrency=_int(src, "concurrency", data.get("concurrency", 8), 1, 1024),
         max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), 1, 1000),
+        public_deals=public_deals,
         options=Options(**opts),
         time_control=time_control,
     )

@@ -21,6 +21,7 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
 from referee.store import SqliteStore
 
+from . import deals
 from . import entrants as entrants_mod
 from . import schedule as schedule_mod
 from . import standings as standings_mod
@@ -38,6 +39,31 @@ PlayerFactory = Callable[[Path], AbstractAsyncContextManager[PlayFn]]
 
 class TournamentError(RuntimeError):
     pass
+
+
+class NoDealKey(TournamentError):
+    """A stored tournament with neither a deal key nor public deals: made by a referee whose decks followed from
+    the public seed. Resuming it would deal decks anyone who read its config can compute."""
+
+
+def create_tournament(store: SqliteStore, config: TournamentConfig, source: str) -> list[Slot]:
+    """Store a new tournament with a fresh secret deal key (none with public deals) and its schedule."""
+    key = None if config.public_deals else deals.new_key()
+    slots = schedule_mod.build(config, key)
+    store.create_tournament(config, slots, source, key)
+    return slots
+
+
+def check_deal_key(store: SqliteStore, config: TournamentConfig) -> None:
+    """Refuse to play a stored tournament that has no deal key: never re-derive its decks silently."""
+    tid = config.tournament_id
+    if not config.public_deals and store.deal_key(tid) is None:
+        raise NoDealKey(
+            f"tournament {tid} in {store.path} was stored by an older referee: it has no secret deal key, and its "
+            "decks follow from the seed in its config, which entrants can read. It will not be resumed. Run it "
+            "again from scratch (a new --data folder, or a new name), or, only for a research run between "
+            "trusted bots, set public_deals = true in its config"
+        )
 
 
 @dataclass
@@ -117,6 +143,7 @@ async def play_slots(
     it is stored, and a resume plays it again."""
     hooks = hooks or GameHooks()
     tid = config.tournament_id
+    check_deal_key(store, config)
     with _only_run(store, tid):
         return await _play_slots(store, config, play, addresses, concurrency, progress, hooks)
 
@@ -246,19 +273,22 @@ async def run_tournament(
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     row = store.tournament(tid)
-    slots = schedule_mod.build(config)
-    if row is not None and row.games != len(slots):
-        raise TournamentError(f"tournament {tid} in {store.path} has {row.games} games, its config {len(slots)}")
+    games = 0
+    if row is not None and row.finished_at is None:  # a finished one only has its standings written again
+        check_deal_key(store, config)
+        games = len(schedule_mod.build(config, store.deal_key(tid)))
+        if row.games != games:
+            raise TournamentError(f"tournament {tid} in {store.path} has {row.games} games, its config {games}")
     played, ratings = 0, None
     resumed = row is not None and row.done > 0
     if row is None or row.finished_at is None:
         async with entrants_mod.ready(config, store.data / "logs") as addresses:
             if row is None:
-                store.create_tournament(config, slots, source)
-                log.info("tournament created", games=len(slots), entrants=len(config.entrants))
+                games = len(create_tournament(store, config, source))
+                log.info("tournament created", games=games, entrants=len(config.entrants))
             else:
                 log.info("tournament resumed", done=row.done, games=row.games)
-            bar = Progress(len(slots), row.done if row else 0, enabled=progress)
+            bar = Progress(games, row.done if row else 0, enabled=progress)
             async with player(store.records) as play:
                 c = concurrency or config.concurrency
                 played, ratings = await play_slots(store, config, play, addresses, c, bar)

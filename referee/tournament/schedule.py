@@ -1,4 +1,7 @@
-"""What a tournament plays, and in what order: a pure function of its configuration (and so of its seed).
+"""What a tournament plays, and in what order: a pure function of its configuration and its deal key.
+
+The config's seed fixes the tables and seat orders; the decks come from the tournament's secret deal key
+(deals.py), or from the seed when the config says ``public_deals = true``.
 
 Round robin at one table size. Every set of ``table_size`` entrants is a table, or, when ``tables`` asks for fewer
 than there are sets, a balanced sample of tables. Each table plays ``deals`` deals; each deal is a duplicate set:
@@ -15,6 +18,7 @@ import random
 from dataclasses import dataclass
 
 from .config import TournamentConfig
+from .deals import PublicDeals, deck_seed
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class Slot:
     table: int  # which table (set of entrants)
     deal: int  # which deal of that table
     order: int  # which seat order of the duplicate set
-    deck_seed: int  # the deck is deck_from_seed(deck_seed); shared by the whole duplicate set
+    deck_seed: int  # the deck is deck_from_seed(deck_seed); shared by the whole duplicate set; secret (deals.py)
     seats: tuple[str, ...]  # entrant names by seat
     start_seat: int = 0
 
@@ -102,8 +106,13 @@ def seat_orders(k: int, mode: str) -> list[tuple[int, ...]]:
     return [tuple((seat + r) % k for seat in range(k)) for r in range(k)]
 
 
-def build(config: TournamentConfig) -> list[Slot]:
-    """The whole schedule. The same config gives the same games, in the same order, with the same decks."""
+def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
+    """The whole schedule. The same config gives the same games in the same order; with the same deal ``key``
+    (the tournament's, from the store), the same decks. ``key`` is None only when the config has public deals."""
+    if key is None and not config.public_deals:
+        raise ValueError(f"tournament {config.tournament_id} needs its deal key (or public_deals = true)")
+    deal_key = PublicDeals(config.seed) if config.public_deals else key
+    assert deal_key is not None
     names = tuple(e.name for e in config.entrants)
     k = config.table_size
     tables = tables_for(names, k, config.tables, config.seed)
@@ -118,7 +127,7 @@ def build(config: TournamentConfig) -> list[Slot]:
     slots: list[Slot] = []
     for deal in range(config.deals):
         for t, m in enumerate(members):
-            deck_seed = _derive(config.seed, "deck", t, deal)
+            seed = deck_seed(deal_key, tid, t, deal)
             for o, order in enumerate(orders):
                 slots.append(
                     Slot(
@@ -127,7 +136,7 @@ def build(config: TournamentConfig) -> list[Slot]:
                         table=t,
                         deal=deal,
                         order=o,
-                        deck_seed=deck_seed,
+                        deck_seed=seed,
                         seats=tuple(m[i] for i in order),
                     )
                 )

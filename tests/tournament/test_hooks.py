@@ -13,7 +13,7 @@ from referee.store import SqliteStore, open_store
 from referee.tournament import schedule
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.play import match_player
-from referee.tournament.runner import GameHooks, TournamentError, play_slots, run_tournament
+from referee.tournament.runner import GameHooks, TournamentError, create_tournament, play_slots, run_tournament
 from referee.tournament.schedule import Slot
 
 from .helpers import config_text, in_process_player
@@ -26,7 +26,7 @@ def setup(tmp_path: Path, data: str = "d") -> tuple[TournamentConfig, SqliteStor
     cfg_path.write_text(config_text(NAMES, name="hooks", seed=5, table_size=3, deals=2))
     cfg = load(cfg_path)
     store = open_store(tmp_path / data)
-    store.create_tournament(cfg, schedule.build(cfg), "test")
+    create_tournament(store, cfg, "test")
     return cfg, store
 
 
@@ -94,10 +94,11 @@ def test_a_stop_lets_the_games_in_flight_finish_and_a_resume_plays_only_the_rest
         again = Recorder(store, tid)
         played, ratings = asyncio.run(go(again))
         assert played == 24 - 7 and again.started == rest
-        # the same ratings as a tournament played in one go
-        straight = asyncio.run(
-            run_tournament(cfg, open_store(tmp_path / "straight"), in_process_player, progress=False)
-        )
+        # the same ratings as a tournament played in one go (with the same deal key, so on the same decks)
+        key = store.deal_key(tid)
+        fresh = open_store(tmp_path / "straight")
+        fresh.create_tournament(cfg, schedule.build(cfg, key), "test", key)
+        straight = asyncio.run(run_tournament(cfg, fresh, in_process_player, progress=False))
         assert [(r.entrant, r.mu, r.sigma) for r in straight.standings.rows] == [
             (n, r.mu, r.sigma) for n, r in ratings.leaderboard()
         ]

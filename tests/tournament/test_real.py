@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from referee.engine import deck_from_seed
 from referee.records import read_record, verify_record
+from referee.store import open_store
+from referee.tournament import schedule
+from referee.tournament.config import load
+from referee.tournament.deals import deck_seed
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 BAD_BOTS = Path(__file__).resolve().parents[1] / "fixtures" / "bad_bots.py"
@@ -63,15 +68,16 @@ def committed(db: Path) -> int:
         return 0
 
 
+def schedule_of(db: Path) -> tuple[bytes, list[tuple[str, int]]]:
+    """The tournament's deal key and its (game id, deck seed) pairs, read straight from the SQLite file."""
+    with sqlite3.connect(db, timeout=5) as c:
+        key = c.execute("SELECT key FROM deal_keys").fetchone()[0]
+        return key, c.execute("SELECT game_id, deck_seed FROM schedule ORDER BY slot").fetchall()
+
+
 def test_sigkill_mid_tournament_then_rerun_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, 'name = "kill"\nseed = 11\ntable_size = 3\ndeals = 4\n' + FOUR)
-    # the uninterrupted run
-    whole = abluxx("tournament", "run", cfg, "--data", tmp_path / "whole", "-c", "4", cwd=tmp_path)
-    assert whole.returncode == 0, whole.stderr
-    expected = standings_json(tmp_path, tmp_path / "whole")
-    assert expected["games"] == expected["scheduled"] == 48
-
-    # the same, killed with SIGKILL once some games are committed
+    # killed with SIGKILL once some games are committed
     data = tmp_path / "killed"
     proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(data), "-c", "4"], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -84,27 +90,47 @@ def test_sigkill_mid_tournament_then_rerun_resumes_without_losing_or_repeating_a
     proc.wait()
     at_kill = committed(data / "abluxx.db")
     assert 10 <= at_kill < 48
+    key, dealt = schedule_of(data / "abluxx.db")
+    assert len(key) >= 16 and len(dealt) == 48
 
-    # rerun the same command: it resumes
+    # rerun the same command: it resumes, with the same key and so the same decks
     again = abluxx("tournament", "run", cfg, "--data", data, "-c", "8", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "tournament resumed" in again.stderr
+    assert schedule_of(data / "abluxx.db") == (key, dealt)
     got = standings_json(tmp_path, data)
     with sqlite3.connect(data / "abluxx.db") as c:
         ids = [r[0] for r in c.execute("SELECT game_id FROM games")]
         results = c.execute("SELECT COUNT(*) FROM results").fetchone()[0]
         pending = c.execute("SELECT COUNT(*) FROM schedule WHERE done = 0").fetchone()[0]
     assert len(ids) == len(set(ids)) == 48 and results == 48 * 3 and pending == 0  # none lost, none twice
-    assert comparable(got) == comparable(expected)  # the standings equal the uninterrupted run's
-    # every game's record is complete and verifies, including those that were in flight at the kill
+    # every game's record is complete, verifies, and holds the deck its key deals, including those that were in
+    # flight at the kill
     records = sorted((data / "records").glob("*.abluxx"))
     assert len(records) == 48
+    seeds = dict(dealt)
+    config = load(cfg)
+    slots = {s.game_id: s for s in schedule.build(config, key)}
     for path in records:
-        verify_record(read_record(path))
+        rec = read_record(path)
+        verify_record(rec)
+        s = slots[rec.header.game_id]
+        assert seeds[s.game_id] == deck_seed(key, config.tournament_id, s.table, s.deal)
+        assert tuple(rec.header.deck) == deck_from_seed(seeds[s.game_id])
+
+    # the standings equal an uninterrupted run's on the same key (a data folder holding the same tournament)
+    with open_store(tmp_path / "whole") as whole:
+        whole.create_tournament(config, schedule.build(config, key), str(cfg), key)
+    straight = abluxx("tournament", "run", cfg, "--data", tmp_path / "whole", "-c", "4", cwd=tmp_path)
+    assert straight.returncode == 0, straight.stderr
+    expected = standings_json(tmp_path, tmp_path / "whole")
+    assert expected["games"] == expected["scheduled"] == 48
+    assert comparable(got) == comparable(expected)
 
 
 def test_ratings_are_equal_at_concurrency_1_and_8(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, 'name = "conc"\nseed = 4\ntable_size = 2\ndeals = 2\n' + FOUR)
+    # public deals, so that the two data folders deal the same decks
+    cfg = write_config(tmp_path, 'name = "conc"\nseed = 4\ntable_size = 2\ndeals = 2\npublic_deals = true\n' + FOUR)
     for c in ("1", "8"):
         out = abluxx("tournament", "run", cfg, "--data", tmp_path / f"c{c}", "-c", c, cwd=tmp_path)
         assert out.returncode == 0, out.stderr

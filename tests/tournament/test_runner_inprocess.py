@@ -30,8 +30,9 @@ def run(tmp_path: Path, data: str, concurrency: int, jitter: int | None = None, 
 
 
 def test_ratings_are_identical_at_concurrency_1_and_8(tmp_path: Path) -> None:
-    _, store1, one = run(tmp_path, "d1", 1)
-    _, store8, eight = run(tmp_path, "d8", 8, jitter=1)
+    # public deals: two data folders play the same decks (with secret keys each would deal its own)
+    _, store1, one = run(tmp_path, "d1", 1, public_deals=True)
+    _, store8, eight = run(tmp_path, "d8", 8, jitter=1, public_deals=True)
     # the games really finished in another order at concurrency 8 ...
     order1 = [g.game_id for g in sorted(store1.games(one.tournament_id), key=lambda g: g.finished_at)]
     order8 = [g.game_id for g in sorted(store8.games(eight.tournament_id), key=lambda g: g.finished_at)]
@@ -96,7 +97,7 @@ def test_a_game_commits_once_or_not_at_all(tmp_path: Path) -> None:
 
 def test_schedule_in_store_matches_the_pure_schedule(tmp_path: Path) -> None:
     cfg, store, _ = run(tmp_path, "d", 2)
-    assert store.slots(cfg.tournament_id) == schedule.build(cfg)
+    assert store.slots(cfg.tournament_id) == schedule.build(cfg, store.deal_key(cfg.tournament_id))
 
 
 def test_a_second_run_of_a_tournament_being_played_is_refused(tmp_path: Path) -> None:
@@ -115,6 +116,6 @@ def test_a_second_run_of_a_tournament_being_played_is_refused(tmp_path: Path) ->
         with pytest.raises(TournamentError, match="being played by another run"):
             await run_tournament(cfg, second, player, concurrency=2, progress=False)
         out = await running
-        assert out.standings.games == len(schedule.build(cfg))
+        assert out.standings.games == len(schedule.build(cfg, first.deal_key(cfg.tournament_id)))
 
     asyncio.run(both())

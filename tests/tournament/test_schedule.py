@@ -7,6 +7,8 @@ from referee.engine import deck_from_seed, new_game
 from referee.tournament import schedule
 from referee.tournament.config import parse
 
+KEY = bytes(range(32))
+
 
 def config(n: int, k: int, deals: int = 2, tables: int = 0, seat_orders: str = "rotations", seed: int = 5):
     entrants = [{"name": f"bot{i}", "address": f"127.0.0.1:{50000 + i}"} for i in range(n)]
@@ -18,7 +20,7 @@ def config(n: int, k: int, deals: int = 2, tables: int = 0, seat_orders: str = "
 @pytest.mark.parametrize("n,k", [(2, 2), (4, 2), (4, 3), (5, 4), (6, 5), (5, 3)])
 def test_round_robin_plays_every_set_and_every_entrant_holds_every_seat(n: int, k: int) -> None:
     cfg = config(n, k, deals=2)
-    slots = schedule.build(cfg)
+    slots = schedule.build(cfg, KEY)
     sets = {frozenset(s.seats) for s in slots}
     assert sets == {frozenset(c) for c in itertools.combinations([f"bot{i}" for i in range(n)], k)}
     assert len(slots) == len(sets) * 2 * k
@@ -36,7 +38,7 @@ def test_round_robin_plays_every_set_and_every_entrant_holds_every_seat(n: int, 
 
 
 def test_duplicate_set_really_repeats_the_deck_across_rotations() -> None:
-    slots = schedule.build(config(4, 3, deals=1))
+    slots = schedule.build(config(4, 3, deals=1), KEY)
     first = [s for s in slots if s.duplicate_set == slots[0].duplicate_set]
     hands = []
     for s in first:
@@ -50,20 +52,20 @@ def test_duplicate_set_really_repeats_the_deck_across_rotations() -> None:
 
 
 def test_three_player_tables_can_ask_for_all_six_seat_orders() -> None:
-    slots = schedule.build(config(3, 3, deals=1, seat_orders="all"))
+    slots = schedule.build(config(3, 3, deals=1, seat_orders="all"), KEY)
     assert len(slots) == 6
     assert len({s.seats for s in slots}) == 6
 
 
-def test_schedule_is_a_pure_function_of_config_and_seed() -> None:
-    assert schedule.build(config(6, 4, deals=3)) == schedule.build(config(6, 4, deals=3))
-    other = schedule.build(config(6, 4, deals=3, seed=6))
-    assert [s.deck_seed for s in other] != [s.deck_seed for s in schedule.build(config(6, 4, deals=3))]
+def test_schedule_is_a_pure_function_of_config_and_key() -> None:
+    assert schedule.build(config(6, 4, deals=3), KEY) == schedule.build(config(6, 4, deals=3), KEY)
+    other = schedule.build(config(6, 4, deals=3, seed=6), KEY)
+    assert [s.seats for s in other] != [s.seats for s in schedule.build(config(6, 4, deals=3), KEY)]
 
 
 @pytest.mark.parametrize("n,k,tables", [(10, 4, 30), (12, 3, 40), (9, 5, 18), (20, 4, 50), (16, 5, 48), (8, 2, 12)])
 def test_balanced_sample_when_there_are_too_many_sets(n: int, k: int, tables: int) -> None:
-    slots = schedule.build(config(n, k, deals=1, tables=tables))
+    slots = schedule.build(config(n, k, deals=1, tables=tables), KEY)
     table_sets = [frozenset(s.seats) for s in slots if s.order == 0]
     assert len(table_sets) == tables
     plays = Counter(name for t in table_sets for name in t)

@@ -16,8 +16,8 @@ from referee.match.spec import GameResult, SeatStats
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.records import FAULT_NAME, record_bytes
 from referee.store import open_store
-from referee.tournament import schedule
 from referee.tournament.config import parse
+from referee.tournament.runner import create_tournament
 from referee.wire import END_FROM_PB
 
 from .records import self_play_record
@@ -112,9 +112,8 @@ def save_tournament(data: Path, names: tuple[str, ...]) -> tuple[Path, str]:
     config = dataclasses.replace(
         config, entrants=tuple(dataclasses.replace(e, name=n) for e, n in zip(config.entrants, names, strict=True))
     )
-    slots = schedule.build(config)
     with open_store(data) as store:
-        store.create_tournament(config, slots, "<test>")
+        slots = create_tournament(store, config, "<test>")
         for slot in slots:
             timeouts, retire = FAULTS.get(slot.slot, ({}, None))
             rec = self_play_record(

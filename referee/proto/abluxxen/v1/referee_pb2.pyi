@@ -163,7 +163,7 @@ class TimeControlConfig(_message.Message):
     def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ...) -> None: ...
 
 class TournamentConfig(_message.Message):
-    __slots__ = ("name", "entrants", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "options", "time_control")
+    __slots__ = ("name", "entrants", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "options", "time_control", "public_deals")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ENTRANTS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -175,6 +175,7 @@ class TournamentConfig(_message.Message):
     MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_DEALS_FIELD_NUMBER: _ClassVar[int]
     name: str
     entrants: _containers.RepeatedCompositeFieldContainer[TournamentEntrant]
     seed: int
@@ -186,7 +187,8 @@ class TournamentConfig(_message.Message):
     max_strikes: int
     options: OptionsConfig
     time_control: TimeControlConfig
-    def __init__(self, name: _Optional[str] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., seed: _Optional[int] = ..., table_size: _Optional[int] = ..., deals: _Optional[int] = ..., tables: _Optional[int] = ..., seat_orders: _Optional[str] = ..., concurrency: _Optional[int] = ..., max_strikes: _Optional[int] = ..., options: _Optional[_Union[OptionsConfig, _Mapping]] = ..., time_control: _Optional[_Union[TimeControlConfig, _Mapping]] = ...) -> None: ...
+    public_deals: bool
+    def __init__(self, name: _Optional[str] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., seed: _Optional[int] = ..., table_size: _Optional[int] = ..., deals: _Optional[int] = ..., tables: _Optional[int] = ..., seat_orders: _Optional[str] = ..., concurrency: _Optional[int] = ..., max_strikes: _Optional[int] = ..., options: _Optional[_Union[OptionsConfig, _Mapping]] = ..., time_control: _Optional[_Union[TimeControlConfig, _Mapping]] = ..., public_deals: _Optional[bool] = ...) -> None: ...
 
 class CreateTournamentRequest(_message.Message):
     __slots__ = ("config",)
