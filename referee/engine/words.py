@@ -10,6 +10,7 @@ from .core import (
     Discarded,
     Draw,
     Drew,
+    EndReason,
     Event,
     GameOver,
     Group,
@@ -20,6 +21,13 @@ from .core import (
     Taken,
     TurnStarted,
 )
+
+# Why a game ended, in plain words (R7, R12, option end_on_empty_pile).
+END_WORDS = {
+    EndReason.EMPTY_HAND: "a player laid their last card",
+    EndReason.EXHAUSTED: "the pile and the market ran out",
+    EndReason.PILE_EMPTY: "the pile ran out",
+}
 
 
 def say_action(action: Action) -> str:
@@ -60,5 +68,5 @@ def say_event(event: Event, names=None) -> str:
         case Refilled(cards):
             return "market refilled with " + " ".join(card_name(c) for c in cards)
         case GameOver(reason, scores):
-            return f"game over ({reason.value}); scores " + " ".join(str(x) for x in scores)
+            return f"game over: {END_WORDS[reason]}; scores " + ", ".join(f"{who(i)} {x}" for i, x in enumerate(scores))
     return repr(event)

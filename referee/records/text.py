@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from referee.engine import Abluxxed, GameOver, TurnStarted, card_name, cards_of, event_for, scores
-from referee.engine.words import say_event
+from referee.engine.words import END_WORDS, say_event
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import END_FROM_PB, options_from_pb
 
@@ -114,7 +114,7 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
             yield chunk
             raise
         retired = frozenset(record.footer.retired)
-        chunk.append(f"result ({END_FROM_PB[record.footer.reason].value}):")
+        chunk.append(f"result: {END_WORDS[END_FROM_PB[record.footer.reason]]}")
     else:
         chunk.append(f"the record stops after {len(record.decisions)} decisions: the game did not finish")
         chunk.append("standing so far:")

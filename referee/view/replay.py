@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.engine import Abluxxed, Drew, GameOver, State, cards_of, scores
-from referee.engine.words import say_action, say_event
+from referee.engine.words import END_WORDS, say_action, say_event
 from referee.proto.abluxxen.v1 import game_pb2, record_pb2
 from referee.records import VerifyError, check_footer, start_state
 from referee.records import replay as replay_record
+from referee.wire import END_FROM_PB
 
 
 class ReplayError(ValueError):
@@ -31,11 +32,6 @@ FAULT_WORDS = {
     record_pb2.FAULT_KIND_UNREACHABLE: "unreachable",
     record_pb2.FAULT_KIND_RETIRED: "retired seat",
     record_pb2.FAULT_KIND_REFEREE: "referee fault",
-}
-END_WORDS = {
-    game_pb2.END_REASON_EMPTY_HAND: "a player laid their last card",
-    game_pb2.END_REASON_EXHAUSTED: "the pile and the market ran out",
-    game_pb2.END_REASON_PILE_EMPTY: "the pile ran out",
 }
 
 
@@ -225,7 +221,9 @@ def replay(record: record_pb2.GameRecord) -> Replay:
         raise ReplayError(str(e)) from None
     if out.complete:
         f = record.footer
-        out.end_reason = END_WORDS.get(f.reason, "")
+        out.end_reason = END_WORDS[END_FROM_PB[f.reason]] if f.reason in END_FROM_PB else ""
+        if f.reason == game_pb2.END_REASON_EMPTY_HAND and record.decisions:  # R7: who laid their last card
+            out.end_reason = f"{names[record.decisions[-1].seat]} laid their last card"
         out.final_scores = list(f.scores)
         out.places = list(f.places)
         out.retired = list(f.retired)

@@ -13,12 +13,19 @@ from .replay import Replay, replay
 _BODY = """
 <header class="page"><h1>{title}</h1><div class="sub">{sub}</div></header>
 <nav class="controls" aria-label="replay controls">
-  <button id="first" title="the deal (Home)" aria-label="the deal">|&#x25C0;</button>
-  <button id="prev-turn" title="previous turn (Up, Shift+Left)" aria-label="previous turn">&#x25C0;&#x25C0;</button>
-  <button id="prev" title="previous decision (Left)" aria-label="previous decision">&#x25C0;</button>
-  <button id="next-btn" title="next decision (Right)" aria-label="next decision">&#x25B6;</button>
-  <button id="next-turn" title="next turn (Down, Shift+Right)" aria-label="next turn">&#x25B6;&#x25B6;</button>
-  <button id="last" title="the end (End)" aria-label="the end">&#x25B6;|</button>
+  <div class="buttons">
+    <button id="first" title="the deal (Home)" aria-label="the deal">|&#x25C0;</button>
+    <button id="prev-turn" title="previous turn (Up, Shift+Left)" aria-label="previous turn">&#x25C0;&#x25C0;</button>
+    <button id="prev" title="previous decision (Left)" aria-label="previous decision">&#x25C0;</button>
+    <button id="play" class="play" title="play / pause (Space)" aria-label="play" aria-pressed="false">play</button>
+    <button id="next-btn" title="next decision (Right)" aria-label="next decision">&#x25B6;</button>
+    <button id="next-turn" title="next turn (Down, Shift+Right)" aria-label="next turn">&#x25B6;&#x25B6;</button>
+    <button id="last" title="the end (End)" aria-label="the end">&#x25B6;|</button>
+    <select id="speed" aria-label="speed" title="decisions per second (+ / -)">
+      <option value="1">1/s</option><option value="2" selected>2/s</option><option value="4">4/s</option>
+      <option value="8">8/s</option><option value="20">20/s</option>
+    </select>
+  </div>
   <span class="where" id="where" aria-live="polite"></span>
   <label class="slider">
     <input type="range" id="slider" min="0" max="0" value="0" aria-label="jump to turn">
@@ -26,7 +33,12 @@ _BODY = """
   </label>
   <select id="pov" aria-label="point of view"></select>
 </nav>
-<main>
+<main class="viewer">
+  <section class="panel story" aria-label="what happened">
+    <h2>What happened <span id="story-where" class="muted"></span></h2>
+    <div id="story"></div>
+    <div id="next" class="muted"></div>
+  </section>
   <section class="table" aria-label="the table">
     <div class="centre">
       <div class="zone pile"><span class="label">pile</span><div id="pile" class="row"></div></div>
@@ -36,10 +48,9 @@ _BODY = """
     </div>
     <div class="seats" id="seats"></div>
   </section>
-  <section class="panel story">
-    <h2>What happened</h2>
-    <div id="story"></div>
-    <div id="next" class="muted"></div>
+  <section class="panel moves" aria-label="moves">
+    <h2>Moves <span class="muted">· click one to go there</span></h2>
+    <ol id="moves"></ol>
   </section>
   <section class="panel result" id="result" hidden>
     <h2>Result</h2>
@@ -48,6 +59,7 @@ _BODY = """
   </section>
   <section class="panel faults"><h2>Faults</h2><ul id="fault-list"></ul></section>
   <section class="panel keys"><h2>Keys</h2>
+    <kbd>Space</kbd> play / pause &middot; <kbd>+</kbd> <kbd>-</kbd> faster / slower &middot;
     <kbd>&#x2190;</kbd> <kbd>&#x2192;</kbd> decision back / forward &middot;
     <kbd>&#x2191;</kbd> <kbd>&#x2193;</kbd> or <kbd>Shift</kbd>+<kbd>&#x2190;</kbd> <kbd>&#x2192;</kbd>
     turn back / forward &middot; <kbd>Home</kbd> the deal &middot; <kbd>End</kbd> the end &middot;

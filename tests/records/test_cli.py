@@ -84,7 +84,7 @@ def test_export_gives_json_that_round_trips(capsys, data) -> None:
 
 def _final_block(out: str) -> list[str]:
     lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("result ("))
+    start = next(i for i, line in enumerate(lines) if line.startswith("result: "))
     return lines[start + 1 :]
 
 
@@ -133,7 +133,7 @@ def test_replay_public_view_shows_no_hand(capsys, data) -> None:
     assert code == 0
     assert _hand_lines(out) == []
     assert all(card == "a card" for _, card in _pile_draws(out))
-    assert "view: public" in out and "result (" in out
+    assert "view: public" in out and "result: " in out
 
 
 def test_replay_step_waits_between_turns_and_q_quits(capsys, data, monkeypatch) -> None:
@@ -142,7 +142,7 @@ def test_replay_step_waits_between_turns_and_q_quits(capsys, data, monkeypatch) 
     assert code == 0
     assert "turn 3: " in out and "turn 4: " not in out
     assert out.count("-- Enter: next turn, q: quit --") == 3
-    assert "result (" not in out
+    assert "result: " not in out
 
 
 def test_replay_refuses_a_seat_the_game_lacks(capsys, data) -> None:

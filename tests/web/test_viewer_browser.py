@@ -214,3 +214,79 @@ def test_names_with_markup_characters_read_as_written(page_for, tmp_path):
         assert any(n in text for n in names), text
         pg.keyboard.press("ArrowRight")
     assert not pg.errors
+
+
+def test_play_runs_the_game_to_the_end_and_pause_or_a_step_stops_it(page_for, record, viewer_url):
+    last = len(record.decisions)
+    pg = page_for()
+    pg.goto(f"{viewer_url}#step={last - 6}")
+    pg.select_option("#speed", "20")
+    pg.click("#play")
+    assert pg.get_attribute("#play", "aria-pressed") == "true"
+    # it plays on by itself and stops at the end of the game
+    pg.wait_for_function(f"() => document.body.dataset.step === '{last}' && document.body.dataset.playing === 'false'")
+    assert pg.inner_text("#play") == "play"
+    assert "Game over" in pg.inner_text("#next")
+    pg.keyboard.press("Home")
+    pg.keyboard.press(" ")  # Space plays from the deal
+    pg.wait_for_function("() => Number(document.body.dataset.step) >= 3")
+    pg.keyboard.press(" ")  # and pauses
+    assert pg.get_attribute("body", "data-playing") == "false"
+    paused_at = step(pg)
+    pg.wait_for_timeout(400)  # at 20 decisions a second, a running player would have moved on
+    assert step(pg) == paused_at
+    pg.click("#play")
+    pg.wait_for_function(f"() => Number(document.body.dataset.step) > {paused_at}")
+    pg.keyboard.press("ArrowLeft")  # stepping by hand stops the player
+    assert pg.get_attribute("body", "data-playing") == "false"
+    assert pg.errors == []
+
+
+def test_the_move_list_has_a_line_per_decision_marks_faults_and_jumps(page_for, record, viewer_url):
+    pg = page_for()
+    pg.goto(viewer_url)
+    lines = pg.locator("#moves li")
+    assert lines.count() == len(record.decisions)
+    first = record.decisions[0]
+    assert lines.nth(0).inner_text().endswith(f"{('ada', 'bob', 'cyd')[first.seat]}: " + replay(record).steps[1]
+                                              .decision["action"])  # fmt: skip
+    faulted = [i for i, d in enumerate(record.decisions, 1) if d.fault and (d.fault != 7 or d.retired)]
+    marked = [int(x) for x in pg.locator("#moves li.fault").evaluate_all("els => els.map(e => e.dataset.step)")]
+    assert marked == faulted and len(marked) == 3  # two timeouts and the retirement
+    lines.nth(29).locator("button").click()
+    assert step(pg) == 30
+    assert pg.get_attribute("#moves li:nth-child(30)", "aria-current") == "step"
+    pg.keyboard.press("End")  # the current line follows the game and stays in sight inside the list
+    current = pg.locator('#moves li[aria-current="step"]')
+    assert current.get_attribute("data-step") == str(len(record.decisions))
+    box, frame = current.bounding_box(), pg.locator("#moves").bounding_box()
+    assert frame["y"] <= box["y"] and box["y"] + box["height"] <= frame["y"] + frame["height"] + 1
+
+
+def test_the_page_speaks_plain_words(page_for, record, viewer_url):
+    pg = page_for()
+    pg.goto(viewer_url)
+    for _ in range(len(record.decisions) + 1):
+        text = pg.inner_text("main")
+        assert not re.search(r"\b1 cards\b|CARDS|STACK|HAND", text), text
+        pg.keyboard.press("ArrowRight")
+    story = pg.inner_text("#story") + pg.inner_text("#next")
+    assert "game over: " in story and "(empty_hand)" not in story and "(exhausted)" not in story
+    assert re.search(r"Game over: (\w+ laid their last card|the pile and the market ran out)\.", story), story
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (360, 640)], ids=["phone", "small-phone"])
+def test_on_a_phone_what_happened_is_in_sight_below_a_short_bar(page_for, viewer_url, width, height, tmp_path):
+    pg = page_for(width, height)
+    pg.goto(viewer_url + "#step=30")
+    bar = pg.locator("nav.controls").bounding_box()
+    assert bar["height"] <= 0.15 * height, bar
+    story = pg.locator("section.story")
+    top = story.bounding_box()["y"]
+    assert top + 60 <= height, "the story's heading and first line are on the first screen"
+    assert "What happened" in story.inner_text()
+    pg.mouse.wheel(0, 600)  # the bar stays at the top while the page scrolls, and stays short
+    pg.wait_for_function("() => window.scrollY > 0")
+    assert pg.locator("nav.controls").bounding_box()["y"] == 0
+    assert pg.evaluate("document.documentElement.scrollWidth") <= width
+    pg.screenshot(path=str(tmp_path / "phone.png"))

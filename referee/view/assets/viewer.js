@@ -40,6 +40,7 @@
   };
   const groupText = (g) => groupCards(g).map((c) => (c === 14 ? "X" : c)).join(",");
   const sees = (seat) => pov === "full" || pov === String(seat);
+  const cards = (k) => `${k} card${k === 1 ? "" : "s"}`;
 
   function drawCentre(s) {
     $("pile").innerHTML = back(s.pile);
@@ -83,9 +84,9 @@
         `<div class="${cls.join(" ")}" data-seat="${seat}">` +
         `<div class="top"><span class="name">${esc(name(seat))}</span><span class="muted">seat ${seat}</span>` +
         `${badges.join(" ")}<span class="score" title="score">${s.scores[seat]}</span></div>` +
-        `<div class="label">stack · ${stack.reduce((a, g) => a + g[1] + g[2], 0)} cards</div>` +
+        `<div class="label">stack · ${cards(stack.reduce((a, g) => a + g[1] + g[2], 0))}</div>` +
         `<div class="stack">${groups || '<span class="muted">empty</span>'}</div>` +
-        `<div class="label">hand · <span class="hand-size">${size}</span> cards</div>${hand}</div>`,
+        `<div class="label">hand · <span class="hand-size">${cards(size)}</span></div>${hand}</div>`,
       );
     }
     $("seats").innerHTML = html.join("");
@@ -102,7 +103,7 @@
     }
     let faultLine = "";
     if (d && (d.fault || d.retired)) {
-      faultLine = `<div class="faultnote" id="fault-line">⚠ ${esc(d.fault || "fault")}` +
+      faultLine = `<div class="faultnote" id="fault-line">⚠ ${esc(d.fault || "fault")} at decision ${pos}` +
         `${d.detail ? ": " + esc(d.detail) : ""}${d.retired ? ` — ${esc(name(d.seat))} is retired` : ""}</div>`;
     }
     const lines = s.ev.map((e) => {
@@ -142,15 +143,64 @@
     $("where").textContent = pos === 0
       ? `Deal · 0 of ${decisions} decisions`
       : `Turn ${s.turn} · decision ${pos} of ${decisions}`;
+    $("story-where").textContent = pos === 0 ? "· the deal" : `· turn ${s.turn}, decision ${pos} of ${decisions}`;
     $("slider").value = String(pos === 0 ? 0 : s.turn);
     $("slider").setAttribute("aria-valuetext", pos === 0 ? "deal" : `turn ${s.turn}`);
     document.body.dataset.step = String(pos);
     document.body.dataset.pov = pov;
+    markMove();
   }
 
   function go(i) {
     pos = Math.max(0, Math.min(S.length - 1, i));
     draw();
+  }
+
+  // The move list: one line per decision, the current one marked and kept in sight inside the list.
+  const moves = $("moves");
+  moves.innerHTML = S.slice(1).map((s, k) => {
+    const d = s.d;
+    const i = k + 1;
+    const fault = (d.fault && d.fault !== "retired seat") || d.retired;
+    const cls = fault ? "fault" : d.by === "fallback" ? "fallback" : "";
+    const why = fault ? ` <span class="faultnote">⚠ ${esc(d.fault || "retired")}</span>` : "";
+    return `<li${cls ? ` class="${cls}"` : ""} data-step="${i}"><button data-step="${i}">` +
+      `<span class="n">${i}</span> <span class="t">t${s.turn}</span> ${esc(name(d.seat))}: ${esc(d.action)}</button>${why}</li>`;
+  }).join("");
+  function markMove() {
+    const old = moves.querySelector('[aria-current="step"]');
+    if (old) old.removeAttribute("aria-current");
+    const li = moves.children[pos - 1];
+    if (!li) { moves.scrollTop = 0; return; }
+    li.setAttribute("aria-current", "step");
+    // Scroll the list only, never the page (scrollIntoView would move the page on a phone).
+    const top = li.offsetTop; // #moves is the offset parent (position: relative)
+    if (top < moves.scrollTop || top + li.offsetHeight > moves.scrollTop + moves.clientHeight) {
+      moves.scrollTop = Math.max(0, top - moves.clientHeight / 3);
+    }
+  }
+
+  // Play / pause: one decision per tick at the chosen speed; stops at the end, or when you step yourself.
+  let timer = null;
+  const speed = $("speed");
+  function play(on) {
+    if (timer) { clearInterval(timer); timer = null; }
+    if (on) {
+      if (pos === S.length - 1) go(0);
+      timer = setInterval(() => { if (pos >= S.length - 1) play(false); else go(pos + 1); }, 1000 / Number(speed.value));
+    }
+    const b = $("play");
+    b.textContent = on ? "pause" : "play";
+    b.setAttribute("aria-pressed", String(on));
+    b.setAttribute("aria-label", on ? "pause" : "play");
+    document.body.dataset.playing = String(on);
+  }
+  const playing = () => timer !== null;
+  const step = (f) => () => { play(false); f(); };
+  speed.addEventListener("change", () => { if (playing()) play(true); });
+  function faster(by) {
+    speed.selectedIndex = Math.max(0, Math.min(speed.options.length - 1, speed.selectedIndex + by));
+    if (playing()) play(true);
   }
   const nextTurn = () => go(turnEnds.find((i) => i > pos) ?? S.length - 1);
   const prevTurn = () => { const before = turnEnds.filter((i) => i < pos); go(before.length ? before[before.length - 1] : 0); };
@@ -168,13 +218,14 @@
     '<option value="full">Full view (every hand)</option>';
   sel.addEventListener("change", () => setView(sel.value));
   $("slider").max = String(turnEnds.length - 1);
-  $("slider").addEventListener("input", (e) => go(turnEnds[Number(e.target.value)]));
-  $("first").onclick = () => go(0);
-  $("prev-turn").onclick = prevTurn;
-  $("prev").onclick = () => go(pos - 1);
-  $("next-btn").onclick = () => go(pos + 1);
-  $("next-turn").onclick = nextTurn;
-  $("last").onclick = () => go(S.length - 1);
+  $("slider").addEventListener("input", (e) => { play(false); go(turnEnds[Number(e.target.value)]); });
+  $("first").onclick = step(() => go(0));
+  $("prev-turn").onclick = step(prevTurn);
+  $("prev").onclick = step(() => go(pos - 1));
+  $("play").onclick = () => play(!playing());
+  $("next-btn").onclick = step(() => go(pos + 1));
+  $("next-turn").onclick = step(nextTurn);
+  $("last").onclick = step(() => go(S.length - 1));
 
   // Fault marks on the timeline and in the list.
   // A retired seat's later decisions all carry "retired seat": mark only the retirement itself.
@@ -189,12 +240,22 @@
       `${esc(name(s.d.seat))} — ${esc(s.d.fault || "retired")}${s.d.detail ? " (" + esc(s.d.detail) + ")" : ""}` +
       `${s.d.retired ? `, retired; the fallback played its ${fallbackAfter[s.d.seat]} later decisions` : ""}</li>`).join("")
     : '<li class="muted">No faults in this game.</li>';
-  document.querySelectorAll("[data-step]").forEach((b) => { b.onclick = () => go(Number(b.dataset.step)); });
+  document.querySelectorAll("button[data-step]").forEach((b) => { b.onclick = step(() => go(Number(b.dataset.step))); });
 
   document.addEventListener("keydown", (e) => {
-    if (e.target === sel || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target === sel || e.target === speed || e.altKey || e.ctrlKey || e.metaKey) return;
     const k = e.key;
+    if (k === " " && e.target.tagName === "BUTTON") return; // the button's own click
     let done = true;
+    if (k === " ") play(!playing());
+    else if (k === "+" || k === "=") faster(1);
+    else if (k === "-") faster(-1);
+    else if (["ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp", "PageDown", "PageUp", "Home", "End"].includes(k)) {
+      play(false);
+      done = false;
+    } else done = false;
+    if (done) { e.preventDefault(); return; }
+    done = true;
     if (k === "ArrowRight") (e.shiftKey ? nextTurn : () => go(pos + 1))();
     else if (k === "ArrowLeft") (e.shiftKey ? prevTurn : () => go(pos - 1))();
     else if (k === "ArrowDown" || k === "PageDown") nextTurn();
@@ -212,4 +273,5 @@
   if (h.has("view")) pov = h.get("view");
   go(h.has("step") ? Number(h.get("step")) : 0);
   $("pov").value = pov;
+  play(false);
 })();
