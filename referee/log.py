@@ -24,15 +24,24 @@ class _Stderr:
 
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+LOG_FORMATS = ("text", "json")  # the CLI's --log-format: readable lines for people, JSON lines for services
+_json_lines = False
+
+
+def json_lines() -> bool:
+    """Whether logs are JSON lines (so progress goes into the log too), as ``configure`` last set them."""
+    return _json_lines
 
 
 def configure(level: str = "info", *, json: bool | None = None, stream: Any = None) -> None:
     """Set up structlog for the process. ``json`` None picks JSON lines unless ``stream`` (stderr) is a terminal."""
     if level not in _LEVELS:
         raise ValueError(f"log level must be one of {', '.join(_LEVELS)}, got {level!r}")
+    global _json_lines
     stream = stream or _Stderr()
     if json is None:
         json = not (hasattr(stream, "isatty") and stream.isatty())
+    _json_lines = json
     renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
         processors=[

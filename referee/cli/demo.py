@@ -10,6 +10,8 @@ from pathlib import Path
 
 from referee.store import DEFAULT_DATA
 
+from .logs import add_log_format, configure_logs
+
 # (entrant name, example bot, its seed): two greedy bots with different seeds make four entrants
 DEMO_BOTS = [("random", "random", 1), ("greedy", "greedy", 1), ("counter", "counter", 1), ("greedy-2", "greedy", 2)]
 
@@ -21,6 +23,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     p.add_argument("--concurrency", "-c", type=int, default=8, help="games at once (default 8)")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    add_log_format(p)
     p.set_defaults(func=run)
 
 
@@ -46,7 +49,6 @@ def demo_config(args):
 def run(args) -> int:
     import asyncio
 
-    from referee.log import configure
     from referee.store import StoreError, open_store
     from referee.tournament.config import ConfigError
     from referee.tournament.entrants import EntrantError
@@ -59,8 +61,7 @@ def run(args) -> int:
     except ConfigError as e:
         print(f"abluxx demo: {e.key}: {e.reason}", file=sys.stderr)
         return 2
-    tty = sys.stderr.isatty()
-    configure(level="warning" if tty else "info")
+    configure_logs(args)
     names = ", ".join(n for n, _, _ in DEMO_BOTS)
     print(
         f"abluxx demo: starting the example bots ({names}) as local processes, then a round robin at "

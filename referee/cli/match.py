@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from referee.engine import Options
-from referee.log import configure
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
-from referee.records import DEFAULT_DATA_DIR, RecordError, record_path
+from referee.records import DEFAULT_DATA_DIR, RecordError, read_record, record_path
+from referee.tournament.config import address_problem
 from referee.tournament.deals import fresh_seed
+from referee.tournament.entrants import EntrantError, hello
+
+from .logs import add_log_format, configure_logs
+
+MAX_HELLO_NAME_CHARS = 40  # a bot's Hello name as `match` shows it (docs/security.md)
 
 
 def register(sub) -> None:
@@ -34,21 +40,62 @@ def register(sub) -> None:
     p.add_argument("--transport", choices=["stream", "unary"], help="force a transport the bots offer")
     p.add_argument("--game-id", help="default: match-<UTC time>-<random>")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR, help=f"data folder (default ./{DEFAULT_DATA_DIR})")
-    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    add_log_format(p)
     p.set_defaults(func=run)
 
 
 def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
+    """Seats from the command line: ``host:port`` or ``name=host:port`` for a bot, or a built-in policy name."""
     known = builtin_names()
     out = []
     for i, arg in enumerate(args):
-        if ":" in arg:
-            out.append(EntrantRef(name=arg, address=arg))
+        name, named, address = arg.partition("=") if "=" in arg else ("", "", arg)
+        if named or ":" in address:
+            if problem := address_problem(address):
+                raise ValueError(f"seat {i}: {problem}")
+            if named and not name.strip():
+                raise ValueError(f"seat {i}: {arg!r} names no bot before '='; write NAME=HOST:PORT")
+            out.append(EntrantRef(name=name.strip() or address, address=address))
         elif arg in known:
             out.append(EntrantRef(name=arg if args.count(arg) == 1 else f"{arg}#{i}", policy=arg))
         else:
-            raise ValueError(f"seat {i}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)})")
+            raise ValueError(
+                f"seat {i}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)}); "
+                "a bot may be named with NAME=HOST:PORT"
+            )
     return tuple(out)
+
+
+def hello_name(name: str) -> str:
+    """A bot's Hello name as `match` shows it: printable, one line, at most MAX_HELLO_NAME_CHARS."""
+    shown = "".join(c if c.isprintable() else " " for c in name).strip()
+    return shown[:MAX_HELLO_NAME_CHARS]
+
+
+async def _named(entrants: tuple[EntrantRef, ...], args: list[str]) -> tuple[EntrantRef, ...]:
+    """A bot seat given as a bare ``host:port`` takes the name its bot gives in Hello (its address when it gives
+    none, or cannot be reached; the game then plays it with the fallback and says so)."""
+
+    async def name_of(e: EntrantRef, arg: str) -> str:
+        if e.address is None or "=" in arg:
+            return e.name
+        try:
+            return hello_name((await hello(e.address)).name) or e.address
+        except EntrantError:
+            return e.address
+
+    names = await asyncio.gather(*(name_of(e, a) for e, a in zip(entrants, args, strict=True)))
+    out = []
+    for i, (e, name) in enumerate(zip(entrants, names, strict=True)):
+        if names.count(name) > 1 and e.address is not None and "=" not in args[i]:
+            name = f"{name}#{i}"  # two bots that call themselves the same
+        out.append(dataclasses.replace(e, name=name))
+    return tuple(out)
+
+
+def _seat(e: EntrantRef) -> str:
+    """The seat's name, with its address as a detail."""
+    return f"{e.name} ({e.address})" if e.address and e.address != e.name else e.name
 
 
 def _fail(message: str) -> int:
@@ -57,7 +104,7 @@ def _fail(message: str) -> int:
 
 
 def run(args) -> int:
-    configure(args.log_level)
+    configure_logs(args, text_level="error")  # the summary below names every fault a person needs
     try:
         entrants = _entrants(args.seats)
     except ValueError as e:
@@ -77,6 +124,7 @@ def run(args) -> int:
         return _fail(str(e))
     if path.exists():
         return _fail(f"{path} exists: game {game_id} was played before; choose another --game-id")
+    entrants = asyncio.run(_named(entrants, args.seats))
     spec = GameSpec(
         game_id=game_id,
         seed=seed,
@@ -94,15 +142,22 @@ def run(args) -> int:
     result = asyncio.run(go())
     print(f"game {game_id}, seed {seed}: {result.decisions} decisions, ended by {result.end_reason.value}")
     order = sorted(range(len(entrants)), key=lambda i: (result.places[i], i))
+    width = max(24, *(len(_seat(e)) for e in entrants))
     for i in order:
         st = result.seats[i]
         faults = ", ".join(f"{k} {v}" for k, v in sorted(st.faults.items())) or "no faults"
         times = sorted(st.decision_us)
         median = f", median {times[len(times) // 2] / 1000:.1f} ms" if times else ""
         retired = ", RETIRED (the fallback finished its game)" if st.retired else ""
-        print(f"  place {result.places[i]}: seat {i} {entrants[i].name:<24} score {result.scores[i]:+4d}  "
+        print(f"  place {result.places[i]}: seat {i} {_seat(entrants[i]):<{width}} score {result.scores[i]:+4d}  "
               f"{faults}{median}{retired}")  # fmt: skip
         if st.first_fault:
             print(f"    first fault: {st.first_fault}")
     print(f"record: {path}")
-    return 0
+    failed = [i for i, e in enumerate(entrants) if e.address is not None and result.seats[i].retired]
+    if failed:  # exit 1: the check the docs recommend for a new bot must not pass when the bot is down
+        why = {d.seat: d.fault_detail for d in read_record(path).decisions if d.retired}
+        for i in failed:
+            print(f"abluxx match: the bot in seat {i}, {_seat(entrants[i])}, retired: {why.get(i, 'see the record')}",
+                  file=sys.stderr)  # fmt: skip
+    return 1 if failed else 0

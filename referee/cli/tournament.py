@@ -11,6 +11,8 @@ from pathlib import Path
 
 from referee.store import DEFAULT_DATA
 
+from .logs import add_log_format, configure_logs
+
 
 def _data_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
@@ -47,6 +49,7 @@ def _common_run(p: argparse.ArgumentParser) -> None:
     _data_arg(p)
     p.add_argument("--concurrency", "-c", type=int, help="games at once (default: the config's, else 8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    add_log_format(p)
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -81,7 +84,6 @@ def resume(args) -> int:
 
 
 def _run(config, args, source: str) -> int:
-    from referee.log import configure
     from referee.store import StoreError, open_store
     from referee.tournament.entrants import EntrantError
     from referee.tournament.play import match_player
@@ -89,8 +91,7 @@ def _run(config, args, source: str) -> int:
 
     if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
         return _fail(f"--concurrency must be 1 to 1024, got {args.concurrency}", 2)
-    # on a terminal the progress bar shows the run; per-game log lines would only scroll it away
-    configure(level="warning" if sys.stderr.isatty() and not args.no_progress else "info")
+    configure_logs(args)
     try:
         store = open_store(args.data)
     except StoreError as e:

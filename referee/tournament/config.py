@@ -122,11 +122,18 @@ def _unknown(src: str, prefix: str, got: dict, known: set[str]) -> None:
             raise ConfigError(src, prefix + key, f"unknown key (known: {', '.join(sorted(known))})")
 
 
-def check_address(src: str, key: str, address: Any) -> str:
+def address_problem(address: Any) -> str | None:
+    """Why ``address`` is not a bot's host:port (port 1 to 65535), or None when it is one."""
     if not isinstance(address, str) or not (m := _ADDRESS.match(address)):
-        raise ConfigError(src, key, f"bad address {address!r}: expected host:port, e.g. 127.0.0.1:50051")
+        return f"bad address {address!r}: expected host:port, e.g. 127.0.0.1:50051"
     if not 1 <= int(m["port"]) <= 65535:
-        raise ConfigError(src, key, f"bad address {address!r}: port must be 1 to 65535")
+        return f"bad address {address!r}: port must be 1 to 65535"
+    return None
+
+
+def check_address(src: str, key: str, address: Any) -> str:
+    if problem := address_problem(address):
+        raise ConfigError(src, key, problem)
     return address
 
 

@@ -1,4 +1,5 @@
-"""Progress of a long run: a one-line bar on a terminal, plain log lines otherwise."""
+"""Progress of a long run: a one-line bar on a terminal; otherwise a plain line now and then, or a log line when
+logs are JSON (``--log-format json``, for services)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from referee.log import get_logger
+from referee.log import get_logger, json_lines
 
 
 def _clock(seconds: float) -> str:
@@ -16,7 +17,8 @@ def _clock(seconds: float) -> str:
 
 class Progress:
     """Call ``update`` after each game. On a terminal it redraws a bar (at most ~10 times a second); otherwise it
-    logs a line every ``every_s`` seconds, and always at the end."""
+    writes a line every ``every_s`` seconds, and always at the end: readable text, or a JSON log line when logs are
+    JSON."""
 
     def __init__(self, total: int, done: int = 0, stream: TextIO | None = None, every_s: float = 5.0,
                  enabled: bool = True) -> None:  # fmt: skip
@@ -52,6 +54,9 @@ class Progress:
                     f"ETA {eta}  top: {top3}")  # fmt: skip
             self.stream.write(line[:160].ljust(80) + ("\n" if final else ""))
             self.stream.flush()
-        else:
+        elif json_lines():
             fields: dict[str, Any] = {"done": done, "total": self.total, "games_per_s": round(rate, 2), "eta": eta}
             self.log.info("tournament progress", top=top3, **fields)
+        else:
+            self.stream.write(f"{done}/{self.total} games  {rate:.1f} games/s  ETA {eta}  top: {top3}\n")
+            self.stream.flush()

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from referee.cli import main
 from referee.engine import apply, deck_from_seed, new_game
 from referee.match import EntrantRef, GameSpec, TimeControl, fallback_index, play_game
 from referee.match.seats import Answer, BuiltinSeat
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.records import read_record
 
-from .helpers import bot_process, play_one, verify
+from .helpers import bot_process, free_address, play_one, verify
 
 
 def test_builtin_policies_play_a_whole_game(tmp_path):
@@ -77,6 +80,48 @@ def test_abluxx_match_names_a_bad_seat(tmp_path, capsys):
     assert "'nonsense' is neither HOST:PORT nor a built-in policy" in capsys.readouterr().err
     assert main(["match", "greedy", "--data", str(tmp_path)]) == 2
     assert "2 to 5 seats" in capsys.readouterr().err
+
+
+def test_match_exits_1_when_a_bot_cannot_be_reached(tmp_path, capsys):
+    """The check the docs recommend for a new bot: a bot that is down fails it, naming the seat and why."""
+    nobody = free_address()
+    assert main(["match", nobody, "greedy", "counter", "--data", str(tmp_path), "--seed", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert "RETIRED" in out and "record: " in out  # the game was still played to the end, with the fallback
+    assert f"seat 0, {nobody}, retired: Hello to {nobody} failed" in err
+
+
+def test_match_exits_1_when_a_bot_retires_during_the_game(tmp_path, capsys):
+    with bot_process("--mode", "crash", "--after", "3") as crashing:
+        assert main(["match", crashing, "greedy", "--data", str(tmp_path), "--seed", "1"]) == 1
+    assert "retired: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("seat", "says"),
+    [
+        ("127.0.0.1:99999", "bad address '127.0.0.1:99999': port must be 1 to 65535"),
+        ("127.0.0.1:0", "port must be 1 to 65535"),
+        ("mine=nohost", "bad address 'nohost': expected host:port"),
+        ("=127.0.0.1:5000", "names no bot before '='"),
+        ("127.0.0.1:50051:7", "bad address '127.0.0.1:50051:7'"),
+    ],
+)
+def test_match_refuses_a_bad_address_before_dialling(tmp_path, capsys, seat, says):
+    assert main(["match", seat, "greedy", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "seat 0" in err and "Traceback" not in err
+    assert not (tmp_path / "records").exists()  # no game was started
+
+
+def test_match_names_a_bot_seat_by_its_hello_name_with_the_address_as_detail(tmp_path, capsys):
+    with bot_process("--mode", "ok") as bot, bot_process("--mode", "ok") as twin:
+        assert main(["match", bot, "mine=" + twin, "greedy", "--data", str(tmp_path), "--game-id", "g"]) == 0
+    out = capsys.readouterr().out
+    assert f"ok ({bot})" in out  # bad_bots.py says its name is its mode
+    assert f"mine ({twin})" in out  # a name given on the command line wins
+    players = read_record(tmp_path / "records" / "g.abluxx").header.players
+    assert [(p.name, p.address) for p in players] == [("ok", bot), ("mine", twin), ("greedy", "")]
 
 
 class _StalledSeat:
