@@ -51,6 +51,12 @@ class Ratings:
             self._r[name] = r
         self.games += 1
 
+    def copy(self) -> Ratings:
+        """An independent copy (trueskill's ratings are immutable, so sharing them is safe)."""
+        other = Ratings(())
+        other.env, other._r, other.games = self.env, dict(self._r), self.games
+        return other
+
     def get(self, name: str) -> Rating:
         r = self._r[name]
         return Rating(r.mu, r.sigma)

@@ -176,35 +176,36 @@ class Registry:
             "SELECT COUNT(*) FROM schedule WHERE tournament_id = ? AND deck_seed = ? AND done = 0", (tid, deck_seed)
         ).fetchone()[0]
 
-    def bot_ratings(self) -> dict[tuple[str, int], tuple[float, float, int]]:
-        """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
-        tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
-        links = {(t, e): (b, v) for t, e, b, v in self.db.execute("SELECT * FROM service_tournament_bots")}
-        if not links:
-            return {}
-        games: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
-        keys: set[str] = set()
-        played: dict[str, int] = {}
-        for t in self.store.tournaments():
-            if not any(tid == t.id for tid, _ in links):
-                continue
-            for g in self.store.games(t.id):
-                seats = tuple(
-                    f"{b}\0{v}" if (b, v) != ("", 0) else f"{t.id}\0{n}"
-                    for n in g.names
-                    for b, v in [links.get((t.id, n), ("", 0))]
-                )
-                keys.update(seats)
-                for s in seats:
-                    played[s] = played.get(s, 0) + 1
-                games.append((seats, g.places))
-        ratings = Ratings(sorted(keys))
-        for seats, places in games:
-            ratings.add(seats, places)
-        out = {}
-        for b, v in set(links.values()):
-            key = f"{b}\0{v}"
-            if key in keys:
-                r = ratings.get(key)
-                out[(b, v)] = (r.mu, r.sigma, played[key])
-        return out
+
+def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
+    """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
+    tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
+    links = {(t, e): (b, v) for t, e, b, v in store.db.execute("SELECT * FROM service_tournament_bots")}
+    if not links:
+        return {}
+    games: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
+    keys: set[str] = set()
+    played: dict[str, int] = {}
+    for t in store.tournaments():
+        if not any(tid == t.id for tid, _ in links):
+            continue
+        for g in store.games(t.id):
+            seats = tuple(
+                f"{b}\0{v}" if (b, v) != ("", 0) else f"{t.id}\0{n}"
+                for n in g.names
+                for b, v in [links.get((t.id, n), ("", 0))]
+            )
+            keys.update(seats)
+            for s in seats:
+                played[s] = played.get(s, 0) + 1
+            games.append((seats, g.places))
+    ratings = Ratings(sorted(keys))
+    for seats, places in games:
+        ratings.add(seats, places)
+    out = {}
+    for b, v in set(links.values()):
+        key = f"{b}\0{v}"
+        if key in keys:
+            r = ratings.get(key)
+            out[(b, v)] = (r.mu, r.sigma, played[key])
+    return out

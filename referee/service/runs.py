@@ -26,9 +26,11 @@ from referee.tournament import entrants
 from referee.tournament.config import TournamentConfig
 from referee.tournament.entrants import EntrantError
 from referee.tournament.play import match_player
-from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots, standings_of
+from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
 from referee.wire import event_from_pb, event_pb, options_pb
+
+from .reads import Boards
 
 RETRY_S = 5.0  # how often a resumed run asks unreachable entrants again
 
@@ -148,6 +150,7 @@ class Run(GameHooks):
         delay_ms: int,
         on_finished: Callable[[str], None],
         snapshot: Callable[[str], ref_pb.Tournament],
+        boards: Boards,
         standings_pb: Callable[[object], ref_pb.Standings],
     ) -> None:
         self.store = store
@@ -158,6 +161,7 @@ class Run(GameHooks):
         self.delay_ms = delay_ms
         self.on_finished = on_finished
         self.snapshot = snapshot
+        self.boards = boards
         self.standings_pb = standings_pb
         self.in_flight: set[str] = set()
         self.taking = True  # False once draining: no new game starts
@@ -236,18 +240,21 @@ class Run(GameHooks):
             self._published_finish(slot.game_id)
 
     def _published_finish(self, game_id: str) -> None:
-        if not self.hub.watched(self.tid):
-            return
+        """The stored game joins the standings (one update, whatever the number of watchers); watchers hear of it,
+        with the standings when they are built (their first build runs off the loop; the next game brings them)."""
         from .convert import game_summary
 
-        row = next((g for g in self.store.games(self.tid) if g.game_id == game_id), None)
-        if row is not None:
-            self.hub.publish(
-                self.tid, ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=game_summary(self.tid, row)))
-            )
+        row = self.store.game(game_id)
+        if row is None:
+            return
+        self.boards.add(self.tid, row)
+        if not self.hub.watched(self.tid):
+            return
         self.hub.publish(
-            self.tid, ref_pb.TournamentEvent(standings=self.standings_pb(standings_of(self.store, self.tid)))
+            self.tid, ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=game_summary(self.tid, row)))
         )
+        if (standings := self.boards.ready(self.tid)) is not None:
+            self.hub.publish(self.tid, ref_pb.TournamentEvent(standings=self.standings_pb(standings)))
         self.hub.publish(self.tid, ref_pb.TournamentEvent(tournament=self.snapshot(self.tid)))
 
     def _finish(self, ratings: Ratings) -> None:

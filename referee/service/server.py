@@ -31,11 +31,12 @@ from referee.store import SqliteStore, open_store
 from referee.tournament import schedule as schedule_mod
 from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
-from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament, standings_of
+from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
 
 from .auth import Auth, Denied, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
-from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry
+from .reads import Boards, Reader
+from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
 from .runs import Hub, LiveGame, Run, opening, public_decision, record_file
 from .settings import NAME, Settings
 from .submit import Passed, check_bot
@@ -109,6 +110,8 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.store = store
         self.settings = settings
         self.registry = Registry(store)
+        self.reader = Reader(store.data)
+        self.boards = Boards(self.reader)
         self.auth = Auth(settings)
         self.hub = Hub()
         self.live: dict[str, LiveGame] = {}
@@ -137,6 +140,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             delay_ms=self.settings.spectator_delay_ms,
             on_finished=self._finished,
             snapshot=self._tournament,
+            boards=self.boards,
             standings_pb=standings_pb,
         )
         self.runs[config.tournament_id] = run
@@ -163,8 +167,8 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     # -- entrants -----------------------------------------------------------------------------------------------
 
-    def _ratings(self) -> dict[tuple[str, int], tuple[float, float, int]]:
-        return self.registry.bot_ratings()
+    async def _ratings(self) -> dict[tuple[str, int], tuple[float, float, int]]:
+        return await self.reader.run(bot_ratings)
 
     @_handle
     async def SubmitBot(self, request: ref_pb.SubmitBotRequest, context) -> ref_pb.SubmitBotResponse:
@@ -214,7 +218,7 @@ class RefereeService(ref_grpc.RefereeServicer):
     @_handle
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
         self.auth.reader(context)
-        ratings = self._ratings()
+        ratings = await self._ratings()
         return ref_pb.ListEntrantsResponse(
             entrants=[entrant_pb(b, ratings.get((b.name, b.version))) for b in self.registry.bots(request.active_only)]
         )
@@ -231,7 +235,7 @@ class RefereeService(ref_grpc.RefereeServicer):
     async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
         self.auth.reader(context)
         bot = self._bot(request.name, request.version)
-        return entrant_pb(bot, self._ratings().get((bot.name, bot.version)))
+        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)))
 
     @_handle
     async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
@@ -246,7 +250,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         if bot.state != RETIRED:
             self.registry.retire_bot(bot.name, bot.version)
             self.log.info("bot retired", bot=bot.entrant_id, by=who.name)
-        return entrant_pb(self._bot(bot.name, bot.version), self._ratings().get((bot.name, bot.version)))
+        return entrant_pb(self._bot(bot.name, bot.version), (await self._ratings()).get((bot.name, bot.version)))
 
     # -- tournaments --------------------------------------------------------------------------------------------
 
@@ -415,9 +419,11 @@ class RefereeService(ref_grpc.RefereeServicer):
         queue = self.hub.subscribe(tid)
         try:
             now = self._tournament(tid)
+            # built now (off the loop) and kept current by each game from here, for every watcher at once
+            standings = await self.boards.standings(tid, now.finished)
             yield ref_pb.TournamentEvent(tournament=now)
             if now.finished:
-                yield ref_pb.TournamentEvent(standings=standings_pb(standings_of(self.store, tid)))
+                yield ref_pb.TournamentEvent(standings=standings_pb(standings))
             if now.state in (ref_pb.TOURNAMENT_STATE_FINISHED, ref_pb.TOURNAMENT_STATE_CANCELLED) or self.draining:
                 return
             while (event := await queue.get()) is not None:
@@ -430,7 +436,9 @@ class RefereeService(ref_grpc.RefereeServicer):
     @_handle
     async def GetStandings(self, request: ref_pb.GetStandingsRequest, context) -> ref_pb.Standings:
         self.auth.reader(context)
-        return standings_pb(standings_of(self.store, self._tid(request.tournament_id)))
+        row = self.store.tournament(self._tid(request.tournament_id))
+        assert row is not None
+        return standings_pb(await self.boards.standings(row.id, row.done))
 
     @_handle
     async def ListGames(self, request: ref_pb.ListGamesRequest, context) -> ref_pb.ListGamesResponse:
@@ -612,5 +620,6 @@ async def serve(
             await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await service.drain(settings.shutdown_grace_s)
         await server.stop(2.0)
+        service.reader.close()
         store.close()
         log.info("stopped")

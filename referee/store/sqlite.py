@@ -258,12 +258,20 @@ class SqliteStore:
 
     def games(self, tid: str) -> list[GameRow]:
         """The tournament's finished games in schedule order (the order ratings apply them in)."""
-        q = """SELECT g.slot, g.game_id, s.table_no, s.deal, s.seat_order, g.end_reason, g.decisions, g.record_path,
-                      g.finished_at, r.seat, r.entrant, r.score, r.place, r.retired, r.faults, r.decision_us
-               FROM games g JOIN schedule s ON s.game_id = g.game_id JOIN results r ON r.game_id = g.game_id
-               WHERE g.tournament_id = ? ORDER BY g.slot, r.seat"""
+        return self._games("g.tournament_id = ?", tid)
+
+    def game(self, game_id: str) -> GameRow | None:
+        """One finished game."""
+        found = self._games("g.game_id = ?", game_id)
+        return found[0] if found else None
+
+    def _games(self, where: str, arg: str) -> list[GameRow]:
+        q = f"""SELECT g.slot, g.game_id, s.table_no, s.deal, s.seat_order, g.end_reason, g.decisions, g.record_path,
+                       g.finished_at, r.seat, r.entrant, r.score, r.place, r.retired, r.faults, r.decision_us
+                FROM games g JOIN schedule s ON s.game_id = g.game_id JOIN results r ON r.game_id = g.game_id
+                WHERE {where} ORDER BY g.slot, r.seat"""
         out: list[GameRow] = []
-        for r in self.db.execute(q, (tid,)):
+        for r in self.db.execute(q, (arg,)):
             if not out or out[-1].game_id != r[1]:
                 out.append(GameRow(r[0], r[1], r[2], r[3], r[4], [], r[5], r[6], r[7], r[8]))
             out[-1].seats.append(SeatRow(r[10], r[11], r[12], bool(r[13]), json.loads(r[14]), json.loads(r[15])))

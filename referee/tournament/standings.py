@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
@@ -98,72 +99,145 @@ def ratings_of(names: Iterable[str], games: list[GameRow]) -> Ratings:
     return rate(names, ((g.names, g.places) for g in games))
 
 
-def compute(
-    tournament_id: str, names: list[str], games: list[GameRow], scheduled: int, ratings: Ratings | None = None
-) -> Standings:
-    """``ratings``, when given, must be ``ratings_of(names, games)`` already computed (the runner's live ratings
-    after the whole schedule); otherwise they are computed here."""
-    if ratings is None or ratings.games != len(games):
-        ratings = ratings_of(names, games)
-    played: dict[str, int] = defaultdict(int)
-    wins: dict[str, int] = defaultdict(int)
-    score_sum: dict[str, int] = defaultdict(int)
-    dup_sum: dict[str, float] = defaultdict(float)
-    retired: dict[str, int] = defaultdict(int)
-    faults: dict[str, dict[str, int]] = {n: {} for n in names}
-    times: dict[str, list[int]] = {n: [] for n in names}
-    h2h = {a: {b: {"wins": 0, "losses": 0, "ties": 0} for b in names if b != a} for a in names}
+class Tally:
+    """Standings kept up to date one finished game at a time, in any order: ``standings()`` after adding a set of
+    games is what ``compute`` gives for them, bit for bit.
 
-    # the average score of each seat over its duplicate set (the games of that set that have finished)
-    seat_scores: dict[tuple[int, int], dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for g in games:
-        for seat, s in enumerate(g.seats):
-            seat_scores[(g.table, g.deal)][seat].append(s.score)
+    Adding a game costs that game and its duplicate set, not the games before it, so a service that publishes the
+    standings after every game of a 1,000-game tournament does not redo 1,000 games each time. The ratings are
+    kept over the unbroken prefix of the schedule (slots 0, 1, ... all finished); only the finished games past the
+    first gap are rated again, on a copy, when the standings are asked for."""
 
-    for g in games:
-        par = seat_scores[(g.table, g.deal)]
-        for seat, s in enumerate(g.seats):
+    def __init__(self, tournament_id: str, names: list[str], scheduled: int) -> None:
+        self.tournament_id = tournament_id
+        self.names = names
+        self.scheduled = scheduled
+        self.games: dict[int, GameRow] = {}  # slot -> game
+        self._prefix = Ratings(names)  # the games of slots 0 .. _next - 1, all finished
+        self._next = 0
+        self._played: dict[str, int] = defaultdict(int)
+        self._wins: dict[str, int] = defaultdict(int)
+        self._score_sum: dict[str, int] = defaultdict(int)
+        self._retired: dict[str, int] = defaultdict(int)
+        self._faults: dict[str, dict[str, int]] = {n: {} for n in names}
+        self._times: dict[str, list[int]] = {n: [] for n in names}
+        self._unsorted: set[str] = set()  # entrants whose times gained values since they were last sorted
+        self._h2h = {a: {b: {"wins": 0, "losses": 0, "ties": 0} for b in names if b != a} for a in names}
+        self._sets: dict[tuple[int, int], list[GameRow]] = defaultdict(list)  # (table, deal) -> its finished games
+        self._dup: dict[str, dict[tuple[int, int], float]] = {n: {} for n in names}  # entrant -> set -> sum
+        self._standings: Standings | None = None
+
+    def add(self, g: GameRow) -> None:
+        """One finished game (a game already added is ignored)."""
+        if g.slot in self.games:
+            return
+        self.games[g.slot] = g
+        self._standings = None
+        for s in g.seats:
             n = s.entrant
-            played[n] += 1
-            wins[n] += s.place == 1
-            score_sum[n] += s.score
-            dup_sum[n] += s.score - statistics.fmean(par[seat])
-            retired[n] += s.retired
+            self._played[n] += 1
+            self._wins[n] += s.place == 1
+            self._score_sum[n] += s.score
+            self._retired[n] += s.retired
             for kind, count in s.faults.items():
-                faults[n][kind] = faults[n].get(kind, 0) + count
-            times[n].extend(s.decision_us)
+                self._faults[n][kind] = self._faults[n].get(kind, 0) + count
+            if s.decision_us:
+                self._times[n].extend(s.decision_us)
+                self._unsorted.add(n)
         for i, a in enumerate(g.seats):
             for b in g.seats[i + 1 :]:
                 if a.place < b.place:
-                    h2h[a.entrant][b.entrant]["wins"] += 1
-                    h2h[b.entrant][a.entrant]["losses"] += 1
+                    self._h2h[a.entrant][b.entrant]["wins"] += 1
+                    self._h2h[b.entrant][a.entrant]["losses"] += 1
                 elif a.place > b.place:
-                    h2h[a.entrant][b.entrant]["losses"] += 1
-                    h2h[b.entrant][a.entrant]["wins"] += 1
+                    self._h2h[a.entrant][b.entrant]["losses"] += 1
+                    self._h2h[b.entrant][a.entrant]["wins"] += 1
                 else:
-                    h2h[a.entrant][b.entrant]["ties"] += 1
-                    h2h[b.entrant][a.entrant]["ties"] += 1
+                    self._h2h[a.entrant][b.entrant]["ties"] += 1
+                    self._h2h[b.entrant][a.entrant]["ties"] += 1
+        self._add_to_set(g)
+        while self._next in self.games:
+            done = self.games[self._next]
+            self._prefix.add(done.names, done.places)
+            self._next += 1
 
-    rows = []
-    for rank, (n, r) in enumerate(ratings.leaderboard(), start=1):
-        k = played[n]
-        rows.append(
-            Standing(
-                rank=rank,
-                entrant=n,
-                mu=r.mu,
-                sigma=r.sigma,
-                conservative=r.conservative,
-                games=k,
-                wins=wins[n],
-                avg_score=score_sum[n] / k if k else 0.0,
-                dup_avg_score=dup_sum[n] / k if k else 0.0,
-                faults=dict(sorted(faults[n].items())),
-                retired=retired[n],
-                median_decision_ms=statistics.median(times[n]) / 1000 if times[n] else None,
+    def _add_to_set(self, g: GameRow) -> None:
+        """The duplicate-adjusted sums of ``g``'s set again: each score minus the average score of the same seat
+        over the set's finished games (its par), summed per entrant in slot order."""
+        key = (g.table, g.deal)
+        games = self._sets[key]
+        games.append(g)
+        games.sort(key=lambda x: x.slot)
+        by_seat: dict[int, list[int]] = defaultdict(list)
+        for x in games:
+            for seat, s in enumerate(x.seats):
+                by_seat[seat].append(s.score)
+        par = {seat: statistics.fmean(scores) for seat, scores in by_seat.items()}
+        sums: dict[str, float] = defaultdict(float)
+        for x in games:
+            for seat, s in enumerate(x.seats):
+                sums[s.entrant] += s.score - par[seat]
+        for n, total in sums.items():
+            self._dup[n][key] = total
+
+    def ratings(self) -> Ratings:
+        """The ratings over every added game in schedule order."""
+        tail = sorted(slot for slot in self.games if slot >= self._next)
+        if not tail:
+            return self._prefix
+        ratings = self._prefix.copy()
+        for slot in tail:
+            ratings.add(self.games[slot].names, self.games[slot].places)
+        return ratings
+
+    def standings(self, ratings: Ratings | None = None) -> Standings:
+        """``ratings``, when given, must be the ratings of these games already computed (the runner's live ratings
+        after the whole schedule); otherwise they are the tally's own."""
+        if self._standings is not None and ratings is None:
+            return self._standings
+        if ratings is None or ratings.games != len(self.games):
+            ratings = self.ratings()
+        for n in self._unsorted:
+            self._times[n].sort()
+        self._unsorted.clear()
+        rows = []
+        for rank, (n, r) in enumerate(ratings.leaderboard(), start=1):
+            k = self._played[n]
+            rows.append(
+                Standing(
+                    rank=rank,
+                    entrant=n,
+                    mu=r.mu,
+                    sigma=r.sigma,
+                    conservative=r.conservative,
+                    games=k,
+                    wins=self._wins[n],
+                    avg_score=self._score_sum[n] / k if k else 0.0,
+                    dup_avg_score=math.fsum(self._dup[n].values()) / k if k else 0.0,
+                    faults=dict(sorted(self._faults[n].items())),
+                    retired=self._retired[n],
+                    median_decision_ms=_median(self._times[n]) / 1000 if self._times[n] else None,
+                )
             )
-        )
-    return Standings(tournament_id, len(games), scheduled, rows, h2h)
+        h2h = {a: {b: dict(h) for b, h in row.items()} for a, row in self._h2h.items()}
+        self._standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h)
+        return self._standings
+
+
+def _median(ordered: list[int]) -> float:
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def compute(
+    tournament_id: str, names: list[str], games: list[GameRow], scheduled: int, ratings: Ratings | None = None
+) -> Standings:
+    """The standings of ``games``. ``ratings``, when given, must be ``ratings_of(names, games)`` already computed
+    (the runner's live ratings after the whole schedule); otherwise they are computed here."""
+    tally = Tally(tournament_id, names, scheduled)
+    for g in games:
+        tally.add(g)
+    return tally.standings(ratings)
 
 
 def dumps(standings: Standings) -> str:

@@ -1,0 +1,117 @@
+"""Reads whose cost grows with the store, kept off the event loop so that health checks, watchers and games in
+flight never wait for them (docs/service.md):
+
+- ``Reader``: one thread with its own SQLite connection (WAL lets it read while the loop commits games);
+- ``Boards``: each tournament's standings, built once on the reader thread and then kept up to date by every
+  finished game (standings.Tally), so GetStandings and every watcher share one copy whatever their number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from referee.store import GameRow, SqliteStore
+from referee.tournament.standings import Standings, Tally
+
+T = TypeVar("T")
+
+
+class Reader:
+    """Runs ``fn(store)`` on one thread with its own connection to the data folder's store."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = data
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
+
+    def _store(self) -> SqliteStore:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = SqliteStore(self.data)
+        return store
+
+    async def run(self, fn: Callable[[SqliteStore], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(self._store()))
+
+    def close(self) -> None:
+        def close_store() -> None:
+            if (store := getattr(self._local, "store", None)) is not None:
+                store.close()
+
+        self._pool.submit(close_store)
+        self._pool.shutdown(wait=True)
+
+
+def _tally(store: SqliteStore, tid: str) -> Tally:
+    row = store.tournament(tid)
+    if row is None:
+        raise LookupError(tid)
+    tally = Tally(tid, [e["name"] for e in row.config["entrants"]], row.games)
+    for g in store.games(tid):
+        tally.add(g)
+    tally.standings()  # sorts the decision times here rather than on the loop
+    return tally
+
+
+class Boards:
+    """The standings of each tournament that someone read or watched. A tally is built once per tournament (one
+    build at a time, shared by every caller who asks meanwhile); ``add`` then keeps it current."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self._tallies: dict[str, Tally] = {}
+        self._building: dict[str, asyncio.Future[Tally]] = {}
+        self._early: dict[str, list[GameRow]] = {}  # games finished while their tally was being built
+        self.builds = 0  # tallies built from the store (each costs every stored game of its tournament)
+
+    async def standings(self, tid: str, done: int) -> Standings:
+        """The standings of ``tid``, whose store holds ``done`` finished games."""
+        tally = self._tallies.get(tid)
+        if tally is not None and len(tally.games) != done:  # another process played games of it: build again
+            del self._tallies[tid]
+        return (await self._tally(tid)).standings()
+
+    def ready(self, tid: str) -> Standings | None:
+        """The standings of ``tid`` if its tally is built, else None (and its build is started)."""
+        tally = self._tallies.get(tid)
+        if tally is None:
+            self._start(tid)
+            return None
+        return tally.standings()
+
+    def add(self, tid: str, game: GameRow) -> None:
+        """A game of ``tid`` finished and is stored."""
+        if (tally := self._tallies.get(tid)) is not None:
+            tally.add(game)
+        elif tid in self._early:
+            self._early[tid].append(game)
+
+    async def _tally(self, tid: str) -> Tally:
+        if (tally := self._tallies.get(tid)) is not None:
+            return tally
+        return await asyncio.shield(self._start(tid))
+
+    def _start(self, tid: str) -> asyncio.Future[Tally]:
+        building = self._building.get(tid)
+        if building is None:
+            building = self._building[tid] = asyncio.ensure_future(self._build(tid))
+            building.add_done_callback(lambda f: f.cancelled() or f.exception())  # a failure nobody awaited is not news
+        return building
+
+    async def _build(self, tid: str) -> Tally:
+        self._early[tid] = []
+        try:
+            tally = await self.reader.run(lambda store: _tally(store, tid))
+            self.builds += 1
+            for game in self._early[tid]:
+                tally.add(game)
+            self._tallies[tid] = tally
+            return tally
+        finally:
+            self._building.pop(tid, None)
+            self._early.pop(tid, None)
