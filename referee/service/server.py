@@ -33,13 +33,14 @@ from referee.tournament.config import ConfigError, TournamentConfig, check_addre
 from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
 
+from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve
 from .auth import Auth, Denied, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
 from .runs import Hub, LiveGame, Run, opening, public_decision, record_file
 from .settings import NAME, Settings
-from .submit import Passed, check_bot
+from .submit import UNREACHABLE, Passed, check_bot
 
 SERVICE_NAME = "abluxxen.v1.Referee"
 MAX_API_GAMES = 200_000  # the largest schedule CreateTournament accepts
@@ -118,6 +119,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.runs: dict[str, Run] = {}
         self.draining = False
         self.submitting: set[str] = set()  # bot names whose validation is under way
+        self.own_ports: set[int] = set()  # the ports the referee listens on: never a bot's address
         self.log = get_logger(service="referee")
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -179,10 +181,11 @@ class RefereeService(ref_grpc.RefereeServicer):
             raise _invalid("name: must not be empty")
         if not NAME.match(name):
             raise _invalid(f"name: {name!r} must be 1-40 letters, digits or _.+-")
-        try:
-            check_address("address", "address", address)
-        except ConfigError as e:
-            raise _invalid(f"address: {e.reason}") from None
+        if not address.startswith(UNIX_SCHEMES):
+            try:
+                check_address("address", "address", address)
+            except ConfigError as e:
+                raise _invalid(f"address: {e.reason}") from None
         if owner and not NAME.match(owner):
             raise _invalid(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
         if not who.organiser:
@@ -199,19 +202,28 @@ class RefereeService(ref_grpc.RefereeServicer):
             raise Denied(
                 grpc.StatusCode.PERMISSION_DENIED, f"the bot {name!r} belongs to {latest.owner!r}; choose another name"
             )
+        try:
+            dial = await resolve(address, self.settings.addresses, self.own_ports)
+        except NotAllowed as e:
+            raise _invalid(f"address: {address!r}: {e}") from None
+        except Unresolved:
+            self.log.info("bot refused", bot=name, address=address, reason="the host name does not resolve")
+            return ref_pb.SubmitBotResponse(
+                refusal=ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=UNREACHABLE)
+            )
         if name in self.submitting:
             raise Fail(grpc.StatusCode.ABORTED, f"bot {name!r} is being validated already; wait for that to finish")
         self.submitting.add(name)
         try:
-            self.log.info("validating bot", bot=name, address=address, owner=owner)
-            outcome = await check_bot(name, address, self.settings, self.store.data / "validation")
+            self.log.info("validating bot", bot=name, address=address, dial=dial, owner=owner)
+            outcome = await check_bot(name, dial, self.settings, self.store.data / "validation")
         finally:
             self.submitting.discard(name)
         if not isinstance(outcome, Passed):
             self.log.info("bot refused", bot=name, reason=outcome.reason)
             return ref_pb.SubmitBotResponse(refusal=outcome)
         self._writable()
-        bot = self.registry.add_bot(name, address, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
+        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None))
 
@@ -595,6 +607,7 @@ async def serve(
         store.close()
         why = " (or the TLS certificate and key are not a PEM pair that match)" if tls is not None else ""
         raise ServeError(f"cannot listen on {address}: the port is in use or the host is not this machine's{why}")
+    service.own_ports.add(bound)
     await server.start()
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)

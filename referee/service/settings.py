@@ -16,12 +16,18 @@
     bank_ms = 10000
     grace_ms = 50
 
+    [addresses]                            # where SubmitBot may dial (addresses.py)
+    allow = []                             # CIDR networks; empty: anywhere not denied
+    deny = ["169.254.0.0/16", "fe80::/10"] # the default: link-local (cloud metadata services live there)
+    allow_unix = false                     # unix: and unix-abstract: sockets
+
 Tokens may also come from the environment: ``ABLUXX_ORGANISER_TOKENS=tok1,tok2`` and
 ``ABLUXX_AUTHOR_TOKENS=alice:tok,bob:tok``. A mistake is refused with ``SettingsError`` naming the key.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -32,6 +38,8 @@ from typing import Any
 
 from referee.match.spec import TimeControl
 from referee.tournament.config import POLICIES
+
+from .addresses import AddressPolicy
 
 NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
 MIN_TOKEN_CHARS = 8
@@ -50,6 +58,7 @@ class Settings:
     shutdown_grace_s: float = 30.0
     validation_opponents: tuple[str, ...] = ("greedy", "random")
     time_control: TimeControl = field(default_factory=TimeControl)
+    addresses: AddressPolicy = field(default_factory=AddressPolicy)
 
 
 def _fail(source: str, key: str, reason: str) -> SettingsError:
@@ -77,11 +86,12 @@ def _check_keys(source: str, prefix: str, got: Mapping[str, Any], known: set[str
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    _check_keys(source, "", data, {"auth", "service", "time_control"})
+    _check_keys(source, "", data, {"auth", "service", "time_control", "addresses"})
     auth = data.get("auth", {})
     service = data.get("service", {})
     tc = data.get("time_control", {})
-    for key, table in (("auth", auth), ("service", service), ("time_control", tc)):
+    addresses = data.get("addresses", {})
+    for key, table in (("auth", auth), ("service", service), ("time_control", tc), ("addresses", addresses)):
         if not isinstance(table, dict):
             raise _fail(source, key, "must be a table")
     _check_keys(source, "auth.", auth, {"organiser_tokens", "open_reads", "authors"})
@@ -99,6 +109,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents"},
     )
     _check_keys(source, "time_control.", tc, {"decision_ms", "bank_ms", "grace_ms"})
+    _check_keys(source, "addresses.", addresses, {"allow", "deny", "allow_unix"})
 
     raw = auth.get("organiser_tokens", [])
     if not isinstance(raw, list):
@@ -136,6 +147,14 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
     if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600:
         raise _fail(source, "service.shutdown_grace_s", f"must be 0 to 3600 seconds, not {grace!r}")
     default_tc = TimeControl()
+    allow_unix = addresses.get("allow_unix", False)
+    if not isinstance(allow_unix, bool):
+        raise _fail(source, "addresses.allow_unix", "must be true or false")
+    policy = AddressPolicy(
+        allow=_networks(source, "addresses.allow", addresses.get("allow", [])),
+        deny=_networks(source, "addresses.deny", addresses.get("deny", [str(n) for n in AddressPolicy.deny])),
+        allow_unix=allow_unix,
+    )
     return Settings(
         organiser_tokens=tuple(organisers),
         author_tokens=authors,
@@ -152,7 +171,17 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
             bank_ms=_int(source, "time_control.bank_ms", tc.get("bank_ms", default_tc.bank_ms), 0, 3_600_000),
             grace_ms=_int(source, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
         ),
+        addresses=policy,
     )
+
+
+def _networks(source: str, key: str, value: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(source, key, 'must be a list of CIDR networks, e.g. ["10.0.0.0/8", "fd00::/8"]')
+    try:
+        return tuple(ipaddress.ip_network(v) for v in value)
+    except ValueError as e:
+        raise _fail(source, key, f"not a CIDR network: {e}") from None
 
 
 def load(path: str | Path | None, env: Mapping[str, str] | None = None) -> Settings:

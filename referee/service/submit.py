@@ -4,6 +4,10 @@
 2. a validation game against built-in bots at the server's normal time control, which must end without a single
    fault by the bot. The game stops at the first fault, and the refusal names that decision.
 
+A refusal's reason is generic ("unreachable", "not an abluxxen bot", "Hello refused", "validation game: fault X at
+decision N"): what the far end said goes to the server's log only, so SubmitBot cannot be used to read another
+service's error texts or to tell a closed port from an open one that speaks something else.
+
 Faults the referee itself causes (FAULT_KIND_REFEREE) are not the bot's and do not refuse it.
 """
 
@@ -17,6 +21,7 @@ from pathlib import Path
 
 import grpc
 
+from referee.log import get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.runner import fault_name
 from referee.match.spec import EntrantRef, GameSpec
@@ -44,6 +49,20 @@ def _refuse(check: int, reason: str, **more) -> ref_pb.Refusal:
     return ref_pb.Refusal(check=check, reason=reason, **more)
 
 
+UNREACHABLE = "unreachable"
+NOT_A_BOT = "not an abluxxen bot"
+HELLO_REFUSED = "Hello refused"
+
+
+def _hello_failure(code: grpc.StatusCode) -> str:
+    """The generic reason for a Hello that ended with ``code``."""
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return UNREACHABLE  # no gRPC conversation: nothing listens, or something that does not speak it
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return NOT_A_BOT
+    return HELLO_REFUSED
+
+
 async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
     hello_check = ref_pb.COMPLIANCE_CHECK_HELLO
     async with grpc.aio.insecure_channel(address) as channel:
@@ -52,16 +71,14 @@ async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
                 bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
             )
         except grpc.aio.AioRpcError as e:
-            why = (
-                f"no answer within {HELLO_TIMEOUT_S:.0f} s"
-                if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-                else (e.details() or "")
+            get_logger(service="referee").info(
+                "Hello failed", address=address, code=e.code().name, details=e.details() or ""
             )
-            return _refuse(hello_check, f"Hello to {address} failed: {e.code().name}: {why}")
+            return _refuse(hello_check, _hello_failure(e.code()))
     if reply.protocol_version != bot_pb.PROTOCOL_VERSION_1:
         return _refuse(
             hello_check,
-            f"the bot answered Hello with protocol version {reply.protocol_version}; "
+            f"{NOT_A_BOT}: it answered Hello with protocol version {reply.protocol_version}; "
             f"this referee speaks version {bot_pb.PROTOCOL_VERSION_1}",
         )
     known = {bot_pb.TRANSPORT_UNARY, bot_pb.TRANSPORT_STREAM}
@@ -117,9 +134,13 @@ async def check_bot(name: str, address: str, settings: Settings, folder: Path) -
     if first_fault:
         d = first_fault[0]
         kind = pb.DecisionKind.Name(d.kind).removeprefix("DECISION_KIND_").lower()
+        get_logger(service="referee").info(
+            "validation game fault", bot=name, game_id=game_id, seq=d.seq, fault=fault_name(d.fault),
+            detail=d.fault_detail,
+        )  # fmt: skip
         return _refuse(
             ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME,
-            f"validation game {game_id}: decision {d.seq} ({kind}): {fault_name(d.fault)}: {d.fault_detail}",
+            f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind})",
             game_id=game_id,
             seq=d.seq,
             kind=d.kind,
