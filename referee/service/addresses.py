@@ -76,3 +76,19 @@ async def resolve(address: str, policy: AddressPolicy, own_ports: set[int]) -> s
     ip = ipaddress.ip_address(infos[0][4][0].split("%")[0])
     check(ip, int(port), policy, own_ports)
     return f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
+
+
+def same_place(a: str, b: str) -> bool:
+    """Whether two stored addresses reach the same bot: the same port, and the same host or both this machine."""
+    if a.startswith(UNIX_SCHEMES) or b.startswith(UNIX_SCHEMES):
+        return a == b
+    (ha, _, pa), (hb, _, pb) = a.rpartition(":"), b.rpartition(":")
+    if pa != pb:
+        return False
+    if ha == hb:
+        return True
+    try:
+        ia, ib = ipaddress.ip_address(ha.strip("[]")), ipaddress.ip_address(hb.strip("[]"))
+    except ValueError:  # a name stored before addresses were resolved
+        return False
+    return ia == ib or (is_local(ia) and is_local(ib))

@@ -27,7 +27,8 @@ def rfc3339(t: float | None) -> str:
     return "" if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None) -> ref_pb.Entrant:
+def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None, address: bool) -> ref_pb.Entrant:
+    """The bot version as a message; its address only when ``address`` (for its owner and organisers)."""
     from referee.rating import MU, SIGMA
 
     mu, sigma, games = rating or (MU, SIGMA, 0)
@@ -35,7 +36,7 @@ def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None) -> ref_pb
         name=b.name,
         version=b.version,
         entrant_id=b.entrant_id,
-        address=b.address,
+        address=b.address if address else "",
         owner=b.owner,
         bot_version=b.bot_version,
         bot_author=b.bot_author,

@@ -33,7 +33,7 @@ from referee.tournament.config import ConfigError, TournamentConfig, check_addre
 from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
 
-from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve
+from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
 from .auth import Auth, Denied, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
@@ -104,6 +104,19 @@ def _handle_stream(fn: Callable) -> Callable:
             await _abort(self, context, fn.__name__, e)
 
     return stream
+
+
+def _organiser(who: Principal | None) -> bool:
+    return who is not None and who.organiser
+
+
+def _sees_address(who: Principal | None, owner: str) -> bool:
+    """A bot's address is for its owner and organisers: anyone else could probe or flood it during games."""
+    return who is not None and (who.organiser or who.name == owner)
+
+
+def _without_addresses(config: dict[str, Any]) -> dict[str, Any]:
+    return {**config, "entrants": [{k: v for k, v in e.items() if k != "address"} for e in config["entrants"]]}
 
 
 class RefereeService(ref_grpc.RefereeServicer):
@@ -211,6 +224,10 @@ class RefereeService(ref_grpc.RefereeServicer):
             return ref_pb.SubmitBotResponse(
                 refusal=ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=UNREACHABLE)
             )
+        if any(b.owner != owner and same_place(b.address, dial) for b in self.registry.bots(active_only=True)):
+            raise Fail(
+                grpc.StatusCode.ALREADY_EXISTS, f"address: {address!r} is where another author's bot is submitted"
+            )
         if name in self.submitting:
             raise Fail(grpc.StatusCode.ABORTED, f"bot {name!r} is being validated already; wait for that to finish")
         self.submitting.add(name)
@@ -225,14 +242,17 @@ class RefereeService(ref_grpc.RefereeServicer):
         self._writable()
         bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner)
-        return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None))
+        return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
 
     @_handle
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
-        self.auth.reader(context)
+        who = self.auth.reader(context)
         ratings = await self._ratings()
         return ref_pb.ListEntrantsResponse(
-            entrants=[entrant_pb(b, ratings.get((b.name, b.version))) for b in self.registry.bots(request.active_only)]
+            entrants=[
+                entrant_pb(b, ratings.get((b.name, b.version)), _sees_address(who, b.owner))
+                for b in self.registry.bots(request.active_only)
+            ]
         )
 
     def _bot(self, name: str, version: int = 0):
@@ -245,9 +265,9 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     @_handle
     async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
-        self.auth.reader(context)
+        who = self.auth.reader(context)
         bot = self._bot(request.name, request.version)
-        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)))
+        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)), _sees_address(who, bot.owner))
 
     @_handle
     async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
@@ -262,11 +282,13 @@ class RefereeService(ref_grpc.RefereeServicer):
         if bot.state != RETIRED:
             self.registry.retire_bot(bot.name, bot.version)
             self.log.info("bot retired", bot=bot.entrant_id, by=who.name)
-        return entrant_pb(self._bot(bot.name, bot.version), (await self._ratings()).get((bot.name, bot.version)))
+        ratings = await self._ratings()
+        return entrant_pb(self._bot(bot.name, bot.version), ratings.get((bot.name, bot.version)), True)
 
     # -- tournaments --------------------------------------------------------------------------------------------
 
-    def _tournament(self, tid: str) -> ref_pb.Tournament:
+    def _tournament(self, tid: str, addresses: bool = False) -> ref_pb.Tournament:
+        """The tournament as a message; its config's bot addresses only with ``addresses`` (for organisers)."""
         row = self.store.tournament(tid)
         if row is None:
             raise _not_found(f"no tournament {tid!r} on this server")
@@ -282,7 +304,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             entrants=[e["name"] for e in row.config["entrants"]],
             created_at=rfc3339(row.created_at),
             created_by=created_by,
-            config_json=json.dumps(row.config, sort_keys=True),
+            config_json=json.dumps(row.config if addresses else _without_addresses(row.config), sort_keys=True),
         )
 
     def _config(self, c: ref_pb.TournamentConfig) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
@@ -356,7 +378,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         create_tournament(self.store, config, source=f"api:{who.name}")
         self.registry.add_tournament(tid, who.name, links)
         self.log.info("tournament created", tournament=tid, games=games, by=who.name)
-        return self._tournament(tid)
+        return self._tournament(tid, addresses=True)
 
     def _tid(self, tid: str) -> str:
         if not tid:
@@ -374,7 +396,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         if state in (FINISHED, CANCELLED):
             raise _precondition(f"tournament {tid} is {state}")
         if state == RUNNING:
-            return self._tournament(tid)
+            return self._tournament(tid, addresses=True)
         row = self.store.tournament(tid)
         assert row is not None
         config = TournamentConfig.from_json(row.config)
@@ -388,12 +410,12 @@ class RefereeService(ref_grpc.RefereeServicer):
             raise _precondition(f"tournament {tid} did not start: {e}") from None
         self._writable()
         if self.registry.state(tid)[0] != CREATED:  # another start won the race while we said Hello
-            return self._tournament(tid)
+            return self._tournament(tid, addresses=True)
         self.registry.set_state(tid, RUNNING)
         self._start_run(config)
         self.log.info("tournament started", tournament=tid)
         self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
-        return self._tournament(tid)
+        return self._tournament(tid, addresses=True)
 
     @_handle
     async def CancelTournament(self, request: ref_pb.CancelTournamentRequest, context) -> ref_pb.Tournament:
@@ -404,7 +426,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         if state == FINISHED:
             raise _precondition(f"tournament {tid} is finished")
         if state == CANCELLED:
-            return self._tournament(tid)
+            return self._tournament(tid, addresses=True)
         self.registry.set_state(tid, CANCELLED)
         run = self.runs.pop(tid, None)
         if run is not None:
@@ -412,17 +434,19 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.log.info("tournament cancelled", tournament=tid)
         self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
         self.hub.publish(tid, None)
-        return self._tournament(tid)
+        return self._tournament(tid, addresses=True)
 
     @_handle
     async def GetTournament(self, request: ref_pb.GetTournamentRequest, context) -> ref_pb.Tournament:
-        self.auth.reader(context)
-        return self._tournament(self._tid(request.tournament_id))
+        who = self.auth.reader(context)
+        return self._tournament(self._tid(request.tournament_id), _organiser(who))
 
     @_handle
     async def ListTournaments(self, request: ref_pb.ListTournamentsRequest, context) -> ref_pb.ListTournamentsResponse:
-        self.auth.reader(context)
-        return ref_pb.ListTournamentsResponse(tournaments=[self._tournament(t.id) for t in self.store.tournaments()])
+        who = self.auth.reader(context)
+        return ref_pb.ListTournamentsResponse(
+            tournaments=[self._tournament(t.id, _organiser(who)) for t in self.store.tournaments()]
+        )
 
     @_handle_stream
     async def WatchTournament(self, request: ref_pb.WatchTournamentRequest, context):
@@ -500,9 +524,13 @@ class RefereeService(ref_grpc.RefereeServicer):
         if path is None:
             raise _not_found(f"game {request.game_id} was stored without a record")
         try:
-            return read_record(path)
+            record = read_record(path)
         except (OSError, RecordError) as e:
             raise Fail(grpc.StatusCode.DATA_LOSS, f"the record of {request.game_id} cannot be read: {e}") from None
+        if not _organiser(who):
+            for player in record.header.players:
+                player.address = ""  # not the game's content: verify does not need it
+        return record
 
     @_handle_stream
     async def WatchGame(self, request: ref_pb.WatchGameRequest, context):
