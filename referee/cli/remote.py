@@ -28,6 +28,11 @@ def _conn(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls", action="store_true", help="connect with TLS, trusting the system's roots")
     p.add_argument("--tls-ca", type=Path, help="connect with TLS, trusting this PEM certificate")
     p.add_argument("--tls-name", help="the name the server's certificate is for, when not the --server host")
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="send the token in plaintext to a server that is not on loopback (something else must protect it)",
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for an answer (default 600)")
 
 
@@ -96,6 +101,15 @@ def _stub(args: argparse.Namespace):
             raise _Exit(f"{args.tls_ca}: cannot read the file ({e.strerror})", 2) from None
         channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(root), options=options)
     else:
+        from referee.service.addresses import is_loopback
+
+        host = args.server.rpartition(":")[0] or args.server
+        if args.token and not is_loopback(host) and not args.insecure:
+            raise _Exit(
+                f"refusing to send a token in plaintext to {args.server}, which is not a loopback address: use "
+                "--tls or --tls-ca FILE, or --insecure if something else encrypts the traffic",
+                2,
+            )
         channel = grpc.insecure_channel(args.server)
     return ref_grpc.RefereeStub(channel)
 

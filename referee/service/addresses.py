@@ -35,6 +35,17 @@ class Unresolved(ValueError):
     """The host name does not resolve."""
 
 
+def is_loopback(host: str) -> bool:
+    """A host that is this machine's loopback by its very spelling (no name is resolved)."""
+    h = host.strip("[]")
+    if h == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
 def is_local(ip: IPAddress) -> bool:
     """An address of this machine: loopback, unspecified, or one of its interfaces (it can be bound)."""
     if ip.is_loopback or ip.is_unspecified:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import grpc
 
+from referee.log import get_logger
+
 from .settings import Settings
 
 
@@ -56,9 +58,17 @@ class Auth:
             raise Denied(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
         return found
 
+    def _who(self, context: grpc.aio.ServicerContext) -> Principal | None:
+        """``who`` for a call; a refused token is logged with the caller's address (never the token)."""
+        try:
+            return self.who(context.invocation_metadata())
+        except Denied as e:
+            get_logger(service="referee").warning("token refused", peer=context.peer(), reason=e.message)
+            raise
+
     def caller(self, context: grpc.aio.ServicerContext) -> Principal:
         """A caller with a valid token, or Denied(UNAUTHENTICATED)."""
-        who = self.who(context.invocation_metadata())
+        who = self._who(context)
         if who is None:
             raise Denied(
                 grpc.StatusCode.UNAUTHENTICATED,
@@ -75,5 +85,5 @@ class Auth:
     def reader(self, context: grpc.aio.ServicerContext) -> Principal | None:
         """Anyone when reads are open (a token given is still checked); else a caller with a valid token."""
         if self.open_reads:
-            return self.who(context.invocation_metadata())
+            return self._who(context)
         return self.caller(context)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ipaddress
 import json
 import re
 import signal
@@ -28,12 +27,11 @@ from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.records import RecordError, read_record
 from referee.store import SqliteStore, open_store
-from referee.tournament import schedule as schedule_mod
 from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
 
-from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
+from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, is_loopback, resolve, same_place
 from .auth import Auth, Denied, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
@@ -43,7 +41,6 @@ from .settings import NAME, Settings
 from .submit import UNREACHABLE, Passed, check_bot
 
 SERVICE_NAME = "abluxxen.v1.Referee"
-MAX_API_GAMES = 200_000  # the largest schedule CreateTournament accepts
 FAULT_KINDS = {rec_pb.FaultKind.Name(v).removeprefix("FAULT_KIND_").lower() for v in rec_pb.FaultKind.values() if v}
 
 
@@ -72,7 +69,7 @@ async def _abort(service: RefereeService, context: grpc.aio.ServicerContext, met
     if isinstance(e, Fail | Denied):
         await context.abort(e.code, e.message)
     service.log.exception("call failed", method=method)
-    await context.abort(grpc.StatusCode.INTERNAL, f"{method} failed in the referee: {e!r}")
+    await context.abort(grpc.StatusCode.INTERNAL, f"{method} failed in the referee; the server's log says why")
 
 
 def _handle(fn: Callable) -> Callable:
@@ -192,14 +189,14 @@ class RefereeService(ref_grpc.RefereeServicer):
         name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
         if not name:
             raise _invalid("name: must not be empty")
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             raise _invalid(f"name: {name!r} must be 1-40 letters, digits or _.+-")
         if not address.startswith(UNIX_SCHEMES):
             try:
                 check_address("address", "address", address)
             except ConfigError as e:
                 raise _invalid(f"address: {e.reason}") from None
-        if owner and not NAME.match(owner):
+        if owner and not NAME.fullmatch(owner):
             raise _invalid(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
         if not who.organiser:
             if owner and owner != who.name:
@@ -361,14 +358,6 @@ class RefereeService(ref_grpc.RefereeServicer):
             config = parse(data, "config")
         except ConfigError as e:
             raise _invalid(f"config.{e.key}: {e.reason}") from None
-        n, k = len(config.entrants), config.table_size
-        games = (
-            schedule_mod.table_count(n, k, config.tables)
-            * config.deals
-            * len(schedule_mod.seat_orders(k, config.seat_orders))
-        )
-        if games > MAX_API_GAMES:
-            raise _invalid(f"config.deals: the schedule would have {games} games; at most {MAX_API_GAMES} over the API")
         tid = config.tournament_id
         if self.store.tournament(tid) is not None:
             raise Fail(
@@ -377,8 +366,9 @@ class RefereeService(ref_grpc.RefereeServicer):
             )
         create_tournament(self.store, config, source=f"api:{who.name}")
         self.registry.add_tournament(tid, who.name, links)
-        self.log.info("tournament created", tournament=tid, games=games, by=who.name)
-        return self._tournament(tid, addresses=True)
+        created = self._tournament(tid, addresses=True)
+        self.log.info("tournament created", tournament=tid, games=created.games, by=who.name)
+        return created
 
     def _tid(self, tid: str) -> str:
         if not tid:
@@ -525,8 +515,11 @@ class RefereeService(ref_grpc.RefereeServicer):
             raise _not_found(f"game {request.game_id} was stored without a record")
         try:
             record = read_record(path)
-        except (OSError, RecordError) as e:
-            raise Fail(grpc.StatusCode.DATA_LOSS, f"the record of {request.game_id} cannot be read: {e}") from None
+        except (OSError, RecordError) as e:  # the reason names the server's files: for its log only
+            self.log.error("record unreadable", game_id=request.game_id, error=str(e))
+            raise Fail(
+                grpc.StatusCode.DATA_LOSS, f"the record of {request.game_id} cannot be read; the server's log says why"
+            ) from None
         if not _organiser(who):
             for player in record.header.players:
                 player.address = ""  # not the game's content: verify does not need it
@@ -574,16 +567,6 @@ class RefereeService(ref_grpc.RefereeServicer):
 
 
 # -- serving -------------------------------------------------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    h = host.strip("[]")
-    if h == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(h).is_loopback
-    except ValueError:
-        return False
 
 
 class ServeError(RuntimeError):

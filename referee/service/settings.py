@@ -41,8 +41,9 @@ from referee.tournament.config import POLICIES
 
 from .addresses import AddressPolicy
 
-NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch only: $ also matches before a final newline
 MIN_TOKEN_CHARS = 8
+RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
 
 class SettingsError(ValueError):
@@ -69,6 +70,14 @@ def _token(source: str, key: str, value: Any) -> str:
     if not isinstance(value, str) or len(value) < MIN_TOKEN_CHARS or any(c.isspace() or c in ",:" for c in value):
         raise _fail(source, key, f"a token must be at least {MIN_TOKEN_CHARS} characters, without spaces, ',' or ':'")
     return value
+
+
+def _author(source: str, key: str, name: str) -> None:
+    if not NAME.fullmatch(name):
+        raise _fail(source, key, "an author name must be 1-40 letters, digits or _.+-")
+    if RESERVED_AUTHOR.fullmatch(name):
+        # an organiser's bots submitted without an owner belong to 'organiser': an author of that name would own them
+        raise _fail(source, key, f"the author name {name!r} is reserved for organisers")
 
 
 def _int(source: str, key: str, value: Any, lo: int, hi: int) -> int:
@@ -125,13 +134,13 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         raise _fail(source, "auth.authors", "must be a table of author = token")
     authors: dict[str, str] = {}
     for name, t in authors_raw.items():
-        if not NAME.match(name):
-            raise _fail(source, f"auth.authors.{name}", "an author name must be 1-40 letters, digits or _.+-")
+        _author(source, f"auth.authors.{name}", name)
         authors[name] = _token(source, f"auth.authors.{name}", t)
     for i, pair in enumerate(filter(None, (p.strip() for p in env.get("ABLUXX_AUTHOR_TOKENS", "").split(",")))):
         name, sep, t = pair.partition(":")
-        if not sep or not NAME.match(name):
+        if not sep:
             raise _fail("ABLUXX_AUTHOR_TOKENS", f"[{i}]", "expected name:token pairs separated by commas")
+        _author("ABLUXX_AUTHOR_TOKENS", f"[{i}]", name)
         authors[name] = _token("ABLUXX_AUTHOR_TOKENS", f"[{i}]", t)
     every = organisers + list(authors.values())
     if len(set(every)) != len(every):

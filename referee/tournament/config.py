@@ -18,8 +18,8 @@ from referee.engine import Options
 from referee.match.spec import EntrantRef, TimeControl
 
 SEAT_ORDERS = ("rotations", "all")
-_ADDRESS = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
-_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+_ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")  # whole strings only:
+_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch, since $ also matches before a final newline
 
 
 class ConfigError(ValueError):
@@ -124,7 +124,7 @@ def _unknown(src: str, prefix: str, got: dict, known: set[str]) -> None:
 
 def address_problem(address: Any) -> str | None:
     """Why ``address`` is not a bot's host:port (port 1 to 65535), or None when it is one."""
-    if not isinstance(address, str) or not (m := _ADDRESS.match(address)):
+    if not isinstance(address, str) or not (m := _ADDRESS.fullmatch(address)):
         return f"bad address {address!r}: expected host:port, e.g. 127.0.0.1:50051"
     if not 1 <= int(m["port"]) <= 65535:
         return f"bad address {address!r}: port must be 1 to 65535"
@@ -142,23 +142,25 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     src = source
     _unknown(src, "", data, _TOP)
     name = data.get("name", default_name)
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(src, "name", f"{name!r} must be 1-40 letters, digits or _.+-")
 
     raw = data.get("entrants")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(src, "entrants", "missing: list at least 2 entrants as [[entrants]] tables")
     entrants: list[EntrantConfig] = []
+    seen: set[str] = set()
     for i, e in enumerate(raw):
         at = f"entrants[{i}]."
         if not isinstance(e, dict):
             raise ConfigError(src, f"entrants[{i}]", "must be a table with name and address, command or policy")
         _unknown(src, at, e, _ENTRANT)
         ename = e.get("name")
-        if not isinstance(ename, str) or not _NAME.match(ename):
+        if not isinstance(ename, str) or not _NAME.fullmatch(ename):
             raise ConfigError(src, at + "name", f"{ename!r} must be 1-40 letters, digits or _.+-")
-        if ename in {x.name for x in entrants}:
+        if ename in seen:
             raise ConfigError(src, at + "name", f"{ename!r} is used twice")
+        seen.add(ename)
         given = [k for k in ("address", "command", "policy") if k in e]
         if len(given) != 1:
             raise ConfigError(src, at + "address", "give exactly one of address, command or policy")
@@ -207,13 +209,25 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         bank_ms=_int(src, "time_control.bank_ms", tc.get("bank_ms", default_tc.bank_ms), 0, 3_600_000),
         grace_ms=_int(src, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
     )
+    from .schedule import MAX_GAMES, size
+
+    deals = _int(src, "deals", data.get("deals", 1), 1, 100_000)
+    tables = _int(src, "tables", data.get("tables", 0), 0, 1_000_000)
+    games = size(len(entrants), table_size, tables, deals, seat_orders)
+    if games > MAX_GAMES:
+        raise ConfigError(
+            src,
+            "entrants",
+            f"{len(entrants)} entrants at tables of {table_size} make a schedule of {games:,} games; at most "
+            f"{MAX_GAMES:,}: sample the tables (tables = N), or play fewer deals or entrants",
+        )
     return TournamentConfig(
         name=name,
         entrants=tuple(entrants),
         seed=_int(src, "seed", data.get("seed", 1), 0, 2**63 - 1),
         table_size=table_size,
-        deals=_int(src, "deals", data.get("deals", 1), 1, 100_000),
-        tables=_int(src, "tables", data.get("tables", 0), 0, 1_000_000),
+        deals=deals,
+        tables=tables,
         seat_orders=seat_orders,
         concurrency=_int(src, "concurrency", data.get("concurrency", 8), 1, 1024),
         max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), 1, 1000),

@@ -45,6 +45,14 @@ def _derive(seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
+MAX_GAMES = 200_000  # the largest schedule the referee builds, from a file or over the API
+
+
+def size(n: int, k: int, tables: int, deals: int, mode: str) -> int:
+    """How many games the schedule of ``n`` entrants at tables of ``k`` would have, without building it."""
+    return table_count(n, k, tables) * deals * len(seat_orders(k, mode))
+
+
 def table_count(n: int, k: int, tables: int) -> int:
     """How many tables: every set, or the requested sample rounded up so every entrant plays equally often."""
     every = math.comb(n, k)
