@@ -59,7 +59,16 @@ def run(games: int, watchers: int, seconds: float, name: str) -> float:
                                          timeout=seconds) for _ in range(watchers)]  # fmt: skip
             for st in streams:
                 next(st)
-            readers = [threading.Thread(target=lambda st=st: [None for _ in st]) for st in streams]
+            ended: list[str] = []
+
+            def read(stream) -> None:
+                try:
+                    last = [e for e in stream][-1]
+                    ended.append(ref_pb.TournamentState.Name(last.tournament.state))
+                except grpc.RpcError as e:
+                    ended.append(f"{e.code().name}: {e.details()}")
+
+            readers = [threading.Thread(target=read, args=(st,)) for st in streams]
             for r in readers:
                 r.start()
             start = time.perf_counter()
@@ -74,6 +83,8 @@ def run(games: int, watchers: int, seconds: float, name: str) -> float:
                 time.sleep(0.05)
             for r in readers:
                 r.join(60)
+            if any(e != "TOURNAMENT_STATE_FINISHED" for e in ended):
+                raise RuntimeError(f"a watcher did not follow the tournament to its end: {ended}")
             return elapsed
         finally:
             proc.terminate()

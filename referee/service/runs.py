@@ -109,30 +109,69 @@ class LiveGame:
                 await self._changed.wait()
 
 
+FELL_BEHIND = object()  # a watcher's queue overflowed: its stream ends with RESOURCE_EXHAUSTED
+
+
+class Watcher:
+    """One tournament watcher's events, at most ``limit`` waiting; one more drops the watcher (it reads too slowly,
+    or not at all, and the server will not keep its backlog). None ends the stream."""
+
+    def __init__(self, limit: int) -> None:
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.limit = limit
+        self.dropped = False
+
+    def put(self, event: ref_pb.TournamentEvent | None) -> None:
+        if self.dropped:
+            return
+        if self.queue.qsize() >= self.limit:
+            self.dropped = True
+            self._replace(FELL_BEHIND)
+        else:
+            self.queue.put_nowait(event)
+
+    def end(self) -> None:
+        """End the stream now, whatever is still waiting (the server is stopping)."""
+        if not self.dropped:
+            self._replace(None)
+
+    def _replace(self, last: object) -> None:
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(last)
+
+    async def get(self) -> ref_pb.TournamentEvent | object | None:
+        return await self.queue.get()
+
+
 class Hub:
-    """Tournament watchers: each has a queue; None ends its stream."""
+    """Tournament watchers, each with a bounded queue (``queue_limit`` events)."""
 
-    def __init__(self) -> None:
-        self.watchers: dict[str, set[asyncio.Queue]] = {}
+    def __init__(self, queue_limit: int) -> None:
+        self.queue_limit = queue_limit
+        self.watchers: dict[str, set[Watcher]] = {}
 
-    def subscribe(self, tid: str) -> asyncio.Queue:
-        q: asyncio.Queue = asyncio.Queue()
-        self.watchers.setdefault(tid, set()).add(q)
-        return q
+    def subscribe(self, tid: str) -> Watcher:
+        w = Watcher(self.queue_limit)
+        self.watchers.setdefault(tid, set()).add(w)
+        return w
 
-    def unsubscribe(self, tid: str, q: asyncio.Queue) -> None:
-        self.watchers.get(tid, set()).discard(q)
+    def unsubscribe(self, tid: str, w: Watcher) -> None:
+        self.watchers.get(tid, set()).discard(w)
+        if not self.watchers.get(tid):
+            self.watchers.pop(tid, None)
 
     def watched(self, tid: str) -> bool:
         return bool(self.watchers.get(tid))
 
     def publish(self, tid: str, event: ref_pb.TournamentEvent | None) -> None:
-        for q in list(self.watchers.get(tid, ())):
-            q.put_nowait(event)
+        for w in list(self.watchers.get(tid, ())):
+            w.put(event)
 
     def close_all(self) -> None:
-        for tid in list(self.watchers):
-            self.publish(tid, None)
+        for watchers in list(self.watchers.values()):
+            for w in list(watchers):
+                w.end()
 
 
 class Run(GameHooks):

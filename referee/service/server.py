@@ -8,11 +8,12 @@ writes anything; a refused call has no side effect.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import re
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from .auth import Auth, Denied, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
-from .runs import Hub, LiveGame, Run, opening, public_decision, record_file
+from .runs import FELL_BEHIND, Hub, LiveGame, Run, opening, public_decision, record_file
 from .settings import NAME, Settings
 from .submit import UNREACHABLE, Passed, check_bot
 
@@ -116,6 +117,55 @@ def _without_addresses(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, "entrants": [{k: v for k, v in e.items() if k != "address"} for e in config["entrants"]]}
 
 
+def _admitted(fn: Callable) -> Callable:
+    """A Watch* stream, counted against the watcher caps (Streams) for as long as it is open."""
+
+    @functools.wraps(fn)
+    async def stream(self: RefereeService, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        with self.streams.admit(self.auth.reader(context), context):
+            async for item in fn(self, request, context):
+                yield item
+
+    return stream
+
+
+class Streams:
+    """The open Watch* streams, capped in total and per client (a token's principal, or an address without one),
+    so watchers cannot pile up: a stream past a cap is refused with RESOURCE_EXHAUSTED."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total, self.per_client = total, per_client
+        self.open: dict[str, int] = {}
+
+    @staticmethod
+    def client(who: Principal | None, context: grpc.aio.ServicerContext) -> str:
+        if who is not None:
+            return f"token:{who.name}"
+        peer = context.peer()  # ipv4:127.0.0.1:5555, ipv6:[::1]:5555
+        return "address:" + peer.rpartition(":")[0]
+
+    @contextlib.contextmanager
+    def admit(self, who: Principal | None, context: grpc.aio.ServicerContext) -> Iterator[None]:
+        client = self.client(who, context)
+        if sum(self.open.values()) >= self.total:
+            raise Fail(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the server has {self.total} watchers already, its limit; try again later",
+            )
+        if self.open.get(client, 0) >= self.per_client:
+            raise Fail(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you have {self.per_client} watch streams open already, the limit per client; close one first",
+            )
+        self.open[client] = self.open.get(client, 0) + 1
+        try:
+            yield
+        finally:
+            self.open[client] -= 1
+            if not self.open[client]:
+                del self.open[client]
+
+
 class RefereeService(ref_grpc.RefereeServicer):
     def __init__(self, store: SqliteStore, settings: Settings) -> None:
         self.store = store
@@ -124,7 +174,8 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.reader = Reader(store.data)
         self.boards = Boards(self.reader)
         self.auth = Auth(settings)
-        self.hub = Hub()
+        self.hub = Hub(settings.watch_queue)
+        self.streams = Streams(settings.max_watchers, settings.max_watchers_per_client)
         self.live: dict[str, LiveGame] = {}
         self.runs: dict[str, Run] = {}
         self.draining = False
@@ -439,6 +490,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         )
 
     @_handle_stream
+    @_admitted
     async def WatchTournament(self, request: ref_pb.WatchTournamentRequest, context):
         self.auth.reader(context)
         tid = self._tid(request.tournament_id)
@@ -453,6 +505,12 @@ class RefereeService(ref_grpc.RefereeServicer):
             if now.state in (ref_pb.TOURNAMENT_STATE_FINISHED, ref_pb.TOURNAMENT_STATE_CANCELLED) or self.draining:
                 return
             while (event := await queue.get()) is not None:
+                if event is FELL_BEHIND:
+                    raise Fail(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"this watcher fell more than {queue.limit} events behind the tournament and was dropped; "
+                        "read the stream as it comes, then watch again",
+                    )
                 yield event
         finally:
             self.hub.unsubscribe(tid, queue)
@@ -526,6 +584,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         return record
 
     @_handle_stream
+    @_admitted
     async def WatchGame(self, request: ref_pb.WatchGameRequest, context):
         who = self.auth.reader(context)
         if not request.game_id:
