@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,16 @@ def _call(args: argparse.Namespace, method: str, request: Any, stream: bool = Fa
         return fn(request, metadata=_meta(args), timeout=None if stream else args.timeout)
     except grpc.RpcError as e:
         raise _Exit(f"{method}: {e.code().name}: {e.details()}") from None
+
+
+def _pages(args: argparse.Namespace, method: str, request: Any, field: str) -> Iterator[Any]:
+    """Every item of a paged List* call, page after page until the server says there is no next one."""
+    while True:
+        out = _call(args, method, request)
+        yield from getattr(out, field)
+        if not out.next_page_token:
+            return
+        request.page_token = out.next_page_token
 
 
 def _run(fn):
@@ -341,8 +352,7 @@ def entrants(args: argparse.Namespace) -> int:
 
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    out = _call(args, "ListEntrants", ref_pb.ListEntrantsRequest())
-    for e in out.entrants:
+    for e in _pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(), "entrants"):
         if args.json:
             print(json.dumps(json_format.MessageToDict(e)))
         else:
@@ -358,10 +368,10 @@ def entrants(args: argparse.Namespace) -> int:
 def games(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    out = _call(
-        args, "ListGames", ref_pb.ListGamesRequest(tournament_id=args.id, entrant=args.entrant, fault=args.fault)
-    )
-    for g in out.games:
+    request = ref_pb.ListGamesRequest(tournament_id=args.id, entrant=args.entrant, fault=args.fault)
+    shown = 0
+    for g in _pages(args, "ListGames", request, "games"):
         print(_game_line(g))
-    print(f"{out.total} games")
+        shown += 1
+    print(f"{shown} games")
     return 0

@@ -38,6 +38,21 @@ DISCONNECTED = rec_pb.FAULT_KIND_DISCONNECTED
 UNREACHABLE = rec_pb.FAULT_KIND_UNREACHABLE
 
 _SERVICE = "/abluxxen.v1.Bot/"
+MAX_HELLO_TEXT_BYTES = 200  # HelloReply name, version and author: the most the referee accepts (and stores)
+
+
+def hello_problem(reply: bot_pb.HelloReply) -> str | None:
+    """What is wrong with a Hello's texts, or None. The match, the tournament's start-up check and SubmitBot all
+    ask this one function, so a bot passes or fails them alike."""
+    for field in ("name", "version", "author"):
+        if len(getattr(reply, field).encode()) > MAX_HELLO_TEXT_BYTES:
+            return f"its Hello {field} is over {MAX_HELLO_TEXT_BYTES} bytes"
+    return None
+
+
+def bot_channel(address: str) -> grpc.aio.Channel:
+    """A channel for a one-off call to a bot (Hello), with the match's receive limit."""
+    return grpc.aio.insecure_channel(address, options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
 
 
 class SeatError(Exception):
@@ -303,6 +318,8 @@ class RemoteSeat:
                 f"bot at {self.address} speaks protocol version {hello.protocol_version}; "
                 f"the referee speaks {bot_pb.PROTOCOL_VERSION_1}",
             )
+        if problem := hello_problem(hello):
+            raise SeatError(UNREACHABLE, f"bot at {self.address}: {problem}")
         offered = set(hello.transports)
         if self.prefer == "unary" and bot_pb.TRANSPORT_UNARY in offered:
             self.transport = "unary"

@@ -87,6 +87,32 @@ class Registry:
         rows = self.db.execute(f"SELECT * FROM service_entrants {where} ORDER BY submitted_at DESC, name, version DESC")
         return [BotVersion(*r) for r in rows]
 
+    def bots_page(self, active_only: bool, before: int | None, limit: int) -> list[tuple[int, BotVersion]]:
+        """Up to ``limit`` bot versions, newest first, each with its row number; only those older than the row
+        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile)."""
+        where = ["state = 'active'"] if active_only else []
+        args: list[int] = []
+        if before is not None:
+            where.append("rowid < ?")
+            args.append(before)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        rows = self.db.execute(f"SELECT rowid, * FROM service_entrants {clause} ORDER BY rowid DESC LIMIT ?",
+                               (*args, limit))  # fmt: skip
+        return [(r[0], BotVersion(*r[1:])) for r in rows]
+
+    def active_bots_of(self, owner: str) -> int:
+        """How many bots ``owner`` has whose current version is active."""
+        return self.db.execute(
+            "SELECT COUNT(DISTINCT name) FROM service_entrants WHERE owner = ? AND state = 'active'", (owner,)
+        ).fetchone()[0]
+
+    def open_tournaments_of(self, created_by: str) -> int:
+        """Tournaments ``created_by`` made that are created or running."""
+        return self.db.execute(
+            "SELECT COUNT(*) FROM service_tournaments WHERE created_by = ? AND state IN (?, ?)",
+            (created_by, CREATED, RUNNING),
+        ).fetchone()[0]
+
     def bot(self, name: str, version: int = 0) -> BotVersion | None:
         if version:
             r = self.db.execute("SELECT * FROM service_entrants WHERE name = ? AND version = ?", (name, version))
@@ -130,6 +156,11 @@ class Registry:
                 "INSERT INTO service_tournament_bots VALUES (?, ?, ?, ?)",
                 [(tid, entrant, b, v) for entrant, (b, v) in bots.items()],
             )
+
+    def tournament_ids(self, start: int, limit: int) -> list[str]:
+        """Stored tournaments' ids, oldest first (the store's order), from position ``start``."""
+        rows = self.db.execute("SELECT id FROM tournaments ORDER BY created_at, id LIMIT ? OFFSET ?", (limit, start))
+        return [r[0] for r in rows]
 
     def state(self, tid: str) -> tuple[str, str]:
         """(state, created_by) of a stored tournament. One made by ``abluxx tournament run`` in the same data folder

@@ -104,6 +104,20 @@ def _handle_stream(fn: Callable) -> Callable:
     return stream
 
 
+DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
+_PAGE_TOKEN = re.compile(r"[0-9]{1,12}")
+
+
+def _page(request: Any) -> tuple[int, int]:
+    """A List* request's page: (its token as a number, 0 for the first page; its size)."""
+    size = min(request.page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    if not request.page_token:
+        return 0, size
+    if not _PAGE_TOKEN.fullmatch(request.page_token):
+        raise _invalid(f"page_token: {request.page_token[:40]!r} is not a token this server gave")
+    return int(request.page_token), size
+
+
 def _organiser(who: Principal | None) -> bool:
     return who is not None and who.organiser
 
@@ -272,6 +286,14 @@ class RefereeService(ref_grpc.RefereeServicer):
             return ref_pb.SubmitBotResponse(
                 refusal=ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=UNREACHABLE)
             )
+        if (latest is None or latest.owner != owner or latest.state != ACTIVE) and (
+            self.registry.active_bots_of(owner) >= self.settings.max_bots_per_author
+        ):
+            raise Fail(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"owner: {owner!r} has {self.settings.max_bots_per_author} active bots, the limit per author; "
+                "retire one, or submit a new version of one",
+            )
         if any(b.owner != owner and same_place(b.address, dial) for b in self.registry.bots(active_only=True)):
             raise Fail(
                 grpc.StatusCode.ALREADY_EXISTS, f"address: {address!r} is where another author's bot is submitted"
@@ -295,12 +317,14 @@ class RefereeService(ref_grpc.RefereeServicer):
     @_handle
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
         who = self.auth.reader(context)
+        after, size = _page(request)
+        rows = self.registry.bots_page(request.active_only, after or None, size + 1)
         ratings = await self._ratings()
         return ref_pb.ListEntrantsResponse(
             entrants=[
-                entrant_pb(b, ratings.get((b.name, b.version)), _sees_address(who, b.owner))
-                for b in self.registry.bots(request.active_only)
-            ]
+                entrant_pb(b, ratings.get((b.name, b.version)), _sees_address(who, b.owner)) for _, b in rows[:size]
+            ],
+            next_page_token=str(rows[size - 1][0]) if len(rows) > size else "",  # the row the next page is older than
         )
 
     def _bot(self, name: str, version: int = 0):
@@ -415,6 +439,12 @@ class RefereeService(ref_grpc.RefereeServicer):
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"tournament {tid} exists already (same config); change its name or seed for a new one",
             )
+        if self.registry.open_tournaments_of(who.name) >= self.settings.max_open_tournaments:
+            raise Fail(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you have {self.settings.max_open_tournaments} tournaments created or running, the limit per "
+                "organiser; start, finish or cancel one first",
+            )
         create_tournament(self.store, config, source=f"api:{who.name}")
         self.registry.add_tournament(tid, who.name, links)
         created = self._tournament(tid, addresses=True)
@@ -485,8 +515,11 @@ class RefereeService(ref_grpc.RefereeServicer):
     @_handle
     async def ListTournaments(self, request: ref_pb.ListTournamentsRequest, context) -> ref_pb.ListTournamentsResponse:
         who = self.auth.reader(context)
+        start, size = _page(request)
+        ids = self.registry.tournament_ids(start, size + 1)
         return ref_pb.ListTournamentsResponse(
-            tournaments=[self._tournament(t.id, _organiser(who)) for t in self.store.tournaments()]
+            tournaments=[self._tournament(tid, _organiser(who)) for tid in ids[:size]],
+            next_page_token=str(start + size) if len(ids) > size else "",
         )
 
     @_handle_stream
@@ -530,19 +563,29 @@ class RefereeService(ref_grpc.RefereeServicer):
         fault = request.fault.strip().lower()
         if fault and fault != "any" and fault not in FAULT_KINDS:
             raise _invalid(f"fault: {request.fault!r} is not 'any' or a fault kind ({', '.join(sorted(FAULT_KINDS))})")
-        tids = [self._tid(request.tournament_id)] if request.tournament_id else [t.id for t in self.store.tournaments()]
-        out = []
-        for tid in tids:
-            for g in self.store.games(tid):
-                if request.entrant and request.entrant not in g.names:
-                    continue
-                if fault == "any" and not any(s.faults for s in g.seats):
-                    continue
-                if fault not in ("", "any") and not any(s.faults.get(fault) for s in g.seats):
-                    continue
-                out.append(game_summary(tid, g))
-        limit = request.limit or 1000
-        return ref_pb.ListGamesResponse(games=out[request.offset : request.offset + limit], total=len(out))
+        start, size = _page(request)
+        tids = [self._tid(request.tournament_id)] if request.tournament_id else []
+        entrant = request.entrant
+
+        def matching(store: SqliteStore) -> list[ref_pb.GameSummary]:  # on the reader thread: every stored game
+            out = []
+            for tid in tids or [t.id for t in store.tournaments()]:
+                for g in store.games(tid):
+                    if entrant and entrant not in g.names:
+                        continue
+                    if fault == "any" and not any(s.faults for s in g.seats):
+                        continue
+                    if fault not in ("", "any") and not any(s.faults.get(fault) for s in g.seats):
+                        continue
+                    out.append(game_summary(tid, g))
+            return out
+
+        out = await self.reader.run(matching)
+        return ref_pb.ListGamesResponse(
+            games=out[start : start + size],
+            total=len(out),
+            next_page_token=str(start + size) if start + size < len(out) else "",
+        )
 
     def _deal_open(self, who: Principal | None, game_id: str) -> None:
         """A game's deal is secret while other games of its duplicate set are still to be played (its deck is

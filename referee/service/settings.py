@@ -13,6 +13,8 @@
     max_watchers = 1000                    # Watch* streams open at once, in all
     max_watchers_per_client = 20           # ... per token, or per address for callers without one
     watch_queue = 1000                     # events waiting for a slow tournament watcher; one more drops it
+    max_bots_per_author = 20               # active bots one author may own
+    max_open_tournaments = 20              # created or running tournaments per organiser
 
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
@@ -46,10 +48,12 @@ from .addresses import AddressPolicy
 
 NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch only: $ also matches before a final newline
 MIN_TOKEN_CHARS = 8
-_WATCH_LIMITS = {  # [service] key: (default, highest allowed)
+_LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists each
     "max_watchers": (1000, 1_000_000),
     "max_watchers_per_client": (20, 1_000_000),
     "watch_queue": (1000, 1_000_000),
+    "max_bots_per_author": (20, 1_000_000),
+    "max_open_tournaments": (20, 1_000_000),
 }
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
@@ -68,9 +72,11 @@ class Settings:
     validation_opponents: tuple[str, ...] = ("greedy", "random")
     time_control: TimeControl = field(default_factory=TimeControl)
     addresses: AddressPolicy = field(default_factory=AddressPolicy)
-    max_watchers: int = _WATCH_LIMITS["max_watchers"][0]
-    max_watchers_per_client: int = _WATCH_LIMITS["max_watchers_per_client"][0]
-    watch_queue: int = _WATCH_LIMITS["watch_queue"][0]
+    max_watchers: int = _LIMITS["max_watchers"][0]
+    max_watchers_per_client: int = _LIMITS["max_watchers_per_client"][0]
+    watch_queue: int = _LIMITS["watch_queue"][0]
+    max_bots_per_author: int = _LIMITS["max_bots_per_author"][0]
+    max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
 
 
 def _fail(source: str, key: str, reason: str) -> SettingsError:
@@ -126,7 +132,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         source,
         "service.",
         service,
-        {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents", *_WATCH_LIMITS},
+        {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents", *_LIMITS},
     )
     _check_keys(source, "time_control.", tc, {"decision_ms", "bank_ms", "grace_ms"})
     _check_keys(source, "addresses.", addresses, {"allow", "deny", "allow_unix"})
@@ -192,7 +198,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
             grace_ms=_int(source, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
         ),
         addresses=policy,
-        **{k: _int(source, f"service.{k}", service.get(k, v), 1, hi) for k, (v, hi) in _WATCH_LIMITS.items()},
+        **{k: _int(source, f"service.{k}", service.get(k, v), 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 
 

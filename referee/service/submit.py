@@ -24,6 +24,7 @@ import grpc
 from referee.log import get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.runner import fault_name
+from referee.match.seats import bot_channel, hello_problem
 from referee.match.spec import EntrantRef, GameSpec
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
@@ -65,7 +66,7 @@ def _hello_failure(code: grpc.StatusCode) -> str:
 
 async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
     hello_check = ref_pb.COMPLIANCE_CHECK_HELLO
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with bot_channel(address) as channel:
         try:
             reply = await bot_grpc.BotStub(channel).Hello(
                 bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
@@ -81,6 +82,8 @@ async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
             f"{NOT_A_BOT}: it answered Hello with protocol version {reply.protocol_version}; "
             f"this referee speaks version {bot_pb.PROTOCOL_VERSION_1}",
         )
+    if problem := hello_problem(reply):
+        return _refuse(hello_check, f"{NOT_A_BOT}: {problem}")
     known = {bot_pb.TRANSPORT_UNARY, bot_pb.TRANSPORT_STREAM}
     if not known & set(reply.transports):
         return _refuse(

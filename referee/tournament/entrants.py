@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 
 from referee.log import get_logger
+from referee.match.seats import bot_channel, hello_problem
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
 
@@ -139,7 +140,7 @@ async def _drain(stream: asyncio.StreamReader, log) -> None:
 
 async def hello(address: str, timeout: float = HELLO_TIMEOUT_S) -> bot_pb.HelloReply:
     """Ask the bot at ``address`` who it is; raises EntrantError saying why it cannot be reached."""
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with bot_channel(address) as channel:
         stub = bot_grpc.BotStub(channel)
         try:
             reply = await stub.Hello(bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=timeout)
@@ -148,6 +149,8 @@ async def hello(address: str, timeout: float = HELLO_TIMEOUT_S) -> bot_pb.HelloR
             raise EntrantError(f"cannot reach a bot at {address}: {err.code().name}: {why}") from None
     if reply.protocol_version != bot_pb.PROTOCOL_VERSION_1:
         raise EntrantError(f"the bot at {address} speaks protocol version {reply.protocol_version}, not 1")
+    if problem := hello_problem(reply):
+        raise EntrantError(f"the bot at {address}: {problem}")
     return reply
 
 

@@ -107,16 +107,22 @@ class SubmitBotResponse(_message.Message):
     def __init__(self, entrant: _Optional[_Union[Entrant, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ...) -> None: ...
 
 class ListEntrantsRequest(_message.Message):
-    __slots__ = ("active_only",)
+    __slots__ = ("active_only", "page_size", "page_token")
     ACTIVE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     active_only: bool
-    def __init__(self, active_only: _Optional[bool] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, active_only: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListEntrantsResponse(_message.Message):
-    __slots__ = ("entrants",)
+    __slots__ = ("entrants", "next_page_token")
     ENTRANTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     entrants: _containers.RepeatedCompositeFieldContainer[Entrant]
-    def __init__(self, entrants: _Optional[_Iterable[_Union[Entrant, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, entrants: _Optional[_Iterable[_Union[Entrant, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetEntrantRequest(_message.Message):
     __slots__ = ("name", "version")
@@ -221,14 +227,20 @@ class WatchTournamentRequest(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
 
 class ListTournamentsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListTournamentsResponse(_message.Message):
-    __slots__ = ("tournaments",)
+    __slots__ = ("tournaments", "next_page_token")
     TOURNAMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tournaments: _containers.RepeatedCompositeFieldContainer[Tournament]
-    def __init__(self, tournaments: _Optional[_Iterable[_Union[Tournament, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, tournaments: _Optional[_Iterable[_Union[Tournament, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class Tournament(_message.Message):
     __slots__ = ("tournament_id", "name", "state", "games", "finished", "in_flight", "entrants", "created_at", "created_by", "config_json")
@@ -381,26 +393,28 @@ class GameSummary(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., tournament_id: _Optional[str] = ..., slot: _Optional[int] = ..., table: _Optional[int] = ..., deal: _Optional[int] = ..., seat_order: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatResult, _Mapping]]] = ..., end_reason: _Optional[str] = ..., decisions: _Optional[int] = ..., finished_at: _Optional[str] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
-    __slots__ = ("tournament_id", "entrant", "fault", "limit", "offset")
+    __slots__ = ("tournament_id", "entrant", "fault", "page_size", "page_token")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     ENTRANT_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
-    LIMIT_FIELD_NUMBER: _ClassVar[int]
-    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     entrant: str
     fault: str
-    limit: int
-    offset: int
-    def __init__(self, tournament_id: _Optional[str] = ..., entrant: _Optional[str] = ..., fault: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, tournament_id: _Optional[str] = ..., entrant: _Optional[str] = ..., fault: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
-    __slots__ = ("games", "total")
+    __slots__ = ("games", "total", "next_page_token")
     GAMES_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     games: _containers.RepeatedCompositeFieldContainer[GameSummary]
     total: int
-    def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ..., total: _Optional[int] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetGameRecordRequest(_message.Message):
     __slots__ = ("game_id",)
