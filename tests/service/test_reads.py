@@ -20,9 +20,8 @@ from referee.rating import Ratings
 from referee.service import settings as settings_mod
 from referee.service.server import serve
 from referee.store import SqliteStore
-from referee.tournament import schedule
 from referee.tournament.config import parse
-from referee.tournament.runner import standings_of
+from referee.tournament.runner import create_tournament, standings_of
 
 from .helpers import ORGANISER, auth, config, start_server, stub, write_settings
 
@@ -96,9 +95,8 @@ def _big_store(data: Path, games: int) -> str:
     are made up, which is all standings need)."""
     rng = random.Random(7)
     cfg = parse({"name": "big", "deals": -(-games // 12), "entrants": POLICIES}, "test")
-    slots = schedule.build(cfg)[:games]
     with SqliteStore(data) as store:
-        store.create_tournament(cfg, slots, source="test")
+        slots = create_tournament(store, cfg, source="test")[:games]
         for slot in slots:
             scores = (rng.randint(-20, 30), rng.randint(-20, 30))
             places = (1, 2) if scores[0] >= scores[1] else (2, 1)
