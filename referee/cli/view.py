@@ -24,10 +24,10 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE", default="report.html", help="the page (default report.html)")
     p.add_argument("--data", metavar="DIR", default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
     games = p.add_mutually_exclusive_group()
-    games.add_argument("--all-games", dest="all_games", action="store_true", default=None,
-                       help="write a viewer page for every game")  # fmt: skip
+    games.add_argument("--all-games", dest="all_games", action="store_true", default=True,
+                       help="write a viewer page for every game (the default)")  # fmt: skip
     games.add_argument("--notable-only", dest="all_games", action="store_false",
-                       help="write viewer pages only for the notable games")  # fmt: skip
+                       help="write viewer pages only for the notable games (the report says so)")  # fmt: skip
     p.set_defaults(func=run_report)
 
 

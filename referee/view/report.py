@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.engine import EndReason
+from referee.engine.words import END_WORDS
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import MU, SIGMA, Ratings
+from referee.tournament.standings import compute
 
-from .page import json_block, page
+from .page import asset, json_block, page
 from .viewer import write_viewer
 
-# Below this many games every game gets a viewer page; above it only the notable ones (unless asked for all).
-ALL_GAMES_UP_TO = 60
+PAGE_SIZES = (25, 50, 100)  # rows of the games table per page (and "all"); the first is the default
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22")  # fmt: skip
 
@@ -36,6 +38,8 @@ class EntrantLine:
     score_sum: int = 0
     faults: int = 0  # strikes: every fault but a referee fault, and not counting the fallback's turns after retiring
     retired: int = 0  # games in which the seat was retired
+    dup_avg_score: float = 0.0  # as `abluxx standings`: score minus its seat's mean over the duplicate set
+    median_decision_ms: float | None = None  # as `abluxx standings`: the bot's median time per decision
 
     @property
     def conservative(self) -> float:
@@ -82,6 +86,7 @@ class ReportData:
     fault_kinds: dict[str, dict[str, int]]  # entrant -> fault kind -> count
     history: dict[str, list[tuple[int, float]]]  # entrant -> (games played, conservative rating after it)
     games: list[GameLine]
+    all_linked: bool = True  # False when viewer pages were written only for the notable games
 
     @property
     def games_done(self) -> int:
@@ -154,6 +159,9 @@ def report_data(store: Any, tournament_id: str) -> ReportData:
         )
     for n, r in ratings.all().items():
         lines[n].mu, lines[n].sigma = r.mu, r.sigma
+    # The duplicate-adjusted score and decision times exactly as `abluxx standings` computes them.
+    for st in compute(t.id, names, rows, t.games, ratings).rows:
+        lines[st.entrant].dup_avg_score, lines[st.entrant].median_decision_ms = st.dup_avg_score, st.median_decision_ms
     standings = sorted(lines.values(), key=lambda x: (-x.conservative, x.name))
     return ReportData(
         tournament_id=t.id,
@@ -206,6 +214,8 @@ def _standings(data: ReportData) -> str:
             f'<td class="conservative">{e.conservative:.2f}</td><td class="mu">{e.mu:.2f}</td>'
             f'<td class="sigma">&plusmn; {e.sigma:.2f}</td><td class="games">{e.games}</td>'
             f"<td>{e.wins}</td><td>{e.mean_place:.2f}</td><td>{e.mean_score:+.1f}</td>"
+            f'<td class="dup">{e.dup_avg_score:+.2f}</td>'
+            f'<td class="median-ms">{"&ndash;" if e.median_decision_ms is None else f"{e.median_decision_ms:.2f}"}</td>'
             f'<td class="{"fault" if e.faults or e.retired else ""}">{e.faults}</td>'
             f'<td class="{"fault" if e.retired else ""}">{e.retired}</td></tr>'
         )
@@ -214,8 +224,13 @@ def _standings(data: ReportData) -> str:
         '<p class="muted">Ordered by the conservative rating &mu; &minus; 3&sigma; (TrueSkill; a new entrant starts at '
         f"&mu; = {MU:g}, &sigma; = {SIGMA:.2f}).</p>"
         '<table><thead><tr><th>#</th><th class="name">entrant</th><th>&mu; &minus; 3&sigma;</th><th>&mu;</th>'
-        "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th><th>faults</th>"
-        f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+        "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th>"
+        '<th title="score minus the mean score of the same seat over its duplicate set">dup &plusmn;</th>'
+        '<th title="median time per decision, as the referee measured it">median ms</th><th>faults</th>'
+        f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="muted small">dup &plusmn;: the mean score minus the mean score of the same seat of the same deal '
+        "(its duplicate set), so the luck of the cards cancels; median ms: the bot's median time per decision. Both "
+        "as <code>abluxx standings</code> shows them.</p></section>"
     )
 
 
@@ -339,24 +354,56 @@ def _games(data: ReportData, notable: dict[str, GameLine]) -> str:
     rows = []
     for g in data.games:
         players = " ".join(
-            f'<span class="{"fault" if s in g.retired else ""}">{_e(n)}&nbsp;{sc:+d}&nbsp;({p})</span>'
+            f'<span class="player{" fault" if s in g.retired else ""}" data-entrant="{_e(n)}" data-score="{sc}">'
+            f"{_e(n)}&nbsp;{sc:+d}&nbsp;({p})</span>"
             for s, (n, sc, p) in enumerate(zip(g.names, g.scores, g.places, strict=True))
         )
+        ended = _end_words(g.end_reason)
         rows.append(
-            f'<tr data-game="{_e(g.game_id)}" class="{"fault" if g.faulted else ""}"><td>{g.slot}</td>'
+            f'<tr data-game="{_e(g.game_id)}" data-slot="{g.slot}" data-decisions="{g.decisions}" '
+            f'data-top="{max(g.scores)}" data-ended="{_e(ended)}" data-notes="{_e(", ".join(g.notes))}" '
+            f'class="{"fault" if g.faulted else ""}"><td>{g.slot}</td>'
             f'<td class="name" title="{_e(g.game_id)}">{link(g, g.game_id.removeprefix(data.tournament_id + "-"))}'
-            f'</td><td class="name">{players}</td><td>{g.decisions}</td>'
-            f'<td class="name">{_e(g.end_reason.replace("_", " "))}</td><td class="name">{_e(", ".join(g.notes))}'
-            "</td></tr>"
+            f'</td><td class="name players">{players}</td><td>{g.decisions}</td>'
+            f'<td class="name">{_e(ended)}</td><td class="name">{_e(", ".join(g.notes))}</td></tr>'
         )
+    linked = sum(g.link is not None for g in data.games)
+    said = ("Every game links to its viewer page." if data.all_linked else
+            f"Viewer pages were written for the {linked} notable games only (<code>--notable-only</code>); "
+            "the other games are listed without a link.")  # fmt: skip
+    names = sorted({n for g in data.games for n in g.names})
+    options = "".join(f'<option value="{_e(n)}">{_e(n)}</option>' for n in names)
+    sizes = "".join(f'<option value="{k}">{k}</option>' for k in PAGE_SIZES) + '<option value="0">all</option>'
+
+    def th(key: str, text: str, cls: str = "") -> str:
+        return f'<th class="{cls}" data-sort="{key}" aria-sort="none"><button type="button">{text}</button></th>'
+
     return (
         '<section class="panel" id="notable"><h2>Notable games</h2>'
         f"<ul>{items or '<li>No games yet.</li>'}</ul></section>"
-        '<section class="panel" id="games"><h2>All games</h2>'
-        '<table><thead><tr><th>#</th><th class="name">game</th><th class="name">players: score (place)</th>'
-        '<th>decisions</th><th class="name">ended by</th><th class="name">notes</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
+        f'<section class="panel" id="games"><h2>All games <span class="muted">&middot; {len(data.games)}</span></h2>'
+        f'<p class="muted small">{said} Click a heading to sort; choose an entrant to see only its games.</p>'
+        '<div class="table-tools"><label>entrant <select id="games-entrant"><option value="">everyone</option>'
+        f'{options}</select></label><label>per page <select id="games-size">{sizes}</select></label>'
+        '<span id="games-count" class="muted" aria-live="polite"></span>'
+        '<span class="pager"><button type="button" id="games-prev">&#x25C0; previous</button>'
+        '<span id="games-page"></span><button type="button" id="games-next">next &#x25B6;</button></span></div>'
+        '<table id="games-table"><thead><tr>'
+        + th("slot", "#")
+        + th("game", "game", "name")
+        + th("score", "players: score (place)", "name")
+        + th("decisions", "decisions")
+        + th("ended", "ended by", "name")
+        + th("notes", "notes", "name")
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
     )
+
+
+def _end_words(reason: str) -> str:
+    try:
+        return END_WORDS[EndReason(reason)]
+    except ValueError:
+        return reason.replace("_", " ")
 
 
 def report_html(data: ReportData, notable: dict[str, GameLine] | None = None) -> str:
@@ -377,7 +424,8 @@ def report_html(data: ReportData, notable: dict[str, GameLine] | None = None) ->
         + "</main>"
     )
     standings = [{"name": e.name, "mu": e.mu, "sigma": e.sigma, "games": e.games} for e in data.entrants]
-    return page(title, body, script=json_block("standings-data", standings))
+    script = json_block("standings-data", standings) + f"\n<script>\n{asset('report.js')}\n</script>"
+    return page(title, body, styles=("base.css", "report.css"), script=script)
 
 
 @dataclass
@@ -387,19 +435,15 @@ class ReportFiles:
     best_game: Path | None  # the viewer page of the highest-scoring game
 
 
-def write_report(store: Any, tournament_id: str, out: Path, all_games: bool | None = None) -> ReportFiles:
-    """Write the report to ``out`` and viewer pages to ``<out stem>-games/`` beside it.
-
-    ``all_games``: a viewer page for every game (True), only the notable ones (False), or every game when there
-    are at most ``ALL_GAMES_UP_TO`` (None).
-    """
+def write_report(store: Any, tournament_id: str, out: Path, all_games: bool = True) -> ReportFiles:
+    """Write the report to ``out`` and viewer pages to ``<out stem>-games/`` beside it: one for every game, or for
+    the notable ones only (``all_games=False``; the report then says so)."""
     from referee.records.recordfile import read_record
 
     out = Path(out)
     data = report_data(store, tournament_id)
     notable = mark_notable(data, read_record)
-    if all_games is None:
-        all_games = len(data.games) <= ALL_GAMES_UP_TO
+    data.all_linked = all_games
     folder = out.parent / f"{out.stem}-games"
     pages: dict[str, Path] = {}
     for g in data.games:

@@ -105,10 +105,18 @@ def markup_tournament(tmp_path_factory):
     return save_tournament(tmp_path_factory.mktemp("markup"), MARKUP_NAMES)
 
 
-def save_tournament(data: Path, names: tuple[str, ...]) -> tuple[Path, str]:
+@pytest.fixture(scope="session")
+def big_tournament(tmp_path_factory):
+    """5 entrants, two to a table, 3 deals: 60 games, more than one page of the report's games table."""
+    names = ("ada", "bob", "cyd", "dee", "eve")
+    return save_tournament(tmp_path_factory.mktemp("big"), names, table_size=2, deals=3)
+
+
+def save_tournament(data: Path, names: tuple[str, ...], table_size: int = 3, deals: int = 2) -> tuple[Path, str]:
     """Play the webtest round robin between ``names`` by self-play and save it in a store in ``data``."""
     entrants = [{"name": f"e{i}", "policy": "random"} for i in range(len(names))]
-    config = parse({"name": "webtest", "seed": 7, "table_size": 3, "deals": 2, "entrants": entrants}, "<test>")
+    spec = {"name": "webtest", "seed": 7, "table_size": table_size, "deals": deals, "seat_orders": "rotations"}
+    config = parse({**spec, "entrants": entrants}, "<test>")
     config = dataclasses.replace(
         config, entrants=tuple(dataclasses.replace(e, name=n) for e, n in zip(config.entrants, names, strict=True))
     )
@@ -138,6 +146,8 @@ def _result(rec: record_pb2.GameRecord, path: Path) -> GameResult:
         if d.fault:
             f = seats[d.seat].faults
             f[FAULT_NAME[d.fault]] = f.get(FAULT_NAME[d.fault], 0) + 1
+        elif d.chosen_by == record_pb2.CHOOSER_BOT:  # as the match runner: the bot's time for each answer
+            seats[d.seat].decision_us.append(d.bot_us)
         if d.retired:
             seats[d.seat].retired = True
     return GameResult(

@@ -15,12 +15,15 @@ from referee.store import open_store
 pytestmark = pytest.mark.usefixtures("browser")
 
 
-@pytest.fixture(scope="module")
-def report(tournament, tmp_path_factory):
+def write_report(tournament: tuple, out) -> object:
     data, tid = tournament
-    out = tmp_path_factory.mktemp("report") / "report.html"
     assert main(["report", tid, "--data", str(data), "-o", str(out)]) == 0
     return out
+
+
+@pytest.fixture(scope="module")
+def report(tournament, tmp_path_factory):
+    return write_report(tournament, tmp_path_factory.mktemp("report") / "report.html")
 
 
 def test_standings_match_the_store(page_for, tournament, report):
@@ -125,3 +128,97 @@ def test_entrant_names_with_markup_read_as_written(page_for, markup_tournament, 
     assert pg.locator("main b").count() == 0, "a name became a <b> element"
     assert "ada" in pg.inner_text("#notable") and pg.locator("#notable li").count() >= 2
     assert pg.errors == []
+
+
+@pytest.fixture(scope="module")
+def big_report(big_tournament, tmp_path_factory):
+    return write_report(big_tournament, tmp_path_factory.mktemp("big-report") / "report.html")
+
+
+def visible_slots(pg) -> list[int]:
+    return [int(r.get_attribute("data-slot")) for r in pg.locator("#games-table tbody tr:visible").all()]
+
+
+def test_every_game_is_linked_and_the_table_pages(page_for, big_report):
+    pg = page_for()
+    pg.goto(big_report.as_uri())
+    rows = pg.locator("#games-table tbody tr")
+    assert rows.count() == 60
+    links = [a.get_attribute("href") for a in pg.locator("#games-table tbody tr a").all()]
+    assert len(links) == 60 and all((big_report.parent / href).is_file() for href in links)
+    assert "Every game links to its viewer page" in pg.inner_text("#games")
+    assert visible_slots(pg) == list(range(25))
+    assert pg.inner_text("#games-count") == "games 1\u201325 of 60"
+    pg.click("#games-next")
+    assert visible_slots(pg) == list(range(25, 50))
+    pg.click("#games-next")
+    assert visible_slots(pg) == list(range(50, 60))
+    assert pg.is_disabled("#games-next") and pg.inner_text("#games-page") == "page 3 of 3"
+    pg.select_option("#games-size", "0")  # all on one page
+    assert visible_slots(pg) == list(range(60))
+    assert pg.errors == []
+
+
+def test_the_games_table_sorts_by_a_column_and_filters_by_entrant(page_for, big_tournament, big_report):
+    data, tid = big_tournament
+    with open_store(data) as store:
+        games = store.games(tid)
+    decisions = {g.slot: g.decisions for g in games}
+    pg = page_for()
+    pg.goto(big_report.as_uri())
+    pg.click('#games-table th[data-sort="decisions"] button')  # longest first
+    shown = [decisions[s] for s in visible_slots(pg)]
+    assert shown == sorted(decisions.values(), reverse=True)[:25]
+    assert pg.get_attribute('#games-table th[data-sort="decisions"]', "aria-sort") == "descending"
+    pg.click('#games-table th[data-sort="decisions"] button')  # and back: shortest first
+    assert [decisions[s] for s in visible_slots(pg)] == sorted(decisions.values())[:25]
+
+    pg.select_option("#games-entrant", "ada")
+    ada = {g.slot: next(s.score for s in g.seats if s.entrant == "ada") for g in games if "ada" in g.names}
+    assert len(ada) == 24 and pg.inner_text("#games-count") == "games 1\u201324 of 24 with ada"
+    pg.select_option("#games-size", "0")
+    assert sorted(visible_slots(pg)) == sorted(ada)
+    pg.click('#games-table th[data-sort="score"] button')  # ada's own score, best first
+    assert [ada[s] for s in visible_slots(pg)] == sorted(ada.values(), reverse=True)
+    assert pg.errors == []
+
+
+def test_standings_show_the_duplicate_adjusted_score_and_decision_time_of_the_cli(page_for, big_tournament,
+                                                                                  big_report):  # fmt: skip
+    from referee.tournament.runner import standings_of
+
+    data, tid = big_tournament
+    with open_store(data) as store:
+        cli = {r.entrant: r for r in standings_of(store, tid).rows}
+    pg = page_for()
+    pg.goto(big_report.as_uri())
+    for row in pg.locator("#standings tbody tr").all():
+        want = cli[row.get_attribute("data-entrant")]
+        assert row.locator(".dup").inner_text() == f"{want.dup_avg_score:+.2f}"
+        assert want.median_decision_ms is not None
+        assert row.locator(".median-ms").inner_text() == f"{want.median_decision_ms:.2f}"
+    assert any(abs(r.dup_avg_score) > 0.01 for r in cli.values())
+
+
+def test_the_report_reads_on_a_phone(page_for, big_report):
+    pg = page_for(390, 844)
+    pg.goto(big_report.as_uri())
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 390  # the page never scrolls sideways
+    table, panel = pg.locator("#games-table").bounding_box(), pg.locator("#games").bounding_box()
+    assert table["x"] + table["width"] <= panel["x"] + panel["width"], "the games table fits its panel"
+    # a wide standings table scrolls inside its panel, and the entrant's name stays in sight
+    pg.locator("#standings").evaluate("e => { e.scrollLeft = 400; }")
+    name = pg.locator("#standings tbody tr:first-child td.name").bounding_box()
+    standings = pg.locator("#standings").bounding_box()
+    assert standings["x"] <= name["x"] and name["x"] + name["width"] <= standings["x"] + standings["width"]
+
+
+def test_notable_only_says_which_games_are_linked(page_for, big_tournament, tmp_path):
+    data, tid = big_tournament
+    out = tmp_path / "report.html"
+    assert main(["report", tid, "--data", str(data), "-o", str(out), "--notable-only"]) == 0
+    pg = page_for()
+    pg.goto(out.as_uri())
+    linked = pg.locator("#games-table tbody tr a").count()
+    assert 0 < linked < 60
+    assert f"Viewer pages were written for the {linked} notable games only" in pg.inner_text("#games")
