@@ -279,7 +279,7 @@ class _Game:
                     bot_us, transport_us = answer.bot_us, answer.transport_us
                     index, fault, detail = self._check(answer, legal)
                     over_ms = bot_us // 1000 - tc.decision_ms
-                    if fault == TIMEOUT:
+                    if fault == TIMEOUT and not answer.fatal:  # a fatal one already allowed for the stalls
                         stall = monitor.worst_since(t0)
                         if stall * 1000 >= max(tc.grace_ms, 20):
                             fault = REFEREE

@@ -29,6 +29,7 @@ from .clock import lag_monitor
 MAX_RECEIVE_BYTES = 64 * 1024  # a bot cannot make the referee allocate more than this per message
 HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second
 CLOSE_TIMEOUT_S = 1.0  # how long the end of a game waits for a bot to take its GameOverNotice
+MAX_STALE_REPLIES = 8  # Play stream messages between two requests that answer nothing asked; one more closes it
 
 TIMEOUT = rec_pb.FAULT_KIND_TIMEOUT
 INVALID = rec_pb.FAULT_KIND_INVALID
@@ -273,12 +274,34 @@ def _frame(field: int, payload: bytes) -> bytes:
     return bytes(head) + payload
 
 
-_REPLY, _BAD, _END = 0, 1, 2
+_REPLY, _BAD, _UNASKED, _END = 0, 1, 2, 3
 
 
 def _wake(waiter: asyncio.Future[None] | None) -> None:
     if waiter is not None and not waiter.done():
         waiter.set_result(None)
+
+
+async def _write(call: Any, frame: bytes, t0: float, limit_s: float) -> bool:
+    """Write ``frame`` on the Play stream ``call`` within ``limit_s`` of ``t0`` (``time.perf_counter``); False when
+    it could not, because the bot grants no HTTP/2 flow-control window (the call is then cancelled). The referee's
+    own event loop stalls extend the limit once, as for a reply."""
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout(None) as bound:
+            timer = loop.call_at(loop.time() + t0 + limit_s - time.perf_counter(), _expire, bound, t0)
+            try:
+                await call.write(frame)
+            finally:
+                timer.cancel()
+    except TimeoutError:
+        return False
+    return True
+
+
+def _expire(bound: asyncio.Timeout, t0: float) -> None:
+    stall = lag_monitor().worst_since(t0)
+    bound.reschedule(asyncio.get_running_loop().time() + (stall if stall > 0.002 else 0.0))
 
 
 class RemoteSeat:
@@ -298,10 +321,13 @@ class RemoteSeat:
         self._call: Any = None
         # What the reader took off the stream and no decision has looked at yet, and the decision waiting for it.
         # A deque and one future per wait, not an asyncio.Queue with a timeout: this is the per-decision path.
+        # The reader keeps only what a decision must see (the answer, a fault, the end), so it stays a few items.
         self._replies: deque[tuple[float, int, Any]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._asked: set[int] = set()
+        self._asking = 0  # the seq of the request on the wire that has no answer yet (0: none)
+        self._stale = 0  # messages since the last request that answered nothing asked
 
     async def connect(self) -> None:
         try:
@@ -333,19 +359,30 @@ class RemoteSeat:
         self.author = hello.author
 
     async def start(self, start: bot_pb.GameStart) -> None:
+        """Open the Play stream and send GameStart, within a decision's free time and grace (a bot that grants no
+        HTTP/2 flow-control window would stall the write forever)."""
         self._start = start
         if self.transport != "stream":
             return
         self._call = self._ch.play()
+        tc = start.time_control
+        limit_s = (tc.decision_ms + tc.grace_ms) / 1000
         try:
-            await self._call.write(_frame(1, start.SerializeToString()))
+            if not await _write(self._call, _frame(1, start.SerializeToString()), time.perf_counter(), limit_s):
+                why = f"the Play stream to {self.address} took no GameStart within {limit_s * 1000:.0f} ms"
+                raise SeatError(TIMEOUT, why + " (the bot grants no flow-control window)")
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
             raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {e}") from None
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
-        """The stream's one reader: every message goes to the queue with its arrival time. Waiting on the queue,
-        not on ``call.read()``, lets a decision time out without cancelling the stream."""
+        """The stream's one reader: the answer to the request on the wire goes to the queue with its arrival time.
+        Waiting on the queue, not on ``call.read()``, lets a decision time out without cancelling the stream.
+
+        Anything else is dropped on arrival and counted: a late or repeated answer to an earlier request, or one
+        that came before its request was sent. A reply to a request never sent, or an undecodable one, is also
+        queued for the next decision's fault. More than MAX_STALE_REPLIES such messages between two requests
+        (a bot flooding while others think) end the stream: the queue never holds more than a few items."""
         call, now = self._call, time.perf_counter
         parse = bot_pb.DecisionReply.FromString
         replies = self._replies
@@ -362,9 +399,23 @@ class RemoteSeat:
                     put((t, _END, (DISCONNECTED, "the bot closed the Play stream")))
                     return
                 try:
-                    put((t, _REPLY, parse(raw)))
+                    reply = parse(raw)
                 except DecodeError as e:
-                    put((t, _BAD, f"undecodable DecisionReply ({len(raw)} bytes): {e}"))
+                    reply, bad = None, f"undecodable DecisionReply ({len(raw)} bytes): {e}"
+                if reply is not None and reply.seq == self._asking:
+                    self._asking = 0
+                    put((t, _REPLY, reply))
+                    continue
+                self._stale += 1
+                if self._stale > MAX_STALE_REPLIES:
+                    put((t, _END, (INVALID, f"more than {MAX_STALE_REPLIES} messages that answer no request "
+                                            "since the last one; the Play stream is closed")))  # fmt: skip
+                    call.cancel()
+                    return
+                if reply is None:
+                    put((t, _BAD, bad))
+                elif reply.seq not in self._asked:
+                    put((t, _UNASKED, reply.seq))
         except grpc.aio.AioRpcError as e:
             put((now(), _END, _rpc_fault(e, "the Play stream failed")))
         except asyncio.CancelledError:
@@ -399,13 +450,23 @@ class RemoteSeat:
 
     async def _decide_stream(self, request: bytes, seq: int, allowance_s: float) -> Answer:
         replies = self._replies
+        if replies and replies[-1][1] == _END:  # the stream has ended: say why, rather than fail to write on it
+            fault, detail = replies[-1][2]
+            return Answer(None, fault, detail, fatal=True)
         loop = asyncio.get_running_loop()
+        # A reply counts only once its request is being sent: one that came earlier was dropped or queued as
+        # unasked, so the time from t0 to an answer is never negative.
+        self._asked.add(seq)
+        self._asking, self._stale = seq, 0
         t0 = time.perf_counter()
         try:
-            await self._call.write(_frame(2, request))
+            # The write shares the decision's clock: a bot that grants no flow-control window stalls it.
+            if not await _write(self._call, _frame(2, request), t0, allowance_s):
+                return Answer(None, TIMEOUT, f"the Play stream took no request for {allowance_s * 1000:.0f} ms (the "
+                                             "bot grants no flow-control window)",
+                              bot_us=int((time.perf_counter() - t0) * 1e6), fatal=True)  # fmt: skip
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
             return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
-        self._asked.add(seq)
         deadline = t0 + allowance_s
         extended = False
         while True:
@@ -431,16 +492,16 @@ class RemoteSeat:
                                   bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
             item = replies.popleft()
             t, what, payload = item
-            bot_us = int((t - t0) * 1e6)
+            bot_us = max(0, int((t - t0) * 1e6))  # an item queued before this request: no time of its own
             if what == _REPLY:
                 if payload.seq == seq:
                     if t - t0 > allowance_s and t - t0 - lag_monitor().worst_since(t0) > allowance_s:
                         return Answer(None, TIMEOUT, f"reply to seq {seq} came after {bot_us / 1000:.0f} ms",
                                       bot_us=bot_us)  # fmt: skip
                     return Answer(payload, bot_us=bot_us)
-                if payload.seq in self._asked:
-                    continue  # a late or repeated answer to an earlier question: dropped
-                return Answer(None, INVALID, f"reply with seq {payload.seq} answers no question (asked {seq})",
+                continue  # the answer to an earlier request, after that decision had ended: dropped
+            if what == _UNASKED:
+                return Answer(None, INVALID, f"reply with seq {payload} answers no question (asked {seq})",
                               bot_us=bot_us)  # fmt: skip
             if what == _BAD:
                 return Answer(None, MALFORMED, payload, bot_us=bot_us)
@@ -462,9 +523,11 @@ class RemoteSeat:
         self._call = self._reader = None
         try:
             if notice is not None and reader is not None and not reader.done():
-                await call.write(_frame(3, notice.SerializeToString()))
-                await call.done_writing()
-                await asyncio.wait_for(asyncio.shield(reader), CLOSE_TIMEOUT_S)
+                # One bound for the notice, the half-close and the bot's end of the stream: each write can stall.
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await call.write(_frame(3, notice.SerializeToString()))
+                    await call.done_writing()
+                    await asyncio.shield(reader)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, TimeoutError):
             pass
         finally:

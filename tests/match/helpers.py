@@ -14,18 +14,19 @@ from referee.match import ChannelPool, GameResult, GameSpec, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import read_record, verify_record
 
-BAD_BOTS = Path(__file__).resolve().parents[1] / "fixtures" / "bad_bots.py"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+BAD_BOTS = FIXTURES / "bad_bots.py"
 
 
 @contextlib.contextmanager
-def bot_process(*args: str) -> Iterator[str]:
-    """Run tests/fixtures/bad_bots.py with ``args`` in its own process; yield its address."""
+def bot_process(*args: str, script: Path = BAD_BOTS) -> Iterator[str]:
+    """Run ``script`` (tests/fixtures/bad_bots.py) with ``args`` in its own process; yield its address."""
     proc = subprocess.Popen(
-        [sys.executable, str(BAD_BOTS), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, str(script), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     try:
         line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("listening on "), f"bad_bots.py {' '.join(args)} did not start: {line!r}"
+        assert line.startswith("listening on "), f"{script.name} {' '.join(args)} did not start: {line!r}"
         yield line.split()[-1]
     finally:
         proc.kill()
