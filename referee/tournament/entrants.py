@@ -3,18 +3,25 @@ reached before a tournament starts.
 
 A command entrant is a local bot process. It must print ``listening on HOST:PORT`` on stdout once it serves (the
 bot kit's ``serve`` and ``abluxx bot NAME --port 0`` do). Its output goes to ``<data>/logs/<tournament>-<name>.log``.
-On Linux it is also told to end if the referee dies, so a killed referee leaves no bots behind.
+
+Each command runs in its own process group (a new session), so stopping it reaches every process it started, a
+shell wrapper's children too: SIGTERM to the group, up to ``STOP_GRACE_S`` for it to end, then SIGKILL. If the
+referee dies (even by SIGKILL), a watchdog process (watchdog.py) kills every group; on Linux each command's
+first process also gets SIGKILL from the kernel (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -28,17 +35,57 @@ from .config import EntrantConfig, TournamentConfig
 LISTENING = re.compile(rb"listening on (\S+:\d+)")
 START_TIMEOUT_S = 30.0  # a cold Python start on a busy 2-core machine can take a few seconds
 HELLO_TIMEOUT_S = 5.0
+STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL when the referee stops a command bot's process group
+WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 
 class EntrantError(RuntimeError):
     """An entrant that cannot take part: the tournament does not start."""
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    import ctypes
+def _die_with_referee(referee: int) -> Callable[[], None]:
+    """A preexec_fn: SIGKILL the child when the referee dies. The kernel sends it when the *thread* that forked
+    the child ends, here the event loop's, which outlives every bot it starts. A referee that died before this
+    ran is not noticed by the kernel: then exit at once."""
 
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    def preexec() -> None:  # runs in the child between fork and exec
+        import ctypes
+
+        with contextlib.suppress(Exception):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != referee:
+            os._exit(1)
+
+    return preexec
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs. A zombie does not count: nobody may ever reap an orphan's
+    (a container's first process often does not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if sys.platform != "linux":
+        return True
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            state, _ppid, pgrp = stat[stat.rfind(b")") + 2 :].split()[:3]
+            if int(pgrp) == pgid and state != b"Z":
+                return True
+    return False
 
 
 class LocalBots:
@@ -51,6 +98,21 @@ class LocalBots:
         self.procs: dict[str, asyncio.subprocess.Process] = {}
         self.addresses: dict[str, str] = {}
         self._drains: list[asyncio.Task] = []
+        self._watchdog: subprocess.Popen | None = None
+        self._guard: Any = None  # the pipe to the watchdog: "+PGID" / "-PGID" lines
+
+    def _watch(self, line: str) -> None:
+        """Tell the watchdog (started with the first bot) about a process group."""
+        if self._watchdog is None:
+            read, write = os.pipe()  # neither end is inherited by the bots
+            try:
+                self._watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(WATCHDOG)], stdin=read,
+                                                  stdout=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+            finally:
+                os.close(read)
+            self._guard = os.fdopen(write, "w", buffering=1)
+        with contextlib.suppress(OSError):  # a watchdog that is gone cannot help; the bots still stop normally
+            self._guard.write(line + "\n")
 
     async def __aenter__(self) -> LocalBots:
         starts = [asyncio.ensure_future(self._start(e)) for e in self.entrants]
@@ -79,12 +141,14 @@ class LocalBots:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 stdin=asyncio.subprocess.DEVNULL,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                start_new_session=True,
+                preexec_fn=_die_with_referee(os.getpid()) if sys.platform == "linux" else None,
             )
         except OSError as err:
             log.close()
             raise EntrantError(f"entrant {e.name}: cannot start {' '.join(e.command)!r}: {err}") from None
         self.procs[e.name] = proc
+        self._watch(f"+{proc.pid}")  # its own session: the group id is its pid
         assert proc.stdout is not None
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
@@ -112,21 +176,26 @@ class LocalBots:
         self._drains.append(asyncio.create_task(_drain(proc.stdout, log)))
 
     async def stop(self) -> None:
-        """SIGTERM, a few seconds' grace, then SIGKILL."""
-        for proc in self.procs.values():
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.terminate()
-        for proc in self.procs.values():
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
+        """SIGTERM every bot's process group, up to STOP_GRACE_S for them all to end, then SIGKILL what is left."""
+        procs = list(self.procs.values())
+        for proc in procs:
+            _signal_group(proc.pid, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE_S
+        while any(_group_alive(p.pid) for p in procs) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        for proc in procs:
+            _signal_group(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            self._watch(f"-{proc.pid}")
         for t in self._drains:
             t.cancel()
         self.procs.clear()
+        if self._watchdog is not None:
+            with contextlib.suppress(OSError):
+                self._guard.close()  # the watchdog ends: every group it knew of is gone
+            await asyncio.to_thread(self._watchdog.wait)
+            self._watchdog = self._guard = None
 
 
 async def _drain(stream: asyncio.StreamReader, log) -> None:
