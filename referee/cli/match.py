@@ -11,6 +11,7 @@ from pathlib import Path
 
 from referee.engine import Options
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
+from referee.match.spec import RANGES
 from referee.records import DEFAULT_DATA_DIR, RecordError, read_record, record_path
 from referee.tournament.config import address_problem
 from referee.tournament.deals import fresh_seed
@@ -113,9 +114,11 @@ def run(args) -> int:
         return _fail(f"a game needs 2 to 5 seats, got {len(entrants)}")
     if not 0 <= args.start_seat < len(entrants):
         return _fail(f"--start-seat must be 0 to {len(entrants) - 1}")
-    for flag in ("decision_ms", "bank_ms", "grace_ms"):
-        if getattr(args, flag) < 0:
-            return _fail(f"--{flag.replace('_', '-')} must not be negative")
+    for flag in ("seed", "decision_ms", "bank_ms", "grace_ms", "max_strikes"):
+        lo, hi = RANGES[flag]
+        value = getattr(args, flag)
+        if value is not None and not lo <= value <= hi:
+            return _fail(f"--{flag.replace('_', '-')} must be {lo} to {hi}, got {value}")
     seed = args.seed if args.seed is not None else fresh_seed()
     game_id = args.game_id or f"match-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     try:

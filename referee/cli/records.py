@@ -6,7 +6,6 @@ RECORD is a record file or a game id (looked up as ``<data>/records/<game_id>.ab
 
 from __future__ import annotations
 
-import os
 import sys
 
 from google.protobuf import json_format
@@ -57,19 +56,6 @@ def _load(args):
         return None
 
 
-def _quiet_broken_pipe(run):
-    """Stop quietly when the reader goes away (``abluxx replay g1 | head``)."""
-
-    def wrapped(args) -> int:
-        try:
-            return run(args)
-        except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not fail too
-            return 0
-
-    return wrapped
-
-
 def run_verify(args) -> int:
     record = _load(args)
     if record is None:
@@ -84,7 +70,6 @@ def run_verify(args) -> int:
     return 0
 
 
-@_quiet_broken_pipe
 def run_export(args) -> int:
     record = _load(args)
     if record is None:
@@ -93,7 +78,6 @@ def run_export(args) -> int:
     return 0
 
 
-@_quiet_broken_pipe
 def run_replay(args) -> int:
     record = _load(args)
     if record is None:

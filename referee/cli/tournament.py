@@ -74,7 +74,7 @@ def resume(args) -> int:
     try:
         store = open_store(args.data)
     except StoreError as e:
-        return _fail(str(e))
+        return _fail(str(e), 2)
     with store:
         row = store.tournament(args.id)
         if row is None:
@@ -95,7 +95,7 @@ def _run(config, args, source: str) -> int:
     try:
         store = open_store(args.data)
     except StoreError as e:
-        return _fail(str(e))
+        return _fail(str(e), 2)
     tid = config.tournament_id
     with store:
         try:
@@ -142,7 +142,7 @@ def _open_tournament(args):
     try:
         store = open_store(args.data)
     except StoreError as e:
-        return None, _fail(str(e))
+        return None, _fail(str(e), 2)
     tid = _pick(store, args.id)
     if tid is None:
         store.close()

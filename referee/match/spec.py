@@ -11,11 +11,21 @@ from referee.engine import EndReason, Options
 
 @dataclass(frozen=True)
 class TimeControl:
-    """DESIGN.md decision 4. All in milliseconds."""
+    """DESIGN.md decision 4. All in milliseconds; RANGES holds what each may be."""
 
     decision_ms: int = 1000  # free time per decision
     bank_ms: int = 10_000  # per-game bank a slow decision draws on
     grace_ms: int = 50  # transport allowance, never given to the bot to think
+
+
+# What a game's settings may be, wherever they come from (a config file, `abluxx match`, the service).
+RANGES = {
+    "decision_ms": (1, 600_000),
+    "bank_ms": (0, 3_600_000),
+    "grace_ms": (0, 10_000),
+    "max_strikes": (1, 1000),
+    "seed": (0, 2**64 - 1),  # a deck seed (deck_from_seed)
+}
 
 
 @dataclass(frozen=True)

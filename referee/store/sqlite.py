@@ -314,3 +314,5 @@ def open_store(data: str | Path = DEFAULT_DATA) -> SqliteStore:
         return SqliteStore(data)
     except sqlite3.DatabaseError as e:
         raise StoreError(f"{Path(data) / 'abluxx.db'}: not a usable abluxx database ({e})") from None
+    except OSError as e:  # e.g. --data names a file
+        raise StoreError(f"{data}: cannot be a data folder ({e.strerror}: {e.filename})") from None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine import Options
-from referee.match.spec import EntrantRef, TimeControl
+from referee.match.spec import RANGES, EntrantRef, TimeControl
 
 SEAT_ORDERS = ("rotations", "all")
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")  # whole strings only:
@@ -93,6 +93,8 @@ def load(path: str | Path) -> TournamentConfig:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(source, "-", f"cannot read the file ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(source, "-", f"not UTF-8 text (byte {e.start}); save the file as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -204,11 +206,10 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         raise ConfigError(src, "time_control", "must be a table")
     _unknown(src, "time_control.", tc, _TIME)
     default_tc = TimeControl()
-    time_control = TimeControl(
-        decision_ms=_int(src, "time_control.decision_ms", tc.get("decision_ms", default_tc.decision_ms), 1, 600_000),
-        bank_ms=_int(src, "time_control.bank_ms", tc.get("bank_ms", default_tc.bank_ms), 0, 3_600_000),
-        grace_ms=_int(src, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
-    )
+    time_control = TimeControl(**{
+        k: _int(src, f"time_control.{k}", tc.get(k, getattr(default_tc, k)), *RANGES[k])
+        for k in ("decision_ms", "bank_ms", "grace_ms")
+    })  # fmt: skip
     from .schedule import MAX_GAMES, size
 
     deals = _int(src, "deals", data.get("deals", 1), 1, 100_000)
@@ -230,7 +231,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         tables=tables,
         seat_orders=seat_orders,
         concurrency=_int(src, "concurrency", data.get("concurrency", 8), 1, 1024),
-        max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), 1, 1000),
+        max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), *RANGES["max_strikes"]),
         public_deals=public_deals,
         options=Options(**opts),
         time_control=time_control,
