@@ -9,6 +9,8 @@ from typing import Any
 
 import structlog
 
+from referee.terminal import printable
+
 
 class _Stderr:
     """Whatever ``sys.stderr`` is when a line is written (tests and tools swap it)."""
@@ -21,6 +23,14 @@ class _Stderr:
 
     def isatty(self) -> bool:
         return sys.stderr.isatty()
+
+
+def _printable_values(_logger: Any, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Escape control characters in the readable lines (a bot's error text, a name); JSON escapes its own."""
+    for key, value in event.items():
+        if isinstance(value, str):
+            event[key] = printable(value)
+    return event
 
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
@@ -49,6 +59,7 @@ def configure(level: str = "info", *, json: bool | None = None, stream: Any = No
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            *([] if json else [_printable_values]),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),

@@ -12,6 +12,7 @@ import os
 import sys
 
 from referee import __version__
+from referee.terminal import say
 
 # One module per subcommand (or group of subcommands), in the order `abluxx --help` lists them.
 COMMAND_MODULES = ["demo", "bot", "match", "records", "view", "tournament", "serve", "remote"]
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, not at exit, so that a reader gone away is caught below
         return code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        say("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (`abluxx games | head -1`): stop quietly, as other Unix tools do. Point stdout at

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from referee.store import DEFAULT_DATA
+from referee.terminal import say
 
 from .logs import add_log_format, configure_logs
 
@@ -59,11 +60,11 @@ def run(args) -> int:
     try:
         config = demo_config(args)
     except ConfigError as e:
-        print(f"abluxx demo: {e.key}: {e.reason}", file=sys.stderr)
+        say(f"abluxx demo: {e.key}: {e.reason}", file=sys.stderr)
         return 2
     configure_logs(args)
     names = ", ".join(n for n, _, _ in DEMO_BOTS)
-    print(
+    say(
         f"abluxx demo: starting the example bots ({names}) as local processes, then a round robin at "
         f"{config.table_size} players, {config.deals} deals per table, over gRPC, into {args.data}/",
         flush=True,
@@ -76,23 +77,23 @@ def run(args) -> int:
             best = _best_game(store, out)
             report, best_page = write_demo_pages(store, out.tournament_id, args.data, best[3] if best else None)
     except (StoreError, EntrantError, TournamentError) as e:
-        print(f"abluxx demo: {e}", file=sys.stderr)
+        say(f"abluxx demo: {e}", file=sys.stderr)
         return 1
-    print()
-    print(out.standings.table())
-    print(f"\n{out.standings.games} games in {time.monotonic() - t0:.0f} s. Standings also in {out.json_path} "
+    say()
+    say(out.standings.table())
+    say(f"\n{out.standings.games} games in {time.monotonic() - t0:.0f} s. Standings also in {out.json_path} "
           f"and {out.csv_path}.")  # fmt: skip
     if best is not None:
         game_id, who, score, record = best
-        print(f"\nbest game: {game_id}, won by {who} with {score:+d}. Replay it with:")
-        print(f"  abluxx replay {record}")
-        print(f"or watch it in a browser: abluxx view {record}")
-    print(
+        say(f"\nbest game: {game_id}, won by {who} with {score:+d}. Replay it with:")
+        say(f"  abluxx replay {record}")
+        say(f"or watch it in a browser: abluxx view {record}")
+    say(
         f"\nall games: abluxx games {out.tournament_id}" + (f" --data {args.data}" if args.data != DEFAULT_DATA else "")
     )
-    print(f"\nreport: {report}")
+    say(f"\nreport: {report}")
     if best_page is not None:
-        print(f"best game's viewer: {best_page}")
+        say(f"best game's viewer: {best_page}")
     return 0
 
 

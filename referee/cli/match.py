@@ -13,6 +13,7 @@ from referee.engine import Options
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.match.spec import RANGES
 from referee.records import DEFAULT_DATA_DIR, RecordError, read_record, record_path
+from referee.terminal import say
 from referee.tournament.config import address_problem
 from referee.tournament.deals import fresh_seed
 from referee.tournament.entrants import EntrantError, hello
@@ -100,7 +101,7 @@ def _seat(e: EntrantRef) -> str:
 
 
 def _fail(message: str) -> int:
-    print(f"abluxx match: error: {message}", file=sys.stderr)
+    say(f"abluxx match: error: {message}", file=sys.stderr)
     return 2
 
 
@@ -143,7 +144,7 @@ def run(args) -> int:
             return await play_game(spec, pool=pool, record_path=path, prefer=args.transport)
 
     result = asyncio.run(go())
-    print(f"game {game_id}, seed {seed}: {result.decisions} decisions, ended by {result.end_reason.value}")
+    say(f"game {game_id}, seed {seed}: {result.decisions} decisions, ended by {result.end_reason.value}")
     order = sorted(range(len(entrants)), key=lambda i: (result.places[i], i))
     width = max(24, *(len(_seat(e)) for e in entrants))
     for i in order:
@@ -152,15 +153,15 @@ def run(args) -> int:
         times = sorted(st.decision_us)
         median = f", median {times[len(times) // 2] / 1000:.1f} ms" if times else ""
         retired = ", RETIRED (the fallback finished its game)" if st.retired else ""
-        print(f"  place {result.places[i]}: seat {i} {_seat(entrants[i]):<{width}} score {result.scores[i]:+4d}  "
+        say(f"  place {result.places[i]}: seat {i} {_seat(entrants[i]):<{width}} score {result.scores[i]:+4d}  "
               f"{faults}{median}{retired}")  # fmt: skip
         if st.first_fault:
-            print(f"    first fault: {st.first_fault}")
-    print(f"record: {path}")
+            say(f"    first fault: {st.first_fault}")
+    say(f"record: {path}")
     failed = [i for i, e in enumerate(entrants) if e.address is not None and result.seats[i].retired]
     if failed:  # exit 1: the check the docs recommend for a new bot must not pass when the bot is down
         why = {d.seat: d.fault_detail for d in read_record(path).decisions if d.retired}
         for i in failed:
-            print(f"abluxx match: the bot in seat {i}, {_seat(entrants[i])}, retired: {why.get(i, 'see the record')}",
+            say(f"abluxx match: the bot in seat {i}, {_seat(entrants[i])}, retired: {why.get(i, 'see the record')}",
                   file=sys.stderr)  # fmt: skip
     return 1 if failed else 0

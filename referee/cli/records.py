@@ -19,6 +19,7 @@ from referee.records import (
     verify_record,
 )
 from referee.records.text import replay_turns
+from referee.terminal import say
 
 
 def _add_record_args(p) -> None:
@@ -52,7 +53,7 @@ def _load(args):
     try:
         return read_record(resolve_record(args.record, args.data))
     except RecordError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(f"error: {e}", file=sys.stderr)
         return None
 
 
@@ -63,10 +64,10 @@ def run_verify(args) -> int:
     try:
         verify_record(record)
     except VerifyError as e:
-        print(f"mismatch: {record.header.game_id}: {e}")
+        say(f"mismatch: {record.header.game_id}: {e}")
         return 1
     f = record.footer
-    print(f"ok: {record.header.game_id} {len(record.decisions)} decisions, digest {f.final_digest}")
+    say(f"ok: {record.header.game_id} {len(record.decisions)} decisions, digest {f.final_digest}")
     return 0
 
 
@@ -74,7 +75,7 @@ def run_export(args) -> int:
     record = _load(args)
     if record is None:
         return 2
-    print(json_format.MessageToJson(record))
+    say(json_format.MessageToJson(record))
     return 0
 
 
@@ -92,9 +93,9 @@ def run_replay(args) -> int:
                     return 0
                 if answer.strip().lower().startswith("q"):
                     return 0
-            print("\n".join(lines), flush=True)
+            say("\n".join(lines), flush=True)
     except ValueError as e:  # VerifyError, or a seat the game does not have
         what = "does not verify" if isinstance(e, VerifyError) else "cannot be shown"
-        print(f"error: record {record.header.game_id} {what}: {e}", file=sys.stderr)
+        say(f"error: record {record.header.game_id} {what}: {e}", file=sys.stderr)
         return 1 if isinstance(e, VerifyError) else 2
     return 0

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from referee.terminal import say
+
 DEFAULT_SERVER = "127.0.0.1:50050"
 
 
@@ -146,10 +148,10 @@ def _run(fn):
         try:
             return fn(args)
         except _Exit as e:
-            print(f"abluxx: {e}", file=sys.stderr)
+            say(f"abluxx: {e}", file=sys.stderr)
             return e.code
         except grpc.RpcError as e:  # raised while reading a stream
-            print(f"abluxx: {e.code().name}: {e.details()}", file=sys.stderr)
+            say(f"abluxx: {e.code().name}: {e.details()}", file=sys.stderr)
             return 1
 
     return wrapped
@@ -220,14 +222,14 @@ def config_pb(data: dict[str, Any], source: str):
 def submit(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    print(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
+    say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
     out = _call(args, "SubmitBot", ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner))
     if out.HasField("refusal"):
         check = ref_pb.ComplianceCheck.Name(out.refusal.check).removeprefix("COMPLIANCE_CHECK_").lower()
-        print(f"refused ({check} check): {out.refusal.reason}")
+        say(f"refused ({check} check): {out.refusal.reason}")
         return 1
     e = out.entrant
-    print(
+    say(
         f"accepted: {e.entrant_id} (owner {e.owner}, bot version {e.bot_version or '-'}, "
         f"validated by game {e.validation_game_id})"
     )
@@ -255,12 +257,12 @@ def create(args: argparse.Namespace) -> int:
     except tomllib.TOMLDecodeError as e:
         raise _Exit(f"{args.config}: not valid TOML ({e})", 2) from None
     t = _call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config_pb(data, str(args.config))))
-    print(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
+    say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
     if args.start:
         t = _call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=t.tournament_id))
-        print(_say(t))
+        say(_say(t))
     else:
-        print(f"start it with: abluxx remote tournament start {t.tournament_id}")
+        say(f"start it with: abluxx remote tournament start {t.tournament_id}")
     return 0
 
 
@@ -268,7 +270,7 @@ def create(args: argparse.Namespace) -> int:
 def start(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    print(_say(_call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=args.id))))
+    say(_say(_call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=args.id))))
     return 0
 
 
@@ -276,7 +278,7 @@ def start(args: argparse.Namespace) -> int:
 def cancel(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    print(_say(_call(args, "CancelTournament", ref_pb.CancelTournamentRequest(tournament_id=args.id))))
+    say(_say(_call(args, "CancelTournament", ref_pb.CancelTournamentRequest(tournament_id=args.id))))
     return 0
 
 
@@ -284,7 +286,7 @@ def cancel(args: argparse.Namespace) -> int:
 def show(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    print(_say(_call(args, "GetTournament", ref_pb.GetTournamentRequest(tournament_id=args.id))))
+    say(_say(_call(args, "GetTournament", ref_pb.GetTournamentRequest(tournament_id=args.id))))
     return 0
 
 
@@ -319,18 +321,18 @@ def watch(args: argparse.Namespace) -> int:
         if which == "tournament":
             if _state(ev.tournament) != state:
                 state = _state(ev.tournament)
-                print(_say(ev.tournament), flush=True)
+                say(_say(ev.tournament), flush=True)
         elif which == "started":
-            print(f"started   {ev.started.game_id}  {' vs '.join(ev.started.entrants)}", flush=True)
+            say(f"started   {ev.started.game_id}  {' vs '.join(ev.started.entrants)}", flush=True)
         elif which == "finished":
-            print(f"finished  {_game_line(ev.finished.game)}", flush=True)
+            say(f"finished  {_game_line(ev.finished.game)}", flush=True)
         elif which == "standings":
             last = ev.standings
     if last is not None:
-        print()
-        print(standings_table(last))
+        say()
+        say(standings_table(last))
     if state != "finished":
-        print(f"the stream ended with the tournament {state or 'unknown'}", file=sys.stderr)
+        say(f"the stream ended with the tournament {state or 'unknown'}", file=sys.stderr)
         return 1
     return 0
 
@@ -342,7 +344,7 @@ def standings(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
     s = _call(args, "GetStandings", ref_pb.GetStandingsRequest(tournament_id=args.id))
-    print(json_format.MessageToJson(s) if args.json else standings_table(s))
+    say(json_format.MessageToJson(s) if args.json else standings_table(s))
     return 0
 
 
@@ -354,10 +356,10 @@ def entrants(args: argparse.Namespace) -> int:
 
     for e in _pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(), "entrants"):
         if args.json:
-            print(json.dumps(json_format.MessageToDict(e)))
+            say(json.dumps(json_format.MessageToDict(e)))
         else:
             state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
-            print(
+            say(
                 f"{e.entrant_id:<24} {state:<10} owner {e.owner:<12} {e.address:<22} "
                 f"mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}"
             )
@@ -371,7 +373,7 @@ def games(args: argparse.Namespace) -> int:
     request = ref_pb.ListGamesRequest(tournament_id=args.id, entrant=args.entrant, fault=args.fault)
     shown = 0
     for g in _pages(args, "ListGames", request, "games"):
-        print(_game_line(g))
+        say(_game_line(g))
         shown += 1
-    print(f"{shown} games")
+    say(f"{shown} games")
     return 0

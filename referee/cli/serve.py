@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from referee.store import DEFAULT_DATA
+from referee.terminal import say
 
 
 def register(sub) -> None:
@@ -28,7 +29,7 @@ def register(sub) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"abluxx serve: {message}", file=sys.stderr)
+    say(f"abluxx serve: {message}", file=sys.stderr)
     return code
 
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as e:
         return _fail(str(e))
     if not settings.organiser_tokens:
-        print(
+        say(
             "abluxx serve: warning: no organiser token (set ABLUXX_ORGANISER_TOKENS or [auth] organiser_tokens); "
             "nobody can create tournaments",
             file=sys.stderr,

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from referee.store import DEFAULT_DATA
+from referee.terminal import say
 
 from .logs import add_log_format, configure_logs
 
@@ -53,7 +54,7 @@ def _common_run(p: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 1) -> int:
-    print(f"abluxx: {message}", file=sys.stderr)
+    say(f"abluxx: {message}", file=sys.stderr)
     return code
 
 
@@ -117,11 +118,11 @@ def _run(config, args, source: str) -> int:
             return _fail(f"{e}\nresume with: abluxx tournament resume {tid} --data {args.data}")
         except KeyboardInterrupt:
             return _fail(f"interrupted; resume with: abluxx tournament resume {tid} --data {args.data}", 130)
-    print(out.standings.table())
+    say(out.standings.table())
     if out.played == 0:
-        print(f"\n(tournament {tid} was already finished; nothing was played)")
-    print(f"\nstandings: {out.json_path} and {out.csv_path}")
-    print(f"games:     abluxx games {tid} --data {args.data}")
+        say(f"\n(tournament {tid} was already finished; nothing was played)")
+    say(f"\nstandings: {out.json_path} and {out.csv_path}")
+    say(f"games:     abluxx games {tid} --data {args.data}")
     return 0
 
 
@@ -159,7 +160,7 @@ def standings(args) -> int:
         return tid
     with store:
         s = standings_of(store, tid)
-    print(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
+    say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
     return 0
 
 
@@ -173,7 +174,7 @@ def games(args) -> int:
         for g in rows:
             record = store.record_file(g)
             if args.json:
-                print(json.dumps({
+                say(json.dumps({
                     "slot": g.slot, "game_id": g.game_id, "table": g.table, "deal": g.deal, "order": g.order,
                     "seats": [{"entrant": s.entrant, "score": s.score, "place": s.place, "retired": s.retired,
                                "faults": s.faults} for s in g.seats],
@@ -183,7 +184,7 @@ def games(args) -> int:
                 continue
             seats = "  ".join(f"{s.place}.{s.entrant} {s.score:+d}{'(retired)' if s.retired else ''}"
                               for s in sorted(g.seats, key=lambda s: s.place))  # fmt: skip
-            print(f"{g.slot:>5}  {g.game_id}  {seats}  [{g.end_reason}]  {record or '-'}")
+            say(f"{g.slot:>5}  {g.game_id}  {seats}  [{g.end_reason}]  {record or '-'}")
     if not args.json:
-        print(f"{len(rows)}/{scheduled} games of {tid}; open one with: abluxx replay RECORD (or abluxx view RECORD)")
+        say(f"{len(rows)}/{scheduled} games of {tid}; open one with: abluxx replay RECORD (or abluxx view RECORD)")
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from referee.proto.abluxxen.v1 import record_pb2
+from referee.terminal import say
 
 DEFAULT_DATA = "abluxx-data"
 
@@ -52,9 +53,9 @@ def run_view(args) -> int:
         out = Path(args.output or f"{record.header.game_id or Path(args.record).stem}.html")
         write_viewer(record, out)
     except (OSError, ValueError, ReplayError) as e:
-        print(f"abluxx view: {e}", file=sys.stderr)
+        say(f"abluxx view: {e}", file=sys.stderr)
         return 2
-    print(out)
+    say(out)
     return 0
 
 
@@ -63,18 +64,18 @@ def run_report(args) -> int:
     from referee.view.report import write_report
 
     if not (Path(args.data) / "abluxx.db").is_file():
-        print(f"abluxx report: no tournaments: {Path(args.data) / 'abluxx.db'} does not exist", file=sys.stderr)
+        say(f"abluxx report: no tournaments: {Path(args.data) / 'abluxx.db'} does not exist", file=sys.stderr)
         return 2
     try:
         with open_store(args.data) as store:
             tid = pick_tournament(store, args.tournament)
             files = write_report(store, tid, Path(args.output), all_games=args.all_games)
     except (LookupError, OSError, ValueError, StoreError) as e:
-        print(f"abluxx report: {e}", file=sys.stderr)
+        say(f"abluxx report: {e}", file=sys.stderr)
         return 2
-    print(files.report)
+    say(files.report)
     if files.best_game is not None:
-        print(f"best game: {files.best_game}")
+        say(f"best game: {files.best_game}")
     return 0
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any, TextIO
 
 from referee.log import get_logger, json_lines
+from referee.terminal import printable
 
 
 def _clock(seconds: float) -> str:
@@ -46,7 +47,7 @@ class Progress:
         rate = self.rate()
         left = (self.total - done) / rate if rate > 0 else None
         eta = _clock(left) if left is not None else "?"
-        top3 = ", ".join(f"{n} {c:.1f}" for n, c in top[:3])
+        top3 = printable(", ".join(f"{n} {c:.1f}" for n, c in top[:3]))
         if self.tty:
             width = 24
             fill = int(width * done / self.total) if self.total else width

@@ -1,0 +1,29 @@
+"""Text for a terminal. A bot's Hello strings, its gRPC error details and an entrant's name reach ``abluxx``'s
+output; raw, a control character in them could retitle the window (ESC ]0;), clear the screen (ESC [2J), or
+overwrite a line (CR). Every text output path escapes them with ``printable``: the CLI prints through ``say``, and
+the readable log lines (referee.log) and the progress bar call ``printable`` themselves.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, TextIO
+
+# C0 (but the line break) and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional
+# embeddings, overrides and isolates, which reorder what a terminal shows.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    return repr(m.group())[1:-1]  # \x1b, \r, \t, \u202e
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but the line break written as a Python escape (``\\x1b``)."""
+    return _CONTROL.sub(_escape, text)
+
+
+def say(*values: Any, sep: str = " ", end: str = "\n", file: TextIO | None = None, flush: bool = False) -> None:
+    """``print``, with control characters escaped (``printable``)."""
+    print(printable(sep.join(map(str, values))), end=end, file=file if file is not None else sys.stdout, flush=flush)
