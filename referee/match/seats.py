@@ -379,10 +379,10 @@ class RemoteSeat:
         """The stream's one reader: the answer to the request on the wire goes to the queue with its arrival time.
         Waiting on the queue, not on ``call.read()``, lets a decision time out without cancelling the stream.
 
-        Anything else is dropped on arrival and counted: a late or repeated answer to an earlier request, or one
-        that came before its request was sent. A reply to a request never sent, or an undecodable one, is also
-        queued for the next decision's fault. More than MAX_STALE_REPLIES such messages between two requests
-        (a bot flooding while others think) end the stream: the queue never holds more than a few items."""
+        Anything else is dropped on arrival and counted. A late or repeated answer to an earlier request costs
+        nothing more; a reply to a request not (yet) sent, or an undecodable one, leaves a fault for the next
+        decision. More than MAX_STALE_REPLIES such messages between two requests (a bot flooding while others
+        think) end the stream: the queue never holds more than a few items."""
         call, now = self._call, time.perf_counter
         parse = bot_pb.DecisionReply.FromString
         replies = self._replies
