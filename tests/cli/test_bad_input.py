@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.tournament.schedule import MAX_GAMES
+
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 TWO = '[[entrants]]\nname = "a"\npolicy = "random"\n[[entrants]]\nname = "b"\npolicy = "greedy"\n'
 
@@ -52,6 +54,14 @@ def test_a_utf16_config_is_refused(tmp_path: Path) -> None:
     (tmp_path / "t.toml").write_text(TWO, encoding="utf-16")
     out = abluxx("tournament", "run", "t.toml", "--data", "d", cwd=tmp_path)
     refused(out, "t.toml: -: not UTF-8 text", "nothing was run")
+
+
+def test_a_schedule_too_big_to_build_is_refused_with_its_size(tmp_path: Path) -> None:
+    names = [f"p{i}" for i in range(120)]
+    text = "table_size = 5\n" + "".join(f'[[entrants]]\nname = "{n}"\npolicy = "random"\n' for n in names)
+    (tmp_path / "t.toml").write_text(text)
+    out = abluxx("tournament", "run", "t.toml", "--data", "d", cwd=tmp_path)
+    refused(out, "952,890,120 games", f"at most {MAX_GAMES:,}")  # C(120, 5) tables x 5 seat rotations
 
 
 def test_a_command_bot_on_a_dead_port_is_named_without_noise(tmp_path: Path) -> None:
