@@ -68,8 +68,11 @@ class RecordWriter:
         self._file = None
         self._finished = False
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "wb")  # noqa: SIM115 -- closed by finish() or close()
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # owner-only: until every game on its deal is over, a record holds a deck still to be played
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)  # a file written over keeps its old mode otherwise
+            self._file = os.fdopen(fd, "wb")
             self._file.write(MAGIC + _varint(len(self._bodies[0])) + self._bodies[0])
             self._file.flush()
 

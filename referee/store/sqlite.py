@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -91,6 +92,18 @@ class StoreError(RuntimeError):
     pass
 
 
+def _owner_only(path: Path) -> None:
+    """Take away the group's and others' access to ``path`` if they have any."""
+    if path.stat().st_mode & 0o077:
+        path.chmod(path.stat().st_mode & 0o700)
+
+
+def private_folder(path: Path) -> None:
+    """``path`` as a folder only its owner can enter (0700): created so, or tightened if it exists."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _owner_only(path)
+
+
 @dataclass(frozen=True)
 class TournamentRow:
     id: str
@@ -142,8 +155,13 @@ class SqliteStore:
     def __init__(self, data: str | Path = DEFAULT_DATA) -> None:
         self.data = Path(data)
         self.records = self.data / "records"
-        self.records.mkdir(parents=True, exist_ok=True)
+        # Owner-only (docs/security.md): the store holds the deal keys and the records hold decks still to be played.
+        for folder in (self.data, self.records):
+            private_folder(folder)
         self.path = self.data / "abluxx.db"
+        # SQLite gives the -wal and -shm files the database file's mode, so that one is made owner-only first.
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        _owner_only(self.path)
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         # A process killed at any moment loses nothing committed with NORMAL in WAL mode; only power loss could.

@@ -15,6 +15,7 @@ from referee.store import open_store
 from referee.tournament import schedule
 from referee.tournament.config import load
 from referee.tournament.deals import PublicDeals, deck_seed
+from referee.tournament.play import match_player
 from referee.tournament.runner import NoDealKey, create_tournament, run_tournament
 
 from .helpers import config_text, in_process_player
@@ -109,3 +110,29 @@ def test_abluxx_match_without_a_seed_deals_from_63_random_bits(tmp_path: Path, c
         seeds.append(int(out.split("seed ")[1].split(":")[0]))
     # 32 bits (what it was) can be searched from one hand; every seed below 2**32 has odds of 2**-31 here
     assert seeds[0] != seeds[1] and min(seeds) >= 2**32 and max(seeds) < 2**63
+
+
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_the_data_folder_store_and_records_are_owner_only(tmp_path: Path) -> None:
+    # a data folder an older referee left readable by everyone is tightened when it is opened
+    data = tmp_path / "d"
+    (data / "records").mkdir(parents=True)
+    data.chmod(0o755)
+    (data / "records").chmod(0o755)
+    cfg = load(write(tmp_path))
+    with open_store(data) as store:
+        out = asyncio.run(run_tournament(cfg, store, match_player, progress=False))
+    assert out.played == 12
+    assert mode(data) == mode(data / "records") == 0o700
+    stored = [data / "abluxx.db", data / "abluxx.db-wal", data / "abluxx.db-shm"]
+    records = sorted((data / "records").glob("*.abluxx"))
+    assert len(records) == 12
+    for path in [p for p in stored if p.exists()] + records:
+        assert mode(path) == 0o600, path
+    # and a new one is made so
+    with open_store(tmp_path / "new" / "data"):
+        pass
+    assert mode(tmp_path / "new" / "data") == 0o700 and mode(tmp_path / "new" / "data" / "abluxx.db") == 0o600
