@@ -12,6 +12,7 @@ from google.protobuf import json_format
 
 from referee.records import (
     DEFAULT_DATA_DIR,
+    DealNotRevealed,
     RecordError,
     VerifyError,
     read_record,
@@ -63,6 +64,9 @@ def run_verify(args) -> int:
         return 2
     try:
         verify_record(record)
+    except DealNotRevealed as e:
+        print(f"not yet: {record.header.game_id}: {e}")
+        return 1
     except VerifyError as e:
         say(f"mismatch: {record.header.game_id}: {e}")
         return 1

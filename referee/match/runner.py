@@ -361,8 +361,9 @@ class _Game:
                 scores=final,
                 places=places,
                 events=[event_pb(event_for(e, i)) for e in log[since[i] :]],
-                deck=self.deck,
-                salt=self.salt,
+                deck=self.deck if spec.reveal_deal else (),
+                salt=self.salt if spec.reveal_deal else b"",
+                deck_commitment=commitment(self.salt, self.deck),
             )
 
         await asyncio.gather(*(s.finish(notice(i)) for i, s in enumerate(seats)), return_exceptions=True)

@@ -47,6 +47,8 @@ class GameSpec:
     start_seat: int = 0
     max_strikes: int = 3
     tournament_id: str = ""
+    # GameOverNotice reveals the deck and salt; a tournament says False while another game still uses this deal
+    reveal_deal: bool = True
 
 
 @dataclass

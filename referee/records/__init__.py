@@ -16,6 +16,7 @@ from .build import (
     header,
     new_salt,
     record_selfplay,
+    withhold_deal,
 )
 from .paths import DEFAULT_DATA_DIR, record_path, resolve_record
 from .recordfile import (
@@ -29,12 +30,13 @@ from .recordfile import (
     record_bytes,
     scan_record,
 )
-from .verify import Step, VerifyError, check_footer, replay, start_state, verify_record
+from .verify import DealNotRevealed, Step, VerifyError, check_footer, replay, start_state, verify_record
 
 __all__ = [
-    "CHOOSER_PB", "DEFAULT_DATA_DIR", "FAULT_NAME", "FAULT_PB", "FORMAT_VERSION", "MAGIC", "RecordError",
+    "CHOOSER_PB", "DEFAULT_DATA_DIR", "DealNotRevealed", "FAULT_NAME", "FAULT_PB", "FORMAT_VERSION", "MAGIC",
+    "RecordError",
     "RecordWriter", "Scan", "Step", "VerifyError", "check_footer", "commitment", "decision_record",
     "decision_record_bytes", "encode_frame",
     "final_places", "footer", "header", "new_salt", "read_record", "record_bytes", "record_path",
-    "record_selfplay", "replay", "resolve_record", "scan_record", "start_state", "verify_record",
+    "record_selfplay", "replay", "resolve_record", "scan_record", "start_state", "verify_record", "withhold_deal",
 ]  # fmt: skip

@@ -67,6 +67,20 @@ def commitment(salt: bytes, deck: Iterable[int]) -> bytes:
     return hashlib.sha256(bytes(salt) + bytes(deck)).digest()
 
 
+def withhold_deal(record: rpb.GameRecord) -> rpb.GameRecord:
+    """``record`` as anyone but an organiser may read it while another game still has its deal to play: the
+    commitment and the result, without the deck, seed, salt, final digest or decisions (whose events show the
+    pile). ``deal_withheld`` says so, and ``verify_record`` answers that the deal is not yet revealed."""
+    out = rpb.GameRecord(header=record.header, complete=record.complete, deal_withheld=True)
+    out.header.ClearField("deck")
+    out.header.ClearField("seed")
+    if record.HasField("footer"):
+        out.footer.CopyFrom(record.footer)
+        out.footer.ClearField("salt")
+        out.footer.ClearField("final_digest")
+    return out
+
+
 def new_salt() -> bytes:
     """A fresh secret salt for one game's commitment."""
     return secrets.token_bytes(SALT_BYTES)

@@ -46,6 +46,16 @@ class VerifyError(ValueError):
         super().__init__(where + what)
 
 
+class DealNotRevealed(VerifyError):
+    """A record served with its deal withheld (``withhold_deal``): not a mismatch, only too early to check."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "deal not yet revealed: the record was served before every game on its deal was over, so it holds the "
+            "commitment and the result but not the deck, the salt or the decisions; fetch it again later"
+        )
+
+
 @dataclass(frozen=True)
 class Step:
     """One re-run decision: the state it was asked in, the action, and the state and events it led to."""
@@ -215,6 +225,8 @@ def verify_record(record: rpb.GameRecord) -> None:
 
     A record verifies only when it is complete, so an incomplete one fails after its decisions are checked.
     """
+    if record.deal_withheld or (not record.header.deck and record.header.commitment):
+        raise DealNotRevealed()
     has_footer = record.HasField("footer")
     if has_footer != record.complete:
         raise VerifyError(f"the record says complete={record.complete} but {'has' if has_footer else 'has no'} footer")

@@ -201,12 +201,6 @@ class Registry:
         ).fetchone()
         return (row[0], row[1], row[2], row[3]) if row else None
 
-    def deal_pending(self, tid: str, deck_seed: int) -> int:
-        """Games of ``tid`` still to play on the deck ``deck_seed`` (its duplicate set)."""
-        return self.db.execute(
-            "SELECT COUNT(*) FROM schedule WHERE tournament_id = ? AND deck_seed = ? AND done = 0", (tid, deck_seed)
-        ).fetchone()[0]
-
 
 def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
     """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,

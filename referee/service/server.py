@@ -26,7 +26,7 @@ from referee.log import get_logger
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
-from referee.records import RecordError, read_record
+from referee.records import RecordError, read_record, withhold_deal
 from referee.store import SqliteStore, open_store
 from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
@@ -587,18 +587,13 @@ class RefereeService(ref_grpc.RefereeServicer):
             next_page_token=str(start + size) if start + size < len(out) else "",
         )
 
-    def _deal_open(self, who: Principal | None, game_id: str) -> None:
-        """A game's deal is secret while other games of its duplicate set are still to be played (its deck is
-        theirs): only an organiser may see it then."""
+    def _deal_in_play(self, who: Principal | None, game_id: str) -> int:
+        """For anyone but an organiser: how many other games, in any tournament here, still have this game's deal
+        to play or are playing it (its deck, and even its public events, would tell them the cards to come)."""
         scheduled = self.registry.scheduled_game(game_id)
-        if scheduled is None or (who is not None and who.organiser):
-            return
-        tid, _, deck_seed, _ = scheduled
-        if self.registry.state(tid)[0] in (CREATED, RUNNING) and (left := self.registry.deal_pending(tid, deck_seed)):
-            raise _precondition(
-                f"game {game_id}'s deal is still to be played in {left} game(s) of {tid}; "
-                "it can be read once they are over"
-            )
+        if scheduled is None or _organiser(who):
+            return 0
+        return self.store.deal_in_play(scheduled[2], game_id)
 
     @_handle
     async def GetGameRecord(self, request: ref_pb.GetGameRecordRequest, context) -> rec_pb.GameRecord:
@@ -610,7 +605,6 @@ class RefereeService(ref_grpc.RefereeServicer):
             if self.registry.scheduled_game(request.game_id) is not None:
                 raise _precondition(f"game {request.game_id} has not finished; watch it with WatchGame")
             raise _not_found(f"no game {request.game_id!r} on this server")
-        self._deal_open(who, request.game_id)
         path = record_file(self.store, where[1])
         if path is None:
             raise _not_found(f"game {request.game_id} was stored without a record")
@@ -624,7 +618,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         if not _organiser(who):
             for player in record.header.players:
                 player.address = ""  # not the game's content: verify does not need it
-        return record
+        return withhold_deal(record) if self._deal_in_play(who, request.game_id) else record
 
     @_handle_stream
     @_admitted
@@ -632,6 +626,11 @@ class RefereeService(ref_grpc.RefereeServicer):
         who = self.auth.reader(context)
         if not request.game_id:
             raise _invalid("game_id: must not be empty")
+        if left := self._deal_in_play(who, request.game_id):
+            raise _precondition(
+                f"game {request.game_id}'s deal is still to be played in {left} other game(s); "
+                "it can be watched once they are over"
+            )
         live = self.live.get(request.game_id)
         if live is not None:
             async for item in live.follow(self.settings.spectator_delay_ms / 1000):
@@ -642,7 +641,6 @@ class RefereeService(ref_grpc.RefereeServicer):
             if self.registry.scheduled_game(request.game_id) is not None:
                 raise _precondition(f"game {request.game_id} has not started yet")
             raise _not_found(f"no game {request.game_id!r} on this server")
-        self._deal_open(who, request.game_id)
         path = record_file(self.store, where[1])
         if path is None:
             raise _not_found(f"game {request.game_id} was stored without a record")

@@ -76,7 +76,7 @@ class Outcome:
     csv_path: Path
 
 
-def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str]) -> GameSpec:
+def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str], reveal_deal: bool) -> GameSpec:
     by_name = {e.name: e for e in config.entrants}
     seats = tuple(EntrantRef(name=n, address=addresses.get(n), policy=by_name[n].policy) for n in slot.seats)
     return GameSpec(
@@ -88,6 +88,7 @@ def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str]) -
         start_seat=slot.start_seat,
         max_strikes=config.max_strikes,
         tournament_id=config.tournament_id,
+        reveal_deal=reveal_deal,
     )
 
 
@@ -186,7 +187,8 @@ async def _play_slots(
         # a game in flight when the referee was killed left a partial record: it is played again from its deal
         with contextlib.suppress(FileNotFoundError):
             (store.records / f"{slot.game_id}.abluxx").unlink()
-        spec = game_spec(config, slot, addresses)
+        # the bots are told the deck at the end only if no other game still has it to play (in any tournament)
+        spec = game_spec(config, slot, addresses, reveal_deal=store.deal_in_play(slot.deck_seed, slot.game_id) == 0)
         committed = None
         try:
             on_decision = hooks.on_start(slot, spec)

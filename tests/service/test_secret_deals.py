@@ -3,19 +3,47 @@ not started, public deals are the organiser's explicit choice, and validation ga
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
 from pathlib import Path
 
 import grpc
+from google.protobuf import json_format
+from google.protobuf.message import Message
 
+from referee.engine import deck_from_seed
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.records import verify_record
 from referee.service.settings import SettingsError
 from referee.service.settings import parse as parse_settings
 from referee.store import open_store
 from referee.tournament.config import parse
+from referee.tournament.deals import PublicDeals, deck_seed
 from referee.tournament.runner import create_tournament
 
-from .helpers import ORGANISER, auth, config, error_of, start_server, stub, write_settings
+from .helpers import (
+    ALICE,
+    BOB,
+    ORGANISER,
+    Proc,
+    _wait_listening,
+    auth,
+    config,
+    error_of,
+    start_bot,
+    start_server,
+    stub,
+    submit,
+    watch_to_end,
+    write_settings,
+)
 
 POLICIES = [{"name": n, "policy": p} for n, p in (("a", "random"), ("b", "greedy"), ("c", "counter"))]
 
@@ -56,3 +84,168 @@ def test_a_fixed_validation_seed_is_refused_with_the_reason(tmp_path: Path) -> N
         assert "service.validation_seed" in str(e) and "fresh random deck" in str(e)
     else:
         raise AssertionError("validation_seed was accepted")
+
+
+SPY = Path(__file__).resolve().parents[1] / "fixtures" / "spy_bot.py"
+
+
+def start_spy(log: Path) -> Proc:
+    proc = subprocess.Popen([sys.executable, str(SPY), "--log", str(log)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    return Proc(proc, _wait_listening(proc, "spy bot"))
+
+
+def epoch(rfc3339: str) -> float:
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
+
+
+def ints_in(value: object) -> set[int]:
+    """Every integer anywhere in a parsed JSON value, and every run of digits in its strings."""
+    if isinstance(value, bool):
+        return set()
+    if isinstance(value, int):
+        return {value}
+    if isinstance(value, str):
+        return {int(m) for m in re.findall(r"\d+", value)}
+    if isinstance(value, dict):
+        return set().union(*(ints_in(k) | ints_in(v) for k, v in value.items())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(ints_in(v) for v in value)) if value else set()
+    return set()
+
+
+def predicted_decks(readable: list[Message], tables: int, deals: int) -> set[tuple[int, ...]]:
+    """Every deck an author could compute from what it read: each number in it as a deck seed, and as the seed of
+    the old derivation (the config seed, table and deal), for every table and deal."""
+    numbers: set[int] = set()
+    for m in readable:
+        as_json = json_format.MessageToDict(m)
+        numbers |= ints_in(as_json)
+        for t in as_json.get("tournaments", [as_json]):
+            if "configJson" in t:
+                numbers |= ints_in(json.loads(t["configJson"]))
+    out = set()
+    for n in numbers:
+        if 0 <= n < 2**64:
+            out.add(deck_from_seed(n))
+            out |= {deck_from_seed(deck_seed(PublicDeals(n), "", t, d)) for t in range(tables) for d in range(deals)}
+    return out
+
+
+def stored_decks(data: Path, tid: str) -> dict[str, tuple[int, ...]]:
+    with sqlite3.connect(data / "abluxx.db") as c:
+        rows = c.execute("SELECT game_id, deck_seed FROM schedule WHERE tournament_id = ?", (tid,)).fetchall()
+    return {g: deck_from_seed(s) for g, s in rows}
+
+
+def test_a_spy_and_its_author_learn_no_card_before_the_game_that_deals_it_is_over(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    srv = start_server(data, write_settings(tmp_path))
+    log = tmp_path / "spy.jsonl"
+    spy, greedy = start_spy(log), start_bot("greedy")
+    learned: list[tuple[float, str, tuple[int, ...] | None]] = []  # (when, game read, its deck or None: watched)
+    refused: list[str] = []  # WatchGame calls refused for the deal
+    withheld_reads: list[str] = []  # GetGameRecord replies without their deal
+    try:
+        s = stub(srv.address)
+        assert submit(s, "spy", spy.address, ALICE).HasField("entrant")
+        assert submit(s, "greedy", greedy.address, BOB).HasField("entrant")
+        entrants = [{"bot": "spy"}, {"bot": "greedy"}, {"name": "rnd", "policy": "random"}]
+        # two tournaments with the same seed and schedule; a third with public deals, never started (the control)
+        tids = []
+        for name, extra in (("spy-a", {}), ("spy-b", {}), ("open", {"public_deals": True})):
+            c = config(name, entrants, seed=5, deals=2, seat_orders="rotations", concurrency=2, **extra)
+            t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
+            tids.append(t.tournament_id)
+        a, b, control = tids
+
+        # everything the spy's author can read before the start
+        readable: list[Message] = [s.ListTournaments(ref_pb.ListTournamentsRequest(), metadata=auth(ALICE)),
+                                   s.ListEntrants(ref_pb.ListEntrantsRequest(), metadata=auth(ALICE))]  # fmt: skip
+        readable += [s.GetTournament(ref_pb.GetTournamentRequest(tournament_id=t), metadata=auth(ALICE)) for t in tids]
+        readable += [s.GetEntrant(ref_pb.GetEntrantRequest(name=n), metadata=auth(ALICE)) for n in ("spy", "greedy")]
+        readable.append(s.ListGames(ref_pb.ListGamesRequest(), metadata=auth(ALICE)))
+        guesses = predicted_decks(readable, tables=3, deals=2)
+        game_ids = {t: [f"{t}-t{x}-d{d}-o{o}" for x in range(3) for d in range(2) for o in range(2)] for t in tids}
+
+        # the author polls every public call while both tournaments run
+        running = threading.Event()
+        running.set()
+
+        def poll() -> None:
+            while running.is_set():
+                s.ListTournaments(ref_pb.ListTournamentsRequest(), metadata=auth(ALICE))
+                s.ListGames(ref_pb.ListGamesRequest(), metadata=auth(ALICE))
+                for gid in game_ids[a] + game_ids[b]:
+                    try:
+                        rec = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=gid), metadata=auth(ALICE))
+                        if rec.deal_withheld:
+                            withheld_reads.append(gid)
+                            assert not rec.header.deck and not rec.footer.salt and not rec.decisions
+                        else:
+                            learned.append((time.time(), gid, tuple(rec.header.deck)))
+                    except grpc.RpcError as e:
+                        assert e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND), e
+                    try:
+                        for _ in s.WatchGame(ref_pb.WatchGameRequest(game_id=gid), metadata=auth(ALICE), timeout=0.5):
+                            learned.append((time.time(), gid, None))
+                            break
+                    except grpc.RpcError as e:
+                        if e.code() == grpc.StatusCode.FAILED_PRECONDITION and "deal" in e.details():
+                            refused.append(gid)
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        for t in (a, b):
+            s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t), metadata=auth(ORGANISER))
+        for t in (a, b):
+            watch_to_end(s, t)
+        running.clear()
+        poller.join(60)
+        records = {gid: s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=gid), metadata=auth(ORGANISER))
+                   for t in (a, b) for gid in game_ids[t]}  # fmt: skip
+    finally:
+        for p in (spy, greedy):
+            p.stop()
+        srv.stop()
+
+    deck = {gid: tuple(r.header.deck) for gid, r in records.items()}
+    over = {gid: epoch(r.footer.finished_at) for gid, r in records.items()}
+    for gid, r in records.items():
+        verify_record(r)
+        assert deck[gid] == stored_decks(data, r.header.tournament_id)[gid]
+    spy_games = {gid for gid, r in records.items() if "spy" in [p.name for p in r.header.players]}
+    assert len(spy_games) == 16
+    # the same seed made the same schedule twice, and no deck of one tournament is a deck of the other
+    assert {deck[g] for g in game_ids[a]}.isdisjoint({deck[g] for g in game_ids[b]})
+
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    told = [(x["t"], x["game"], tuple(x["deck"])) for x in lines if x["what"] == "over" and x["deck"]]
+    withheld = [x for x in lines if x["what"] == "over" and not x["deck"]]
+    assert withheld and all(x["commitment"] == records[x["game"]].header.commitment.hex() for x in withheld)
+    for when, source, seen in told + learned:
+        # whatever was learned about a deal, no other game on it was still to be over
+        for gid in spy_games - {source}:
+            if deck[gid] == (seen if seen is not None else deck[source]):
+                assert over[gid] <= when, f"learned {source}'s deal before {gid} on the same deal was over"
+    # the spy's first hand, when it played first, is its seat's cards of that game's deck (the log is right)
+    seats = {x["game"]: x["seat"] for x in lines if x["what"] == "start"}
+    first_hands = {}
+    for x in lines:
+        if x["what"] == "hand":
+            first_hands.setdefault(x["game"], x["hand"])
+    checked = [g for g in first_hands if g in records and records[g].header.start_seat == seats[g]]
+    assert checked
+    for g in checked:
+        assert first_hands[g] == sorted(deck[g][13 * seats[g] : 13 * seats[g] + 13])
+    # a deal no other game uses (the validation game's, a fresh random one) is told at once, and matches
+    validation = next(x for x in lines if x["what"] == "over" and x["game"].startswith("validate-spy-"))
+    salted = bytes.fromhex(validation["salt"]) + bytes(validation["deck"])
+    assert validation["deck"] and hashlib.sha256(salted).hexdigest() == validation["commitment"]
+    # the author's reads met the gate (refused watches, withheld records) and got through it (whole records)
+    assert refused and withheld_reads and any(seen is not None for _, _, seen in learned)
+
+    # nothing an author read before the start predicts a deck of either tournament; the control's it does
+    played = {deck[g] for g in deck}
+    assert not guesses & played
+    assert set(stored_decks(data, control).values()) <= guesses

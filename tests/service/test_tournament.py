@@ -126,7 +126,18 @@ def test_a_spectator_of_a_live_game_never_sees_a_hidden_card(tmp_path: Path) -> 
         stream = s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=tid), timeout=300)
         next(stream)
         s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
-        game_id = next(e.started.game_id for e in stream if e.WhichOneof("event") == "started")
+        started = (e.started.game_id for e in stream if e.WhichOneof("event") == "started")
+        first = next(started)
+        # the deal's other game is still to be played: its market refills would show that game's pile
+        assert code_of(s.WatchGame(ref_pb.WatchGameRequest(game_id=first)).__next__) == (
+            grpc.StatusCode.FAILED_PRECONDITION
+        )
+        game_id = next(started)  # the deal's last game (concurrency 1: the first is over)
+        # the first game's record is served without its deal while the last one plays; the organiser's is whole
+        early = ref_pb.GetGameRecordRequest(game_id=first)
+        withheld, whole = s.GetGameRecord(early), s.GetGameRecord(early, metadata=auth(ORGANISER))
+        assert withheld.deal_withheld and not withheld.header.deck and not withheld.decisions
+        assert withheld.header.commitment == whole.header.commitment and len(whole.header.deck) == 109
 
         seen: list = []
         watcher = threading.Thread(target=lambda: seen.extend(s.WatchGame(ref_pb.WatchGameRequest(game_id=game_id),
@@ -134,16 +145,14 @@ def test_a_spectator_of_a_live_game_never_sees_a_hidden_card(tmp_path: Path) -> 
         watcher.start()
         watcher.join(120)
         assert not watcher.is_alive()
-
-        # the other game of the deal is still to be played: its record is the organiser's alone until then
+        assert list(stream)[-1].tournament.state == ref_pb.TOURNAMENT_STATE_FINISHED
+        # every game of the deal is over: anyone may read both records whole
         request = ref_pb.GetGameRecordRequest(game_id=game_id)
-        assert code_of(s.GetGameRecord, request) == grpc.StatusCode.FAILED_PRECONDITION
         record = s.GetGameRecord(request, metadata=auth(ORGANISER))
-        s.CancelTournament(ref_pb.CancelTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
-        assert list(stream)[-1].tournament.state == ref_pb.TOURNAMENT_STATE_CANCELLED
-        for player in record.header.players:  # the bots' addresses stay the organiser's (docs/security.md)
-            player.address = ""
-        assert s.GetGameRecord(request) == record  # once cancelled, the deal is no secret
+        for r in (record, whole):
+            for player in r.header.players:  # the bots' addresses stay the organiser's (docs/security.md)
+                player.address = ""
+        assert s.GetGameRecord(request) == record and s.GetGameRecord(early) == whole
 
         assert seen[0].opening.delay_ms == 150 and seen[-1].WhichOneof("event") == "closing"
         decisions = [x.decision for x in seen[1:-1]]

@@ -13,6 +13,7 @@ Write a bot::
     serve(Biggest, port=50051)        # prints "listening on 127.0.0.1:50051"; stops on SIGINT/SIGTERM
 
 One ``Bot`` instance is made per game and seat; ``on_start(start)`` and ``on_game_over(notice)`` are optional.
+``verify_commitment(record, start.deck_commitment)`` checks a game's deal later, from its record (GetGameRecord).
 
 In-process adapter (the match runner uses it for built-in policies; the gRPC server uses the same class)::
 
@@ -27,11 +28,12 @@ a legal action. ``answer`` starts the session itself when the request carries ``
 
 from referee.proto.abluxxen.v1 import bot_pb2, game_pb2
 
+from .commitment import DealNotRevealed, verify_commitment
 from .decision import Decision
 from .server import BotService, serve, serve_async
 from .session import Answer, Bot, BotError, BotFactory, BotSession, make_factory
 
 __all__ = [
-    "Answer", "Bot", "BotError", "BotFactory", "BotService", "BotSession", "Decision", "bot_pb2", "game_pb2",
-    "make_factory", "serve", "serve_async",
+    "Answer", "Bot", "BotError", "BotFactory", "BotService", "BotSession", "DealNotRevealed", "Decision", "bot_pb2",
+    "game_pb2", "make_factory", "serve", "serve_async", "verify_commitment",
 ]  # fmt: skip

@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from referee.proto.abluxxen.v1 import game_pb2 as abluxxen_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61\x62luxxen/v1/bot.proto\x12\x0b\x61\x62luxxen.v1\x1a\x16\x61\x62luxxen/v1/game.proto\"F\n\x0cHelloRequest\x12\x36\n\x10protocol_version\x18\x01 \x01(\x0e\x32\x1c.abluxxen.v1.ProtocolVersion\"\x9f\x01\n\nHelloReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x03 \x01(\t\x12\x36\n\x10protocol_version\x18\x04 \x01(\x0e\x32\x1c.abluxxen.v1.ProtocolVersion\x12*\n\ntransports\x18\x05 \x03(\x0e\x32\x16.abluxxen.v1.Transport\"\xeb\x01\n\tGameStart\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12$\n\x07players\x18\x03 \x03(\x0b\x32\x13.abluxxen.v1.Player\x12%\n\x07options\x18\x04 \x01(\x0b\x32\x14.abluxxen.v1.Options\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.abluxxen.v1.TimeControl\x12\x12\n\nstart_seat\x18\x06 \x01(\x05\x12\x15\n\rrules_version\x18\x07 \x01(\t\x12\x17\n\x0f\x64\x65\x63k_commitment\x18\x08 \x01(\x0c\"\xa8\x02\n\x0f\x44\x65\x63isionRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\'\n\x04kind\x18\x04 \x01(\x0e\x32\x19.abluxxen.v1.DecisionKind\x12#\n\x04view\x18\x05 \x01(\x0b\x32\x15.abluxxen.v1.SeatView\x12\"\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x12.abluxxen.v1.Event\x12*\n\rlegal_actions\x18\x07 \x03(\x0b\x32\x13.abluxxen.v1.Action\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x08 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\t \x01(\r\x12%\n\x05start\x18\n \x01(\x0b\x32\x16.abluxxen.v1.GameStart\"\x80\x01\n\rDecisionReply\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0f\n\x05index\x18\x03 \x01(\rH\x00\x12%\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32\x13.abluxxen.v1.ActionH\x00\x12\r\n\x05\x65rror\x18\x05 \x01(\tB\n\n\x08\x64\x65\x63ision\"\xb7\x01\n\x0eGameOverNotice\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12&\n\x06reason\x18\x03 \x01(\x0e\x32\x16.abluxxen.v1.EndReason\x12\x0e\n\x06scores\x18\x04 \x03(\x05\x12\x0e\n\x06places\x18\x05 \x03(\x05\x12\"\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x12.abluxxen.v1.Event\x12\x0c\n\x04\x64\x65\x63k\x18\x07 \x03(\x05\x12\x0c\n\x04salt\x18\x08 \x01(\x0c\"\r\n\x0bGameOverAck\"\xa8\x01\n\x0eRefereeMessage\x12\'\n\x05start\x18\x01 \x01(\x0b\x32\x16.abluxxen.v1.GameStartH\x00\x12\x30\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x1c.abluxxen.v1.DecisionRequestH\x00\x12\x30\n\tgame_over\x18\x03 \x01(\x0b\x32\x1b.abluxxen.v1.GameOverNoticeH\x00\x42\t\n\x07message*Q\n\tTransport\x12\x19\n\x15TRANSPORT_UNSPECIFIED\x10\x00\x12\x13\n\x0fTRANSPORT_UNARY\x10\x01\x12\x14\n\x10TRANSPORT_STREAM\x10\x02*K\n\x0fProtocolVersion\x12 \n\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n\x12PROTOCOL_VERSION_1\x10\x01\x32\x8e\x02\n\x03\x42ot\x12;\n\x05Hello\x12\x19.abluxxen.v1.HelloRequest\x1a\x17.abluxxen.v1.HelloReply\x12\x42\n\x06\x44\x65\x63ide\x12\x1c.abluxxen.v1.DecisionRequest\x1a\x1a.abluxxen.v1.DecisionReply\x12\x43\n\x04Play\x12\x1b.abluxxen.v1.RefereeMessage\x1a\x1a.abluxxen.v1.DecisionReply(\x01\x30\x01\x12\x41\n\x08GameOver\x12\x1b.abluxxen.v1.GameOverNotice\x1a\x18.abluxxen.v1.GameOverAckB\x18Z\x16\x61\x62luxxen/v1;abluxxenv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61\x62luxxen/v1/bot.proto\x12\x0b\x61\x62luxxen.v1\x1a\x16\x61\x62luxxen/v1/game.proto\"F\n\x0cHelloRequest\x12\x36\n\x10protocol_version\x18\x01 \x01(\x0e\x32\x1c.abluxxen.v1.ProtocolVersion\"\x9f\x01\n\nHelloReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x03 \x01(\t\x12\x36\n\x10protocol_version\x18\x04 \x01(\x0e\x32\x1c.abluxxen.v1.ProtocolVersion\x12*\n\ntransports\x18\x05 \x03(\x0e\x32\x16.abluxxen.v1.Transport\"\xeb\x01\n\tGameStart\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12$\n\x07players\x18\x03 \x03(\x0b\x32\x13.abluxxen.v1.Player\x12%\n\x07options\x18\x04 \x01(\x0b\x32\x14.abluxxen.v1.Options\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.abluxxen.v1.TimeControl\x12\x12\n\nstart_seat\x18\x06 \x01(\x05\x12\x15\n\rrules_version\x18\x07 \x01(\t\x12\x17\n\x0f\x64\x65\x63k_commitment\x18\x08 \x01(\x0c\"\xa8\x02\n\x0f\x44\x65\x63isionRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\'\n\x04kind\x18\x04 \x01(\x0e\x32\x19.abluxxen.v1.DecisionKind\x12#\n\x04view\x18\x05 \x01(\x0b\x32\x15.abluxxen.v1.SeatView\x12\"\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x12.abluxxen.v1.Event\x12*\n\rlegal_actions\x18\x07 \x03(\x0b\x32\x13.abluxxen.v1.Action\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x08 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\t \x01(\r\x12%\n\x05start\x18\n \x01(\x0b\x32\x16.abluxxen.v1.GameStart\"\x80\x01\n\rDecisionReply\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0f\n\x05index\x18\x03 \x01(\rH\x00\x12%\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32\x13.abluxxen.v1.ActionH\x00\x12\r\n\x05\x65rror\x18\x05 \x01(\tB\n\n\x08\x64\x65\x63ision\"\xd0\x01\n\x0eGameOverNotice\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12&\n\x06reason\x18\x03 \x01(\x0e\x32\x16.abluxxen.v1.EndReason\x12\x0e\n\x06scores\x18\x04 \x03(\x05\x12\x0e\n\x06places\x18\x05 \x03(\x05\x12\"\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x12.abluxxen.v1.Event\x12\x0c\n\x04\x64\x65\x63k\x18\x07 \x03(\x05\x12\x0c\n\x04salt\x18\x08 \x01(\x0c\x12\x17\n\x0f\x64\x65\x63k_commitment\x18\t \x01(\x0c\"\r\n\x0bGameOverAck\"\xa8\x01\n\x0eRefereeMessage\x12\'\n\x05start\x18\x01 \x01(\x0b\x32\x16.abluxxen.v1.GameStartH\x00\x12\x30\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x1c.abluxxen.v1.DecisionRequestH\x00\x12\x30\n\tgame_over\x18\x03 \x01(\x0b\x32\x1b.abluxxen.v1.GameOverNoticeH\x00\x42\t\n\x07message*Q\n\tTransport\x12\x19\n\x15TRANSPORT_UNSPECIFIED\x10\x00\x12\x13\n\x0fTRANSPORT_UNARY\x10\x01\x12\x14\n\x10TRANSPORT_STREAM\x10\x02*K\n\x0fProtocolVersion\x12 \n\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n\x12PROTOCOL_VERSION_1\x10\x01\x32\x8e\x02\n\x03\x42ot\x12;\n\x05Hello\x12\x19.abluxxen.v1.HelloRequest\x1a\x17.abluxxen.v1.HelloReply\x12\x42\n\x06\x44\x65\x63ide\x12\x1c.abluxxen.v1.DecisionRequest\x1a\x1a.abluxxen.v1.DecisionReply\x12\x43\n\x04Play\x12\x1b.abluxxen.v1.RefereeMessage\x1a\x1a.abluxxen.v1.DecisionReply(\x01\x30\x01\x12\x41\n\x08GameOver\x12\x1b.abluxxen.v1.GameOverNotice\x1a\x18.abluxxen.v1.GameOverAckB\x18Z\x16\x61\x62luxxen/v1;abluxxenv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,10 +34,10 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'abluxxen.v1.bot_pb2', _glob
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\026abluxxen/v1;abluxxenv1'
-  _globals['_TRANSPORT']._serialized_start=1336
-  _globals['_TRANSPORT']._serialized_end=1417
-  _globals['_PROTOCOLVERSION']._serialized_start=1419
-  _globals['_PROTOCOLVERSION']._serialized_end=1494
+  _globals['_TRANSPORT']._serialized_start=1361
+  _globals['_TRANSPORT']._serialized_end=1442
+  _globals['_PROTOCOLVERSION']._serialized_start=1444
+  _globals['_PROTOCOLVERSION']._serialized_end=1519
   _globals['_HELLOREQUEST']._serialized_start=62
   _globals['_HELLOREQUEST']._serialized_end=132
   _globals['_HELLOREPLY']._serialized_start=135
@@ -49,11 +49,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECISIONREPLY']._serialized_start=834
   _globals['_DECISIONREPLY']._serialized_end=962
   _globals['_GAMEOVERNOTICE']._serialized_start=965
-  _globals['_GAMEOVERNOTICE']._serialized_end=1148
-  _globals['_GAMEOVERACK']._serialized_start=1150
-  _globals['_GAMEOVERACK']._serialized_end=1163
-  _globals['_REFEREEMESSAGE']._serialized_start=1166
-  _globals['_REFEREEMESSAGE']._serialized_end=1334
-  _globals['_BOT']._serialized_start=1497
-  _globals['_BOT']._serialized_end=1767
+  _globals['_GAMEOVERNOTICE']._serialized_end=1173
+  _globals['_GAMEOVERACK']._serialized_start=1175
+  _globals['_GAMEOVERACK']._serialized_end=1188
+  _globals['_REFEREEMESSAGE']._serialized_start=1191
+  _globals['_REFEREEMESSAGE']._serialized_end=1359
+  _globals['_BOT']._serialized_start=1522
+  _globals['_BOT']._serialized_end=1792
 # @@protoc_insertion_point(module_scope)

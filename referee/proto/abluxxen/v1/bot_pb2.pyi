@@ -103,7 +103,7 @@ class DecisionReply(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seq: _Optional[int] = ..., index: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class GameOverNotice(_message.Message):
-    __slots__ = ("game_id", "seat", "reason", "scores", "places", "events", "deck", "salt")
+    __slots__ = ("game_id", "seat", "reason", "scores", "places", "events", "deck", "salt", "deck_commitment")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +112,7 @@ class GameOverNotice(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DECK_FIELD_NUMBER: _ClassVar[int]
     SALT_FIELD_NUMBER: _ClassVar[int]
+    DECK_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     seat: int
     reason: _game_pb2.EndReason
@@ -120,7 +121,8 @@ class GameOverNotice(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
     deck: _containers.RepeatedScalarFieldContainer[int]
     salt: bytes
-    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., reason: _Optional[_Union[_game_pb2.EndReason, str]] = ..., scores: _Optional[_Iterable[int]] = ..., places: _Optional[_Iterable[int]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., deck: _Optional[_Iterable[int]] = ..., salt: _Optional[bytes] = ...) -> None: ...
+    deck_commitment: bytes
+    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., reason: _Optional[_Union[_game_pb2.EndReason, str]] = ..., scores: _Optional[_Iterable[int]] = ..., places: _Optional[_Iterable[int]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., deck: _Optional[_Iterable[int]] = ..., salt: _Optional[bytes] = ..., deck_commitment: _Optional[bytes] = ...) -> None: ...
 
 class GameOverAck(_message.Message):
     __slots__ = ()

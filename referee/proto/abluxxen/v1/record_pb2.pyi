@@ -154,13 +154,15 @@ class RecordFrame(_message.Message):
     def __init__(self, header: _Optional[_Union[RecordHeader, _Mapping]] = ..., decision: _Optional[_Union[DecisionRecord, _Mapping]] = ..., footer: _Optional[_Union[RecordFooter, _Mapping]] = ...) -> None: ...
 
 class GameRecord(_message.Message):
-    __slots__ = ("header", "decisions", "footer", "complete")
+    __slots__ = ("header", "decisions", "footer", "complete", "deal_withheld")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     FOOTER_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    DEAL_WITHHELD_FIELD_NUMBER: _ClassVar[int]
     header: RecordHeader
     decisions: _containers.RepeatedCompositeFieldContainer[DecisionRecord]
     footer: RecordFooter
     complete: bool
-    def __init__(self, header: _Optional[_Union[RecordHeader, _Mapping]] = ..., decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., footer: _Optional[_Union[RecordFooter, _Mapping]] = ..., complete: _Optional[bool] = ...) -> None: ...
+    deal_withheld: bool
+    def __init__(self, header: _Optional[_Union[RecordHeader, _Mapping]] = ..., decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., footer: _Optional[_Union[RecordFooter, _Mapping]] = ..., complete: _Optional[bool] = ..., deal_withheld: _Optional[bool] = ...) -> None: ...

@@ -198,8 +198,9 @@ class RefereeServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetGameRecord(self, request, context):
-        """A finished game's full record (the deal and every decision). While other games of the same deal are still
-        to be played, only an organiser may read it.
+        """A finished game's full record (the deal and every decision). While another game that uses the same deal is
+        still to be played or in play, in any tournament on this server, only an organiser gets it whole: anyone
+        else gets it with deal_withheld set (the commitment and the result, no deck, salt or decisions).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -207,7 +208,9 @@ class RefereeServicer:
 
     def WatchGame(self, request, context):
         """A game as a spectator sees it (R17: no hidden card, ever), after the server's spectator delay; a finished
-        game is replayed at once. The stream ends with the game.
+        game is replayed at once. The stream ends with the game. While another game that uses the same deal is still
+        to be played or in play (its market refills would show that game's pile), only an organiser may watch:
+        FAILED_PRECONDITION for anyone else.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
