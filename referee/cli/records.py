@@ -79,7 +79,7 @@ def run_export(args) -> int:
     record = _load(args)
     if record is None:
         return 2
-    say(json_format.MessageToJson(record))
+    say(json_format.MessageToJson(record, preserving_proto_field_name=True))  # snake_case, as every --json
     return 0
 
 

@@ -1,5 +1,8 @@
 """Clients of the Referee service (docs/service.md): ``abluxx submit``, ``abluxx remote tournament
-create|start|watch|cancel|show``, ``abluxx remote standings``, ``abluxx remote entrants`` and ``abluxx remote games``.
+create|start|watch|cancel|show``, ``abluxx remote tournaments``, ``abluxx remote standings``, ``abluxx remote
+entrants``, ``abluxx remote retire``, ``abluxx remote games``, ``abluxx remote record`` and ``abluxx remote
+watch-game``. A tournament is named by its id, or by its name when one tournament has it, or not at all for the
+latest (as the local commands do). ``--json`` output is the local commands' snake_case schema (docs/cli.md).
 
 Every command takes ``--server HOST:PORT`` (or ABLUXX_SERVER) and ``--token`` (or ABLUXX_TOKEN); ``--tls-ca FILE``
 trusts a certificate for a TLS server (``--tls`` uses the system's roots).
@@ -8,6 +11,7 @@ trusts a certificate for a TLS server (``--tls`` uses the system's roots).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -58,31 +62,53 @@ def register(sub) -> None:
     p.add_argument("--start", action="store_true", help="start it at once")
     _conn(p)
     p.set_defaults(func=create)
-    for action, helptext, fn in (
-        ("start", "start a created tournament", start),
-        ("watch", "follow a tournament's games and standings until it ends", watch),
-        ("cancel", "cancel a tournament", cancel),
-        ("show", "a tournament's state and progress", show),
+    for action, helptext, fn, latest in (
+        ("start", "start a created tournament", start, False),
+        ("watch", "follow a tournament's games and standings until it ends", watch, True),
+        ("cancel", "cancel a tournament", cancel, False),
+        ("show", "a tournament's state and progress", show, True),
     ):
         p = tsub.add_parser(action, help=helptext)
-        p.add_argument("id", help="the tournament id")
+        if latest:
+            p.add_argument("id", nargs="?", help="the tournament's id or name (default: the latest)")
+        else:
+            p.add_argument("id", help="the tournament's id or name")
         _conn(p)
         p.set_defaults(func=fn)
+    p = rsub.add_parser("tournaments", help="the server's tournaments, oldest first: ids, names, states, progress")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    _conn(p)
+    p.set_defaults(func=tournaments)
     p = rsub.add_parser("standings", help="a tournament's standings from the server")
-    p.add_argument("id", help="the tournament id")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("id", nargs="?", help="the tournament's id or name (default: the latest)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON (the schema of `abluxx standings --json`)")
+    out.add_argument("--csv", action="store_true", help="print CSV (the columns of `abluxx standings --csv`)")
     _conn(p)
     p.set_defaults(func=standings)
     p = rsub.add_parser("entrants", help="the bots submitted to the server")
     p.add_argument("--json", action="store_true", help="print JSON lines")
     _conn(p)
     p.set_defaults(func=entrants)
+    p = rsub.add_parser("retire", help="retire a bot (its owner, or an organiser): it plays no new tournament")
+    p.add_argument("name", help="the bot's name on the server")
+    _conn(p)
+    p.set_defaults(func=retire)
     p = rsub.add_parser("games", help="finished games on the server")
-    p.add_argument("id", nargs="?", default="", help="a tournament id (default: every tournament)")
+    p.add_argument("id", nargs="?", default="", help="a tournament's id or name (default: every tournament)")
     p.add_argument("--entrant", default="", help="only games this entrant played")
     p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
     _conn(p)
     p.set_defaults(func=games)
+    p = rsub.add_parser("record", help="fetch a game's record into a file, to replay, view or verify it locally")
+    p.add_argument("game_id", help="the game's id (abluxx remote games lists them)")
+    p.add_argument("-o", "--output", type=Path, help="the file to write (default: GAME_ID.abluxx here)")
+    _conn(p)
+    p.set_defaults(func=record)
+    p = rsub.add_parser("watch-game", help="follow one game live as a spectator sees it, as text")
+    p.add_argument("game_id", help="the game's id (abluxx remote tournament watch names each as it starts)")
+    _conn(p)
+    p.set_defaults(func=watch_game)
 
 
 class _Exit(Exception):
@@ -270,7 +296,8 @@ def create(args: argparse.Namespace) -> int:
 def start(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    say(_say(_call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=args.id))))
+    tid = _tournament_id(args, args.id)
+    say(_say(_call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=tid))))
     return 0
 
 
@@ -278,7 +305,8 @@ def start(args: argparse.Namespace) -> int:
 def cancel(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    say(_say(_call(args, "CancelTournament", ref_pb.CancelTournamentRequest(tournament_id=args.id))))
+    tid = _tournament_id(args, args.id)
+    say(_say(_call(args, "CancelTournament", ref_pb.CancelTournamentRequest(tournament_id=tid))))
     return 0
 
 
@@ -286,20 +314,9 @@ def cancel(args: argparse.Namespace) -> int:
 def show(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    say(_say(_call(args, "GetTournament", ref_pb.GetTournamentRequest(tournament_id=args.id))))
+    tid = _tournament_id(args, args.id)
+    say(_say(_call(args, "GetTournament", ref_pb.GetTournamentRequest(tournament_id=tid))))
     return 0
-
-
-def standings_table(s) -> str:
-    head = f"{'#':>2}  {'entrant':<16} {'mu-3sd':>7} {'mu':>6} {'sigma':>5} {'games':>5} {'wins':>5} {'avg':>6}  faults"
-    lines = [f"standings of {s.tournament_id}: {s.games}/{s.scheduled} games", head, "-" * len(head)]
-    for r in s.rows:
-        faults = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "-"
-        lines.append(
-            f"{r.rank:>2}  {r.entrant[:16]:<16} {r.conservative:>7.2f} {r.mu:>6.2f} {r.sigma:>5.2f} "
-            f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f}  {faults}"
-        )
-    return "\n".join(lines)
 
 
 def _game_line(g) -> str:
@@ -316,7 +333,8 @@ def watch(args: argparse.Namespace) -> int:
 
     last = None
     state = ""
-    for ev in _call(args, "WatchTournament", ref_pb.WatchTournamentRequest(tournament_id=args.id), stream=True):
+    tid = _tournament_id(args, args.id)
+    for ev in _call(args, "WatchTournament", ref_pb.WatchTournamentRequest(tournament_id=tid), stream=True):
         which = ev.WhichOneof("event")
         if which == "tournament":
             if _state(ev.tournament) != state:
@@ -330,35 +348,88 @@ def watch(args: argparse.Namespace) -> int:
             last = ev.standings
     if last is not None:
         say()
-        say(standings_table(last))
+        say(standings_of(last).table())
     if state != "finished":
         say(f"the stream ended with the tournament {state or 'unknown'}", file=sys.stderr)
         return 1
     return 0
 
 
-@_run
-def standings(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
-
+def _tournament_id(args: argparse.Namespace, wanted: str | None) -> str:
+    """The id of the tournament ``wanted`` names (an id, or a name one tournament has; None: the latest)."""
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    s = _call(args, "GetStandings", ref_pb.GetStandingsRequest(tournament_id=args.id))
-    say(json_format.MessageToJson(s) if args.json else standings_table(s))
+    from .lookup import pick_tournament
+
+    known = list(_pages(args, "ListTournaments", ref_pb.ListTournamentsRequest(), "tournaments"))
+    try:
+        return pick_tournament([(t.tournament_id, t.name) for t in known], wanted)
+    except LookupError as e:
+        raise _Exit(f"{e} on {args.server}") from None
+
+
+def _message_json(message) -> dict:
+    """A protobuf message as snake_case JSON, every field present (the schema the local commands print)."""
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def standings_of(s):
+    """The service's standings as the local commands' Standings, so both print one schema (table, JSON, CSV).
+    The API has no head to head yet: it is empty."""
+    from referee.tournament.standings import Standing, Standings
+
+    names = [f.name for f in dataclasses.fields(Standing)]  # the proto's Standing has the same fields
+    rows = [
+        Standing(**{k: getattr(r, k) for k in names if k not in ("faults", "median_decision_ms")},
+                 faults=dict(sorted(r.faults.items())),
+                 median_decision_ms=None if r.median_decision_ms < 0 else r.median_decision_ms)  # -1: no decision
+        for r in s.rows
+    ]  # fmt: skip
+    return Standings(s.tournament_id, s.games, s.scheduled, rows, {})
+
+
+@_run
+def tournaments(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    out = list(_pages(args, "ListTournaments", ref_pb.ListTournamentsRequest(), "tournaments"))
+    for t in out:
+        if args.json:
+            d = _message_json(t)
+            d["state"] = _state(t)
+            say(json.dumps(d))
+        else:
+            say(f"{t.tournament_id:<32} {t.name:<20} {_state(t):<10} {t.finished}/{t.games} games  "
+                  f"created {t.created_at}")  # fmt: skip
+    if not args.json:
+        say(f"{len(out)} tournaments" + (f"; the latest is {out[-1].tournament_id}" if out else ""))
+    return 0
+
+
+@_run
+def standings(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+    from referee.tournament.standings import dumps
+
+    tid = _tournament_id(args, args.id)
+    s = standings_of(_call(args, "GetStandings", ref_pb.GetStandingsRequest(tournament_id=tid)))
+    say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
     return 0
 
 
 @_run
 def entrants(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
-
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
     for e in _pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(), "entrants"):
+        state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
         if args.json:
-            say(json.dumps(json_format.MessageToDict(e)))
+            say(json.dumps({**_message_json(e), "state": state}))
         else:
-            state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
             say(
                 f"{e.entrant_id:<24} {state:<10} owner {e.owner:<12} {e.address:<22} "
                 f"mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}"
@@ -367,10 +438,71 @@ def entrants(args: argparse.Namespace) -> int:
 
 
 @_run
+def retire(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+    e = _call(args, "RetireEntrant", ref_pb.RetireEntrantRequest(name=args.name))
+    state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
+    say(f"{e.entrant_id}: {state}")
+    return 0
+
+
+@_run
+def record(args: argparse.Namespace) -> int:
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+    from referee.records import record_bytes
+
+    rec = _call(args, "GetGameRecord", ref_pb.GetGameRecordRequest(game_id=args.game_id))
+    out = args.output or Path(f"{rec.header.game_id or args.game_id}.abluxx")
+    try:
+        out.write_bytes(record_bytes(rec))
+    except OSError as e:
+        raise _Exit(f"{out}: cannot write the file ({e.strerror})", 2) from None
+    say(out)
+    say(f"replay it with: abluxx replay {out}   (or abluxx view {out}, abluxx verify {out})", file=sys.stderr)
+    return 0
+
+
+@_run
+def watch_game(args: argparse.Namespace) -> int:
+    from referee.engine import TurnStarted
+    from referee.engine.words import END_WORDS, say_event
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+    from referee.records import FAULT_NAME
+    from referee.wire import END_FROM_PB, event_from_pb
+
+    names: list[str] = []
+    for ev in _call(args, "WatchGame", ref_pb.WatchGameRequest(game_id=args.game_id), stream=True):
+        which = ev.WhichOneof("event")
+        if which == "opening":
+            o = ev.opening
+            names = [p.name or f"seat {p.seat}" for p in o.players]
+            where = f" in tournament {o.tournament_id}" if o.tournament_id else ""
+            behind = f" ({o.delay_ms} ms behind)" if o.delay_ms else ""
+            say(f"game {o.game_id}{where}: {' vs '.join(names)}{behind}", flush=True)
+            say(say_event(TurnStarted(o.start_seat, 1), names), flush=True)
+        elif which == "decision":
+            d = ev.decision
+            if d.fault and d.fault in FAULT_NAME and FAULT_NAME[d.fault] != "retired":
+                say(f"  ! {names[d.seat]} fault, {FAULT_NAME[d.fault]}; the fallback chose", flush=True)
+            for e in d.events:
+                say(("" if e.WhichOneof("event") == "turn_started" else "  ") + say_event(event_from_pb(e), names),
+                      flush=True)  # fmt: skip
+        elif which == "closing":
+            c = ev.closing
+            say(f"result: {END_WORDS[END_FROM_PB[c.reason]]}")
+            for seat in sorted(range(len(c.scores)), key=lambda i: (c.places[i], i)):
+                retired = "  (retired)" if seat in c.retired else ""
+                say(f"  place {c.places[seat]}: {names[seat]}  score {c.scores[seat]:+d}{retired}")
+    return 0
+
+
+@_run
 def games(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    request = ref_pb.ListGamesRequest(tournament_id=args.id, entrant=args.entrant, fault=args.fault)
+    tid = _tournament_id(args, args.id) if args.id else ""
+    request = ref_pb.ListGamesRequest(tournament_id=tid, entrant=args.entrant, fault=args.fault)
     shown = 0
     for g in _pages(args, "ListGames", request, "games"):
         say(_game_line(g))

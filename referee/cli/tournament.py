@@ -13,6 +13,7 @@ from referee.store import DEFAULT_DATA
 from referee.terminal import say
 
 from .logs import add_log_format, configure_logs
+from .lookup import pick_tournament
 
 
 def _data_arg(p: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def register(sub) -> None:
     p.set_defaults(func=resume)
 
     p = sub.add_parser("standings", help="a tournament's standings: ratings, scores, faults, head to head")
-    p.add_argument("id", nargs="?", help="tournament id (default: the latest)")
+    p.add_argument("id", nargs="?", help="tournament id or name (default: the latest)")
     _data_arg(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -40,7 +41,7 @@ def register(sub) -> None:
     p.set_defaults(func=standings)
 
     p = sub.add_parser("games", help="list a tournament's finished games and their records")
-    p.add_argument("id", nargs="?", help="tournament id (default: the latest)")
+    p.add_argument("id", nargs="?", help="tournament id or name (default: the latest)")
     _data_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     p.set_defaults(func=games)
@@ -126,16 +127,9 @@ def _run(config, args, source: str) -> int:
     return 0
 
 
-def _pick(store, tid: str | None) -> str | None:
-    if tid is not None:
-        return tid if store.tournament(tid) else None
-    rows = store.tournaments()
-    return rows[-1].id if rows else None
-
-
 def _open_tournament(args):
-    """(store, tournament id) for ``args.id``, the latest tournament without one; or (None, exit code) after saying
-    why there is none. The caller closes the store."""
+    """(store, tournament id) for ``args.id`` (an id, or a name one tournament has), the latest tournament without
+    one; or (None, exit code 1) after saying why there is none. The caller closes the store."""
     from referee.store import StoreError, open_store
 
     if not (Path(args.data) / "abluxx.db").exists():  # reading must not create a data folder at a mistyped path
@@ -144,10 +138,11 @@ def _open_tournament(args):
         store = open_store(args.data)
     except StoreError as e:
         return None, _fail(str(e), 2)
-    tid = _pick(store, args.id)
-    if tid is None:
+    try:
+        tid = pick_tournament([(t.id, t.name) for t in store.tournaments()], args.id)
+    except LookupError as e:
         store.close()
-        return None, _fail(f"no tournament {args.id or ''} in {store.path}".replace("  ", " "))
+        return None, _fail(f"{e} in {store.path}")
     return store, tid
 
 

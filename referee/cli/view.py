@@ -10,6 +10,8 @@ from google.protobuf import json_format
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.terminal import say
 
+from .lookup import pick_tournament
+
 DEFAULT_DATA = "abluxx-data"
 
 
@@ -65,28 +67,18 @@ def run_report(args) -> int:
 
     if not (Path(args.data) / "abluxx.db").is_file():
         say(f"abluxx report: no tournaments: {Path(args.data) / 'abluxx.db'} does not exist", file=sys.stderr)
-        return 2
+        return 1
     try:
         with open_store(args.data) as store:
-            tid = pick_tournament(store, args.tournament)
+            tid = pick_tournament([(t.id, t.name) for t in store.tournaments()], args.tournament)
             files = write_report(store, tid, Path(args.output), all_games=args.all_games)
-    except (LookupError, OSError, ValueError, StoreError) as e:
+    except LookupError as e:
+        say(f"abluxx report: {e}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError, StoreError) as e:
         say(f"abluxx report: {e}", file=sys.stderr)
         return 2
     say(files.report)
     if files.best_game is not None:
         say(f"best game: {files.best_game}")
     return 0
-
-
-def pick_tournament(store, wanted: str | None) -> str:
-    """The tournament id for ``wanted`` (an id or a name; the latest with that name), or the latest one."""
-    rows = store.tournaments()
-    if not rows:
-        raise LookupError("the store holds no tournaments yet")
-    if wanted is None:
-        return rows[-1].id
-    for r in reversed(rows):
-        if wanted in (r.id, r.name):
-            return r.id
-    raise LookupError(f"no tournament {wanted!r} (known: {', '.join(r.id for r in rows)})")

@@ -32,6 +32,9 @@ class Standing:
     median_decision_ms: float | None = None
 
 
+_H2H = ("wins", "losses", "ties")
+
+
 @dataclass
 class Standings:
     tournament_id: str
@@ -50,16 +53,23 @@ class Standings:
         }
 
     def to_csv(self) -> str:
+        """One row per entrant: the JSON's columns, a ``faults_KIND`` column per fault kind that occurred, and
+        ``vs_OTHER_wins``/``_losses``/``_ties`` columns per opponent (head to head, when there is one)."""
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         kinds = sorted({k for r in self.rows for k in r.faults})
+        others = [r.entrant for r in self.rows] if self.head_to_head else []
+        faults = [f"faults_{k}" for k in kinds]
+        h2h = [f"vs_{b}_{x}" for b in others for x in _H2H]
         w.writerow(["rank", "entrant", "mu", "sigma", "mu_minus_3sigma", "games", "wins", "avg_score",
-                    "dup_avg_score", "retired", "median_decision_ms", *[f"faults_{k}" for k in kinds]])  # fmt: skip
+                    "dup_avg_score", "retired", "median_decision_ms", *faults, *h2h])  # fmt: skip
         for r in self.rows:
+            vs = self.head_to_head.get(r.entrant, {})
             w.writerow([r.rank, r.entrant, f"{r.mu:.6f}", f"{r.sigma:.6f}", f"{r.conservative:.6f}", r.games, r.wins,
                         f"{r.avg_score:.4f}", f"{r.dup_avg_score:.4f}", r.retired,
                         "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}",
-                        *[r.faults.get(k, 0) for k in kinds]])  # fmt: skip
+                        *[r.faults.get(k, 0) for k in kinds],
+                        *[vs[b][x] if b in vs else "" for b in others for x in _H2H]])  # fmt: skip
         return out.getvalue()
 
     def table(self) -> str:
@@ -79,7 +89,7 @@ class Standings:
                 f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {r.dup_avg_score:>+6.2f} {med:>7}  {faults}"
             )
         names = [r.entrant for r in self.rows]
-        if len(names) > 1:
+        if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
             lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
             cell = {
                 (a, b): f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")

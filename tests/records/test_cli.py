@@ -76,7 +76,7 @@ def test_export_gives_json_that_round_trips(capsys, data) -> None:
     code, out, _ = run(capsys, "export", "faulty", "--data", str(data), "--json")
     assert code == 0
     as_dict = json.loads(out)
-    assert as_dict["complete"] is True and as_dict["header"]["gameId"] == "faulty"
+    assert as_dict["complete"] is True and as_dict["header"]["game_id"] == "faulty"
     assert any(d.get("fault") == "FAULT_KIND_DISCONNECTED" for d in as_dict["decisions"])
     back = json_format.Parse(out, rpb.GameRecord())
     assert back == read_record(record_path(data, "faulty"))

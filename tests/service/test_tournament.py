@@ -3,6 +3,8 @@ results, filters and records; a spectator who never sees a hidden card; the CLI 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import subprocess
 import threading
@@ -13,6 +15,7 @@ import pytest
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import verify_record
+from referee.tournament.standings import Standing
 
 from .helpers import (
     ABLUXX,
@@ -205,11 +208,43 @@ def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
 
         out = cli("remote", "tournament", "watch", tid, env=env, cwd=tmp_path)
         assert out.returncode == 0, out.stderr
-        assert "finished, 12/12 games" in out.stdout and f"standings of {tid}: 12/12 games" in out.stdout
+        assert "finished, 12/12 games" in out.stdout and f"tournament {tid}: 12/12 games" in out.stdout
         out = cli("remote", "standings", tid, env=env, cwd=tmp_path)
         assert out.returncode == 0 and all(n in out.stdout for n in ("my-greedy", "my-counter", "house"))
         out = cli("remote", "games", tid, "--entrant", "house", env=env, cwd=tmp_path)
         assert out.returncode == 0 and out.stdout.strip().endswith("8 games")
+
+        # find it: the list, the latest by default, and the name where an id goes
+        out = cli("remote", "tournaments", env=env, cwd=tmp_path)
+        assert out.returncode == 0 and tid in out.stdout and "finished" in out.stdout, out.stderr
+        assert cli("remote", "standings", env=env, cwd=tmp_path).stdout.startswith(f"tournament {tid}:")
+        out = cli("remote", "games", "cup", "--entrant", "house", env=env, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.strip().endswith("8 games"), out.stderr
+        out = cli("remote", "standings", "no-such-cup", env=env, cwd=tmp_path)
+        assert out.returncode == 1 and "no tournament 'no-such-cup'" in out.stderr
+
+        # one snake_case schema, local and remote (docs/cli.md)
+        remote = json.loads(cli("remote", "standings", "cup", "--json", env=env, cwd=tmp_path).stdout)
+        assert remote["tournament_id"] == tid and remote["games"] == remote["scheduled"] == 12
+        assert {n for n in remote["standings"][0]} == {f.name for f in dataclasses.fields(Standing)}
+        csv_head = cli("remote", "standings", "--csv", env=env, cwd=tmp_path).stdout.splitlines()[0]
+        assert csv_head.startswith("rank,entrant,mu,sigma,mu_minus_3sigma")
+        entrant = json.loads(cli("remote", "entrants", "--json", env=env, cwd=tmp_path).stdout.splitlines()[0])
+        assert "entrant_id" in entrant and "entrantId" not in entrant
+
+        # open a game: fetch its record and replay it here, and watch it as a spectator
+        game_id = cli("remote", "games", tid, env=env, cwd=tmp_path).stdout.split()[0]
+        out = cli("remote", "record", game_id, "-o", "g.abluxx", env=env, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.strip() == "g.abluxx", out.stderr
+        assert cli("verify", "g.abluxx", env=env, cwd=tmp_path).stdout.startswith("ok")
+        assert cli("replay", "g.abluxx", env=env, cwd=tmp_path).returncode == 0
+        out = cli("remote", "watch-game", game_id, env=env, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.startswith(f"game {game_id} in tournament {tid}"), out.stderr
+        assert "turn 1:" in out.stdout and "result:" in out.stdout and "place 1:" in out.stdout
+
+        # and retire a bot of one's own
+        out = cli("remote", "retire", "my-greedy", env=env, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.strip() == "my-greedy.v1: retired", out.stderr
     finally:
         for p in [*bots, srv]:
             p.stop()

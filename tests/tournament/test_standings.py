@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 from referee.store.sqlite import GameRow, SeatRow
 from referee.tournament.standings import compute
 
@@ -37,3 +40,19 @@ def test_tied_places_count_as_ties_in_head_to_head() -> None:
     assert h2h["b"]["steady"] == {"wins": 0, "losses": 0, "ties": 2}
     assert h2h["steady"]["c"] == {"wins": 1, "losses": 1, "ties": 0}
     assert h2h["c"]["b"] == {"wins": 1, "losses": 1, "ties": 0}
+
+
+def test_the_csv_holds_the_faults_and_head_to_head_of_the_json() -> None:
+    games = _games([(("steady", "b", "c"), (1, 1, 3)), (("c", "b", "steady"), (1, 2, 3))])
+    games[0].seats[2].faults.update({"timeout": 2})
+    s = compute("t", NAMES[:3], games, 2)
+    rows = {r["entrant"]: r for r in csv.DictReader(io.StringIO(s.to_csv()))}
+    assert rows["c"]["faults_timeout"] == "2" and rows["b"]["faults_timeout"] == "0"
+    for a in NAMES[:3]:
+        for b, h in s.head_to_head[a].items():
+            assert [int(rows[a][f"vs_{b}_{x}"]) for x in ("wins", "losses", "ties")] == [
+                h["wins"],
+                h["losses"],
+                h["ties"],
+            ]
+        assert rows[a][f"vs_{a}_wins"] == ""  # no entrant plays itself
