@@ -459,7 +459,11 @@ def record(args: argparse.Namespace) -> int:
     except OSError as e:
         raise _Exit(f"{out}: cannot write the file ({e.strerror})", 2) from None
     say(out)
-    say(f"replay it with: abluxx replay {out}   (or abluxx view {out}, abluxx verify {out})", file=sys.stderr)
+    if rec.deal_withheld:
+        say("deal not yet revealed: other games still play it, so the record holds the result and the commitment "
+            "but no deck or decisions; fetch it again once they are over", file=sys.stderr)  # fmt: skip
+    else:
+        say(f"replay it with: abluxx replay {out}   (or abluxx view {out}, abluxx verify {out})", file=sys.stderr)
     return 0
 
 

@@ -205,8 +205,14 @@ class RefereeService(ref_grpc.RefereeServicer):
             row = self.store.tournament(tid)
             if row is None:
                 continue
+            config = TournamentConfig.from_json(row.config)
+            try:
+                check_deal_key(self.store, config)
+            except NoDealKey as e:
+                self.log.error("not resuming tournament", tournament=tid, reason=str(e))
+                continue
             self.log.info("resuming tournament", tournament=tid, done=row.done, games=row.games)
-            self._start_run(TournamentConfig.from_json(row.config))
+            self._start_run(config)
 
     def _start_run(self, config: TournamentConfig) -> Run:
         run = Run(

@@ -3,8 +3,10 @@ not started, public deals are the organiser's explicit choice, and validation ga
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -26,9 +28,11 @@ from referee.service.settings import parse as parse_settings
 from referee.store import open_store
 from referee.tournament.config import parse
 from referee.tournament.deals import PublicDeals, deck_seed
-from referee.tournament.runner import create_tournament
+from referee.tournament.play import match_player
+from referee.tournament.runner import GameHooks, create_tournament, play_slots
 
 from .helpers import (
+    ABLUXX,
     ALICE,
     BOB,
     ORGANISER,
@@ -67,6 +71,9 @@ def test_an_old_tournament_without_a_deal_key_is_not_started(tmp_path: Path) -> 
                                     metadata=auth(ORGANISER))  # fmt: skip
         public = s.CreateTournament(ref_pb.CreateTournamentRequest(config=config("pub", POLICIES, public_deals=True)),
                                     metadata=auth(ORGANISER))  # fmt: skip
+        author = config("mine", POLICIES, public_deals=True)
+        e = error_of(s.CreateTournament, ref_pb.CreateTournamentRequest(config=author), metadata=auth(ALICE))
+        assert e.code() == grpc.StatusCode.PERMISSION_DENIED  # public deals are the organiser's call alone
         assert "public_deals" not in json.loads(secret.config_json)
         assert json.loads(public.config_json)["public_deals"] is True
     finally:
@@ -90,7 +97,7 @@ SPY = Path(__file__).resolve().parents[1] / "fixtures" / "spy_bot.py"
 
 
 def start_spy(log: Path) -> Proc:
-    proc = subprocess.Popen([sys.executable, str(SPY), "--log", str(log)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, str(SPY), "--log", str(log), "--delay-ms", "10"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)  # fmt: skip
     return Proc(proc, _wait_listening(proc, "spy bot"))
 
@@ -249,3 +256,52 @@ def test_a_spy_and_its_author_learn_no_card_before_the_game_that_deals_it_is_ove
     played = {deck[g] for g in deck}
     assert not guesses & played
     assert set(stored_decks(data, control).values()) <= guesses
+
+
+class FirstGameOnly(GameHooks):
+    """Starts one game and no more."""
+
+    def __init__(self) -> None:
+        self.started = 0
+
+    def should_continue(self) -> bool:
+        self.started += 1
+        return self.started == 1
+
+
+def test_a_record_fetched_before_its_deal_is_over_verifies_as_not_yet_revealed(tmp_path: Path) -> None:
+    # one game of a two-game deal played (rotations at a table of two), the other still to be played
+    data = tmp_path / "data"
+    cfg = parse({"name": "half", "seat_orders": "rotations", "entrants": POLICIES[:2]}, "<test>")
+    with open_store(data) as store:
+        create_tournament(store, cfg, "t")
+
+        async def first_game() -> None:
+            async with match_player(store.records) as play:
+                await play_slots(store, cfg, play, {}, 1, hooks=FirstGameOnly())
+
+        asyncio.run(first_game())
+        played = store.games(cfg.tournament_id)
+        assert len(played) == 1 and len(store.slots(cfg.tournament_id, pending_only=True)) == 1
+    game_id = played[0].game_id
+    srv = start_server(data, write_settings(tmp_path))
+    try:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}, "ABLUXX_SERVER": srv.address}
+
+        def abluxx(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run([*ABLUXX, *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                                  timeout=120)  # fmt: skip
+
+        fetched = abluxx("remote", "record", game_id, "--token", ALICE)
+        assert fetched.returncode == 0, fetched.stderr
+        assert "deal not yet revealed" in fetched.stderr
+        checked = abluxx("verify", str(tmp_path / f"{game_id}.abluxx"))
+        assert checked.returncode == 1 and "deal not yet revealed" in checked.stdout
+        assert "mismatch" not in checked.stdout
+        # the organiser's copy is whole, and verifies
+        whole = abluxx("remote", "record", game_id, "--token", ORGANISER, "-o", "whole.abluxx")
+        assert whole.returncode == 0 and "not yet" not in whole.stderr
+        checked = abluxx("verify", str(tmp_path / "whole.abluxx"))
+        assert checked.returncode == 0 and checked.stdout.startswith("ok:"), checked.stdout
+    finally:
+        srv.stop()
