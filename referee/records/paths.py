@@ -1,4 +1,5 @@
-"""Where records live: ``<data>/records/<game_id>.abluxx``."""
+"""Where records live: ``<data>/records/<game_id>.abluxx`` for games of tournaments and ``match``, and
+``<data>/validation/<game_id>.abluxx`` for the validation games of bots submitted to the service."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from .recordfile import RecordError
 
 DEFAULT_DATA_DIR = Path("abluxx-data")
 SUFFIX = ".abluxx"
+VALIDATION = "validation"  # the folder of the service's validation games, beside "records"
 
 
 def _check_game_id(game_id: str) -> str:
@@ -32,6 +34,8 @@ def resolve_record(arg: str, data_dir: str | os.PathLike[str] = DEFAULT_DATA_DIR
     if any(c in arg for c in "/\\") or arg.endswith(SUFFIX):
         raise RecordError(f"no record file {arg}")
     candidate = record_path(data_dir, arg)
-    if candidate.is_file():
-        return candidate
-    raise RecordError(f"no record {arg!r}: it is not a file, and there is no {candidate}")
+    validation = Path(data_dir) / VALIDATION / candidate.name
+    for path in (candidate, validation):
+        if path.is_file():
+            return path
+    raise RecordError(f"no record {arg!r}: it is not a file, and there is no {candidate} or {validation}")

@@ -27,6 +27,7 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.records import RecordError, read_record, withhold_deal
+from referee.records.paths import VALIDATION
 from referee.store import SqliteStore, open_store
 from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
@@ -309,7 +310,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.submitting.add(name)
         try:
             self.log.info("validating bot", bot=name, address=address, dial=dial, owner=owner)
-            outcome = await check_bot(name, dial, self.settings, self.store.data / "validation")
+            outcome = await check_bot(name, dial, self.settings, self.store.data / VALIDATION)
         finally:
             self.submitting.discard(name)
         if not isinstance(outcome, Passed):

@@ -23,11 +23,22 @@ _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch, since $ also matches 
 
 
 class ConfigError(ValueError):
-    """A configuration that cannot run. The message names the file, the key and the reason."""
+    """A configuration that cannot run. The message names the file, the key and the reason; a problem with the
+    file as a whole has no key (its reason names the file)."""
 
     def __init__(self, source: str, key: str, reason: str) -> None:
-        super().__init__(f"{source}: {key}: {reason}")
+        super().__init__(f"{source}: {key}: {reason}" if key else reason)
         self.source, self.key, self.reason = source, key, reason
+
+
+def said(value: Any) -> str:
+    """A value as the TOML file spells it (``true``, ``"two"``), for messages: never a Python repr like None."""
+    if value is None:
+        return "nothing"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 @dataclass(frozen=True)
@@ -92,13 +103,13 @@ def load(path: str | Path) -> TournamentConfig:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(source, "-", f"cannot read the file ({e.strerror})") from None
+        raise ConfigError(source, "", f"cannot read {source}: {(e.strerror or str(e)).lower()}") from None
     except UnicodeDecodeError as e:
-        raise ConfigError(source, "-", f"not UTF-8 text (byte {e.start}); save the file as UTF-8") from None
+        raise ConfigError(source, "", f"{source} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(source, "-", f"not valid TOML ({e})") from None
+        raise ConfigError(source, "", f"{source} is not valid TOML: {e}") from None
     return parse(data, source, default_name=Path(path).stem)
 
 
@@ -112,7 +123,7 @@ POLICIES = ("random", "greedy", "counter")
 
 def _int(src: str, key: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(src, key, f"must be an integer, not {value!r}")
+        raise ConfigError(src, key, f"must be a whole number, not {said(value)}")
     if not lo <= value <= hi:
         raise ConfigError(src, key, f"{value} is out of range ({lo} to {hi})")
     return value
@@ -127,9 +138,9 @@ def _unknown(src: str, prefix: str, got: dict, known: set[str]) -> None:
 def address_problem(address: Any) -> str | None:
     """Why ``address`` is not a bot's host:port (port 1 to 65535), or None when it is one."""
     if not isinstance(address, str) or not (m := _ADDRESS.fullmatch(address)):
-        return f"bad address {address!r}: expected host:port, e.g. 127.0.0.1:50051"
+        return f"bad address {said(address)}: expected host:port, e.g. 127.0.0.1:50051"
     if not 1 <= int(m["port"]) <= 65535:
-        return f"bad address {address!r}: port must be 1 to 65535"
+        return f"bad address {said(address)}: port must be 1 to 65535"
     return None
 
 
@@ -145,7 +156,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     _unknown(src, "", data, _TOP)
     name = data.get("name", default_name)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ConfigError(src, "name", f"{name!r} must be 1-40 letters, digits or _.+-")
+        raise ConfigError(src, "name", f"the tournament's name {said(name)} must be 1-40 letters, digits or _.+-")
 
     raw = data.get("entrants")
     if not isinstance(raw, list) or not raw:
@@ -154,18 +165,21 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     seen: set[str] = set()
     for i, e in enumerate(raw):
         at = f"entrants[{i}]."
+        who = f"entrant {i + 1}"  # people count from 1; the key keeps the list index
         if not isinstance(e, dict):
-            raise ConfigError(src, f"entrants[{i}]", "must be a table with name and address, command or policy")
+            raise ConfigError(src, f"entrants[{i}]", f"{who} must be a table with name and address, command or policy")
         _unknown(src, at, e, _ENTRANT)
         ename = e.get("name")
+        if ename is None or ename == "":
+            raise ConfigError(src, at + "name", f"{who} has no name (give it 1-40 letters, digits or _.+-)")
         if not isinstance(ename, str) or not _NAME.fullmatch(ename):
-            raise ConfigError(src, at + "name", f"{ename!r} must be 1-40 letters, digits or _.+-")
+            raise ConfigError(src, at + "name", f"{who}'s name {said(ename)} must be 1-40 letters, digits or _.+-")
         if ename in seen:
-            raise ConfigError(src, at + "name", f"{ename!r} is used twice")
+            raise ConfigError(src, at + "name", f"{who}'s name {said(ename)} is used twice")
         seen.add(ename)
         given = [k for k in ("address", "command", "policy") if k in e]
         if len(given) != 1:
-            raise ConfigError(src, at + "address", "give exactly one of address, command or policy")
+            raise ConfigError(src, at + "address", f"{who} ({ename}): give exactly one of address, command or policy")
         address = command = policy = None
         if "address" in e:
             address = check_address(src, at + "address", e["address"])
@@ -173,12 +187,14 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
             c = e["command"]
             parts = shlex.split(c) if isinstance(c, str) else c
             if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and p for p in parts):
-                raise ConfigError(src, at + "command", "must be a non-empty string or list of strings")
+                raise ConfigError(src, at + "command", f"{who} ({ename}): the command must be a non-empty string "
+                                  "or list of strings")  # fmt: skip
             command = tuple(parts)
         else:
             policy = e["policy"]
             if policy not in POLICIES:
-                raise ConfigError(src, at + "policy", f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+                known = ", ".join(POLICIES)
+                raise ConfigError(src, at + "policy", f"{who} ({ename}): no policy {said(policy)} (known: {known})")
         entrants.append(EntrantConfig(ename, address, command, policy))
     if len(entrants) < 2:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
@@ -188,11 +204,11 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         raise ConfigError(src, "table_size", f"{table_size} is more than the {len(entrants)} entrants")
     seat_orders = data.get("seat_orders", "rotations")
     if seat_orders not in SEAT_ORDERS:
-        raise ConfigError(src, "seat_orders", f"{seat_orders!r} must be one of: {', '.join(SEAT_ORDERS)}")
+        raise ConfigError(src, "seat_orders", f"{said(seat_orders)} must be one of: {', '.join(SEAT_ORDERS)}")
 
     public_deals = data.get("public_deals", False)
     if not isinstance(public_deals, bool):
-        raise ConfigError(src, "public_deals", f"must be true or false, not {public_deals!r}")
+        raise ConfigError(src, "public_deals", f"must be true or false, not {said(public_deals)}")
 
     opts = data.get("options", {})
     if not isinstance(opts, dict):
@@ -200,7 +216,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     _unknown(src, "options.", opts, _OPTIONS)
     for k, v in opts.items():
         if not isinstance(v, bool):
-            raise ConfigError(src, f"options.{k}", f"must be true or false, not {v!r}")
+            raise ConfigError(src, f"options.{k}", f"must be true or false, not {said(v)}")
     tc = data.get("time_control", {})
     if not isinstance(tc, dict):
         raise ConfigError(src, "time_control", "must be a table")

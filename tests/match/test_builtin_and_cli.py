@@ -100,11 +100,11 @@ def test_match_exits_1_when_a_bot_retires_during_the_game(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("seat", "says"),
     [
-        ("127.0.0.1:99999", "bad address '127.0.0.1:99999': port must be 1 to 65535"),
+        ("127.0.0.1:99999", "bad address \"127.0.0.1:99999\": port must be 1 to 65535"),
         ("127.0.0.1:0", "port must be 1 to 65535"),
-        ("mine=nohost", "bad address 'nohost': expected host:port"),
+        ("mine=nohost", "bad address \"nohost\": expected host:port"),
         ("=127.0.0.1:5000", "names no bot before '='"),
-        ("127.0.0.1:50051:7", "bad address '127.0.0.1:50051:7'"),
+        ("127.0.0.1:50051:7", "bad address \"127.0.0.1:50051:7\""),
     ],
 )
 def test_match_refuses_a_bad_address_before_dialling(tmp_path, capsys, seat, says):

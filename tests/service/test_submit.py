@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from referee.cli import main
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
@@ -37,6 +38,7 @@ BAD = {
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("submit")
     srv = start_server(folder / "data", write_settings(folder))
+    srv.data = folder / "data"  # type: ignore[attr-defined]  # where `abluxx replay` finds its validation games
     yield srv
     srv.stop()
 
@@ -47,7 +49,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_good_bot_is_accepted_and_a_resubmission_is_a_new_version(server) -> None:
+def test_a_good_bot_is_accepted_and_a_resubmission_is_a_new_version(server, capsys) -> None:
     s = stub(server.address)
     (bot,) = start_bots(["greedy"])
     try:
@@ -57,6 +59,9 @@ def test_a_good_bot_is_accepted_and_a_resubmission_is_a_new_version(server) -> N
         assert (e.name, e.version, e.entrant_id, e.owner) == ("greedy-alice", 1, "greedy-alice.v1", "alice")
         assert e.state == ref_pb.ENTRANT_STATE_ACTIVE and e.validation_game_id.startswith("validate-greedy-alice-")
         assert e.bot_version  # from the bot's Hello
+        # the validation game can be replayed by its id, as a tournament's games can
+        assert main(["replay", e.validation_game_id, "--data", str(server.data)]) == 0
+        assert f"game {e.validation_game_id}" in capsys.readouterr().out
 
         second = submit(s, "greedy-alice", bot.address, ALICE).entrant
         assert (second.version, second.entrant_id) == (2, "greedy-alice.v2")

@@ -59,10 +59,10 @@ def test_a_good_config_loads(tmp_path: Path) -> None:
         (("table_size = 3", "table_size = 6"), "table_size", "out of range (2 to 5)"),
         (("table_size = 3", "table_size = 1"), "table_size", "out of range (2 to 5)"),
         (("table_size = 3", "table_size = 4"), "table_size", "more than the 3 entrants"),
-        (("deals = 2", 'deals = "two"'), "deals", "must be an integer"),
+        (("deals = 2", 'deals = "two"'), "deals", "must be a whole number, not \"two\""),
         (("decision_ms = 200", "decision_ms = 0"), "time_control.decision_ms", "out of range"),
         (('name = "carol"', 'name = "bob"'), "entrants[2].name", "used twice"),
-        (('command = "abluxx bot greedy --port 0"', 'policy = "genius"'), "entrants[1].policy", "unknown policy"),
+        (('command = "abluxx bot greedy --port 0"', 'policy = "genius"'), "entrants[1].policy", "no policy"),
         (("seed = 7", 'seed = 7\nseat_orders = "some"'), "seat_orders", "must be one of"),
     ],
 )
@@ -76,12 +76,28 @@ def test_a_bad_config_is_refused_naming_file_key_and_reason(tmp_path: Path, chan
 
 
 def test_an_entrant_needs_exactly_one_way_to_reach_it(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"entrants\[0\].address: give exactly one of address, command or policy"):
+    with pytest.raises(ConfigError, match=r"entrants\[0\].address: entrant 1 \(alice\): give exactly one of address,"):
         load(write(tmp_path, GOOD.replace('address = "127.0.0.1:50051"', "")))
 
 
 def test_broken_toml_and_missing_files_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="not valid TOML"):
+    with pytest.raises(ConfigError, match="is not valid TOML"):
         load(write(tmp_path, "name = "))
-    with pytest.raises(ConfigError, match="cannot read the file"):
+    with pytest.raises(ConfigError, match=r"cannot read .*nope.toml: no such file or directory"):
         load(tmp_path / "nope.toml")
+
+
+def test_config_errors_are_in_plain_words(tmp_path: Path, capsys) -> None:
+    """No Python values in a message: an empty entrant is "entrant 3 has no name", a missing file "cannot read"."""
+    from referee.cli import main
+
+    path = write(tmp_path, GOOD + "\n[[entrants]]\n")
+    assert main(["tournament", "run", str(path), "--data", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "entrant 4 has no name" in err and "None" not in err, err
+    assert main(["tournament", "run", str(tmp_path / "nofile.toml"), "--data", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read {tmp_path / 'nofile.toml'}: no such file or directory" in err and ": -:" not in err, err
+    path = write(tmp_path, GOOD.replace("deals = 2", "deals = true"))
+    assert main(["tournament", "run", str(path), "--data", str(tmp_path / "d")]) == 2
+    assert "deals: must be a whole number, not true" in capsys.readouterr().err
