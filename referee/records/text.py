@@ -59,7 +59,8 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
     chunk.append(f"rules {h.rules_version}; options: {', '.join(options) or 'none'}")
     for p in h.players:
         about = ", ".join(x for x in (p.version and f"version {p.version}", p.transport) if x)
-        chunk.append(f"seat {p.seat}: {p.name or '(no name)'}" + (f" ({about})" if about else ""))
+        at = f" at {p.address}" if p.address else ""  # a bot's address, as a detail beside its name
+        chunk.append(f"seat {p.seat}: {p.name or '(no name)'}{at}" + (f" ({about})" if about else ""))
     if full:
         chunk.append("view: everything")
     elif public:

@@ -122,6 +122,8 @@ def test_match_names_a_bot_seat_by_its_hello_name_with_the_address_as_detail(tmp
     assert f"mine ({twin})" in out  # a name given on the command line wins
     players = read_record(tmp_path / "records" / "g.abluxx").header.players
     assert [(p.name, p.address) for p in players] == [("ok", bot), ("mine", twin), ("greedy", "")]
+    assert main(["replay", "g", "--data", str(tmp_path)]) == 0  # the replay names the seats the same way
+    assert f"seat 0: ok at {bot} (" in capsys.readouterr().out
 
 
 class _StalledSeat:

@@ -202,6 +202,16 @@ def test_a_name_cannot_break_the_game_data(page_for, tmp_path, payload):
     assert pg.errors == []
 
 
+def test_a_bot_seat_shows_its_address_beside_its_name(page_for, tmp_path):
+    record = self_play_record(5, ("ada", "bob", "greedy"))
+    record.header.players[0].address = "127.0.0.1:50051"  # a remote bot; the others are built-in policies
+    pg = page_for()
+    pg.goto(write_viewer(record, tmp_path / "game.html").as_uri())
+    assert pg.locator('.seat[data-seat="0"] .address').inner_text() == "127.0.0.1:50051"
+    assert pg.locator(".seat .address").count() == 1
+    assert pg.locator(".seat .name").all_inner_texts() == ["ada", "bob", "greedy"]
+
+
 def test_names_with_markup_characters_read_as_written(page_for, tmp_path):
     names = ("<b>ada</b>", "bob & co", 'cyd "c"')
     path = write_viewer(self_play_record(5, names), tmp_path / "names.html")

@@ -83,6 +83,7 @@
       html.push(
         `<div class="${cls.join(" ")}" data-seat="${seat}">` +
         `<div class="top"><span class="name">${esc(name(seat))}</span><span class="muted">seat ${seat}</span>` +
+        (G.players[seat].address ? `<span class="muted address">${esc(G.players[seat].address)}</span>` : "") +
         `${badges.join(" ")}<span class="score" title="score">${s.scores[seat]}</span></div>` +
         `<div class="label">stack · ${cards(stack.reduce((a, g) => a + g[1] + g[2], 0))}</div>` +
         `<div class="stack">${groups || '<span class="muted">empty</span>'}</div>` +
