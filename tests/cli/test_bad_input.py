@@ -53,7 +53,7 @@ def test_a_data_folder_that_is_a_file_is_refused(tmp_path: Path) -> None:
 def test_a_utf16_config_is_refused(tmp_path: Path) -> None:
     (tmp_path / "t.toml").write_text(TWO, encoding="utf-16")
     out = abluxx("tournament", "run", "t.toml", "--data", "d", cwd=tmp_path)
-    refused(out, "t.toml: -: not UTF-8 text", "nothing was run")
+    refused(out, "t.toml is not UTF-8 text", "nothing was run")
 
 
 def test_a_schedule_too_big_to_build_is_refused_with_its_size(tmp_path: Path) -> None:
