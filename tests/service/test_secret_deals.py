@@ -156,6 +156,7 @@ def test_a_spy_and_its_author_learn_no_card_before_the_game_that_deals_it_is_ove
     try:
         s = stub(srv.address)
         assert submit(s, "spy", spy.address, ALICE).HasField("entrant")
+        assert submit(s, "spy", spy.address, ALICE).HasField("entrant")  # a second validation game, dealt afresh
         assert submit(s, "greedy", greedy.address, BOB).HasField("entrant")
         entrants = [{"bot": "spy"}, {"bot": "greedy"}, {"name": "rnd", "policy": "random"}]
         # two tournaments with the same seed and schedule; a third with public deals, never started (the control)
@@ -245,10 +246,12 @@ def test_a_spy_and_its_author_learn_no_card_before_the_game_that_deals_it_is_ove
     assert checked
     for g in checked:
         assert first_hands[g] == sorted(deck[g][13 * seats[g] : 13 * seats[g] + 13])
-    # a deal no other game uses (the validation game's, a fresh random one) is told at once, and matches
-    validation = next(x for x in lines if x["what"] == "over" and x["game"].startswith("validate-spy-"))
-    salted = bytes.fromhex(validation["salt"]) + bytes(validation["deck"])
-    assert validation["deck"] and hashlib.sha256(salted).hexdigest() == validation["commitment"]
+    # a deal no other game uses (a validation game's, fresh and random each time) is told at once, and matches
+    validations = [x for x in lines if x["what"] == "over" and x["game"].startswith("validate-spy-")]
+    assert len(validations) == 2 and validations[0]["deck"] != validations[1]["deck"]
+    for v in validations:
+        salted = bytes.fromhex(v["salt"]) + bytes(v["deck"])
+        assert v["deck"] and hashlib.sha256(salted).hexdigest() == v["commitment"]
     # the author's reads met the gate (refused watches, withheld records) and got through it (whole records)
     assert refused and withheld_reads and any(seen is not None for _, _, seen in learned)
 
@@ -303,5 +306,35 @@ def test_a_record_fetched_before_its_deal_is_over_verifies_as_not_yet_revealed(t
         assert whole.returncode == 0 and "not yet" not in whole.stderr
         checked = abluxx("verify", str(tmp_path / "whole.abluxx"))
         assert checked.returncode == 0 and checked.stdout.startswith("ok:"), checked.stdout
+    finally:
+        srv.stop()
+
+
+def test_public_deals_stay_secret_while_another_tournament_still_plays_them(tmp_path: Path) -> None:
+    # the old leak: a finished tournament's records held the decks of a later one with the same seed
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    try:
+        s = stub(srv.address)
+
+        def tournament(name: str) -> str:
+            c = config(name, POLICIES[:2], seed=9, seat_orders="rotations", public_deals=True)
+            return s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
+
+        def play(tid: str) -> None:
+            s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+            watch_to_end(s, tid)
+
+        first = tournament("first")
+        play(first)
+        game = ref_pb.GetGameRecordRequest(game_id=f"{first}-t0-d0-o0")
+        assert not s.GetGameRecord(game).deal_withheld  # nothing else plays its deal: anyone may read it
+        second = tournament("second")  # the same seed, public deals: the same decks, still to be played
+        assert s.GetGameRecord(game).deal_withheld
+        e = error_of(s.WatchGame(ref_pb.WatchGameRequest(game_id=game.game_id)).__next__)
+        assert e.code() == grpc.StatusCode.FAILED_PRECONDITION and "2 other game(s)" in e.details()
+        play(second)
+        assert not s.GetGameRecord(game).deal_withheld
+        assert s.GetGameRecord(game).header.deck == s.GetGameRecord(
+            ref_pb.GetGameRecordRequest(game_id=f"{second}-t0-d0-o0")).header.deck  # fmt: skip
     finally:
         srv.stop()
