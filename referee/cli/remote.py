@@ -98,6 +98,7 @@ def register(sub) -> None:
     p.add_argument("id", nargs="?", default="", help="a tournament's id or name (default: every tournament)")
     p.add_argument("--entrant", default="", help="only games this entrant played")
     p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
+    p.add_argument("--json", action="store_true", help="print JSON lines (the schema of `abluxx games --json`)")
     _conn(p)
     p.set_defaults(func=games)
     p = rsub.add_parser("record", help="fetch a game's record into a file, to replay, view or verify it locally")
@@ -509,7 +510,15 @@ def games(args: argparse.Namespace) -> int:
     request = ref_pb.ListGamesRequest(tournament_id=tid, entrant=args.entrant, fault=args.fault)
     shown = 0
     for g in _pages(args, "ListGames", request, "games"):
-        say(_game_line(g))
         shown += 1
-    say(f"{shown} games")
+        if args.json:  # the keys of the local `abluxx games --json`; the record is `abluxx remote record`'s to fetch
+            seats = [{"entrant": x.entrant, "score": x.score, "place": x.place, "retired": x.retired,
+                      "faults": dict(x.faults)} for x in g.seats]  # fmt: skip
+            say(json.dumps({"slot": g.slot, "game_id": g.game_id, "table": g.table, "deal": g.deal,
+                            "order": g.seat_order, "seats": seats, "end_reason": g.end_reason,
+                            "decisions": g.decisions, "record": None}))  # fmt: skip
+        else:
+            say(_game_line(g))
+    if not args.json:
+        say(f"{shown} games")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -229,6 +230,13 @@ def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
         assert {n for n in remote["standings"][0]} == {f.name for f in dataclasses.fields(Standing)}
         csv_head = cli("remote", "standings", "--csv", env=env, cwd=tmp_path).stdout.splitlines()[0]
         assert csv_head.startswith("rank,entrant,mu,sigma,mu_minus_3sigma")
+        game = json.loads(cli("remote", "games", "cup", "--json", env=env, cwd=tmp_path).stdout.splitlines()[0])
+        local = tmp_path / "local.toml"
+        local.write_text('name = "here"\n[[entrants]]\nname = "a"\npolicy = "random"\n[[entrants]]\nname = "b"\n'
+                         'policy = "greedy"\n')  # fmt: skip
+        assert cli("tournament", "run", "local.toml", "--data", "here", env=env, cwd=tmp_path).returncode == 0
+        here = json.loads(cli("games", "--json", "--data", "here", env=env, cwd=tmp_path).stdout.splitlines()[0])
+        assert set(game) == set(here) and set(game["seats"][0]) == set(here["seats"][0])
         entrant = json.loads(cli("remote", "entrants", "--json", env=env, cwd=tmp_path).stdout.splitlines()[0])
         assert "entrant_id" in entrant and "entrantId" not in entrant
 
@@ -241,6 +249,8 @@ def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
         out = cli("remote", "watch-game", game_id, env=env, cwd=tmp_path)
         assert out.returncode == 0 and out.stdout.startswith(f"game {game_id} in tournament {tid}"), out.stderr
         assert "turn 1:" in out.stdout and "result:" in out.stdout and "place 1:" in out.stdout
+        assert "a card from the pile" in out.stdout or "from the pile" not in out.stdout
+        assert not re.search(r"draws (\d+|X) from the pile", out.stdout), "a spectator saw a pile card"
 
         # and retire a bot of one's own
         out = cli("remote", "retire", "my-greedy", env=env, cwd=tmp_path)
