@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,20 +44,23 @@ class EntrantError(RuntimeError):
     """An entrant that cannot take part: the tournament does not start."""
 
 
-def _die_with_referee(referee: int) -> Callable[[], None]:
-    """A preexec_fn: SIGKILL the child when the referee dies. The kernel sends it when the *thread* that forked
-    the child ends, here the event loop's, which outlives every bot it starts. A referee that died before this
-    ran is not noticed by the kernel: then exit at once."""
+# A command starts through this launcher on Linux: it asks for SIGKILL when the referee dies (PR_SET_PDEATHSIG,
+# which survives exec; the kernel sends it when the *thread* that forked the child ends, here the event loop's,
+# which outlives every bot it starts), exits if the referee died before that, and execs the command. Doing this in
+# a preexec_fn instead runs Python in the forked child, and a child forked while gRPC threads run (fresh_process
+# starts bots mid-tournament) crashed there with SIGSEGV or SIGABRT.
+_LAUNCHER = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, 9)\n"
+    "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
 
-    def preexec() -> None:  # runs in the child between fork and exec
-        import ctypes
 
-        with contextlib.suppress(Exception):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() != referee:
-            os._exit(1)
-
-    return preexec
+def _launch(command: tuple[str, ...]) -> list[str]:
+    if sys.platform != "linux":
+        return list(command)
+    return [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *command]
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -134,15 +138,16 @@ class LocalBots:
         assert e.command
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"{self.prefix}-{e.name}.log"
+        if shutil.which(e.command[0]) is None:  # the launcher would only fail after its exec
+            raise EntrantError(f"entrant {e.name}: cannot start {' '.join(e.command)!r}: no such program")
         log = open(log_path, "ab")  # noqa: SIM115 - stays open for the life of the process
         try:
             proc = await asyncio.create_subprocess_exec(
-                *e.command,
+                *_launch(e.command),
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=_die_with_referee(os.getpid()) if sys.platform == "linux" else None,
             )
         except OSError as err:
             log.close()
@@ -247,7 +252,7 @@ async def ready(
     keep_trying: Callable[[], bool] = lambda: True,
 ) -> AsyncIterator[dict[str, str]]:
     """Start the command entrants, wait until every entrant answers Hello, and yield each one's address; the
-    command entrants are stopped on leaving.
+    command entrants are stopped on leaving (with ``fresh_process``, at once: each game starts its own).
 
     Without ``retry_s`` an unreachable entrant raises EntrantError at once. With it, Hello is asked again every
     ``retry_s`` seconds for as long as ``keep_trying()`` (the service's resumed run waits for its bots to come back
@@ -268,4 +273,8 @@ async def ready(
                 await asyncio.sleep(retry_s)
                 if not keep_trying():
                     raise
+        if config.fresh_process:  # every game starts its own (runner._fresh): these only answered Hello
+            await bots.stop()
+            for name in bots.addresses:
+                del addresses[name]
         yield addresses
