@@ -13,13 +13,15 @@ from referee.terminal import say
 
 from .logs import add_log_format, configure_logs
 
-# (entrant name, example bot, its seed): two greedy bots with different seeds make four entrants
-DEMO_BOTS = [("random", "random", 1), ("greedy", "greedy", 1), ("counter", "counter", 1), ("greedy-2", "greedy", 2)]
+# (entrant name, example bot, its seed): each example bot twice, with different seeds, so that at 3 players every
+# deal is played at two tables (duplicate across tables needs at least twice as many entrants as seats)
+DEMO_BOTS = [("random", "random", 1), ("greedy", "greedy", 1), ("counter", "counter", 1), ("greedy-2", "greedy", 2),
+             ("random-2", "random", 2), ("counter-2", "counter", 2)]  # fmt: skip
 
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="run a small tournament of the example bots over real gRPC (under a minute)")
-    p.add_argument("--deals", type=int, default=50, help="deals per table (default 50: 600 games)")
+    p.add_argument("--deals", type=int, default=30, help="deals per table (default 30: 600 games)")
     p.add_argument("--table-size", type=int, default=3, choices=range(2, 5), help="players per game (default 3)")
     p.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     p.add_argument("--concurrency", "-c", type=int, default=8, help="games at once (default 8)")

@@ -422,6 +422,7 @@ class RefereeService(ref_grpc.RefereeServicer):
                 if bot.state != ACTIVE:
                     raise _precondition(f"{at}.bot: bot {e.bot!r} is retired")
                 entry["address"] = bot.address
+                entry["owner"] = bot.owner  # an owner's entrants never receive the same deck
                 links[entry["name"]] = (bot.name, bot.version)
             else:
                 entry[source] = getattr(e, source)

@@ -17,7 +17,7 @@ from typing import Any
 from referee.engine import Options
 from referee.match.spec import RANGES, EntrantRef, TimeControl
 
-SEAT_ORDERS = ("rotations", "all")
+SEAT_ORDERS = ("across", "rotations", "all")
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")  # whole strings only:
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch, since $ also matches before a final newline
 
@@ -44,12 +44,13 @@ def said(value: Any) -> str:
 @dataclass(frozen=True)
 class EntrantConfig:
     """One entrant: a running bot at ``address``, a local bot ``command`` the referee starts, or a built-in
-    ``policy``."""
+    ``policy``. Entrants with the same ``owner`` never receive the same deck (None: the entrant is its own owner)."""
 
     name: str
     address: str | None = None
     command: tuple[str, ...] | None = None
     policy: str | None = None
+    owner: str | None = None
 
     def ref(self, address: str | None = None) -> EntrantRef:
         """The match runner's view of this entrant; a command entrant needs the address it came up on."""
@@ -64,11 +65,14 @@ class TournamentConfig:
     table_size: int = 2
     deals: int = 1
     tables: int = 0  # 0: every set of `table_size` entrants; N: a balanced sample of about N tables
-    seat_orders: str = "rotations"  # "rotations": k games per deal; "all": every seat order (k! games)
+    # "across": each deal at several tables, never twice to an entrant or owner (the default when there are more
+    # entrants than seats); "rotations": k games per deal at one table; "all": every seat order (k! games)
+    seat_orders: str = "across"
     concurrency: int = 8
     max_strikes: int = 3
     # true: decks follow from ``seed`` (reproducible from this file; unsafe with untrusted bots, deals.py)
     public_deals: bool = False
+    fresh_process: bool = False  # start command entrants afresh for every game, so they cannot remember a deal
     options: Options = field(default_factory=Options)
     time_control: TimeControl = field(default_factory=TimeControl)
 
@@ -85,10 +89,11 @@ class TournamentConfig:
         return parse(d, "<stored config>")
 
     def identity(self) -> str:
-        """A short hash of everything that decides the games (not ``concurrency``): the same file names the same
-        tournament, so running it again resumes it."""
+        """A short hash of everything that decides the games (not ``concurrency`` or ``fresh_process``, which say
+        how they are run): the same file names the same tournament, so running it again resumes it."""
         d = self.to_json()
         d.pop("concurrency")
+        d.pop("fresh_process")
         blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:8]
 
@@ -114,10 +119,10 @@ def load(path: str | Path) -> TournamentConfig:
 
 
 _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
-        "options", "time_control", "entrants"}  # fmt: skip
+        "fresh_process", "options", "time_control", "entrants"}  # fmt: skip
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = {"decision_ms", "bank_ms", "grace_ms"}
-_ENTRANT = {"name", "address", "command", "policy"}
+_ENTRANT = {"name", "address", "command", "policy", "owner"}
 POLICIES = ("random", "greedy", "counter")
 
 
@@ -195,16 +200,26 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
             if policy not in POLICIES:
                 known = ", ".join(POLICIES)
                 raise ConfigError(src, at + "policy", f"{who} ({ename}): no policy {said(policy)} (known: {known})")
-        entrants.append(EntrantConfig(ename, address, command, policy))
+        owner = e.get("owner")
+        if owner is not None and (not isinstance(owner, str) or not _NAME.fullmatch(owner)):
+            raise ConfigError(src, at + "owner", f"{who}'s owner {said(owner)} must be 1-40 letters, digits or _.+-")
+        entrants.append(EntrantConfig(ename, address, command, policy, owner))
     if len(entrants) < 2:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
 
     table_size = _int(src, "table_size", data.get("table_size", 2), 2, 5)
     if table_size > len(entrants):
         raise ConfigError(src, "table_size", f"{table_size} is more than the {len(entrants)} entrants")
-    seat_orders = data.get("seat_orders", "rotations")
+    # head to head (as many entrants as seats) has no other table to take a deal across to
+    seat_orders = data.get("seat_orders", "across" if len(entrants) > table_size else "rotations")
     if seat_orders not in SEAT_ORDERS:
         raise ConfigError(src, "seat_orders", f"{said(seat_orders)} must be one of: {', '.join(SEAT_ORDERS)}")
+    if seat_orders == "across" and len(entrants) == table_size:
+        raise ConfigError(src, "seat_orders", f'"across" needs more entrants than the {table_size} seats; use '
+                          '"rotations" (it trusts the bots to forget a deal between its games)')  # fmt: skip
+    fresh_process = data.get("fresh_process", False)
+    if not isinstance(fresh_process, bool):
+        raise ConfigError(src, "fresh_process", f"must be true or false, not {said(fresh_process)}")
 
     public_deals = data.get("public_deals", False)
     if not isinstance(public_deals, bool):
@@ -249,6 +264,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         concurrency=_int(src, "concurrency", data.get("concurrency", 8), 1, 1024),
         max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), *RANGES["max_strikes"]),
         public_deals=public_deals,
+        fresh_process=fresh_process,
         options=Options(**opts),
         time_control=time_control,
     )

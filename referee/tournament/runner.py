@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,34 +180,59 @@ async def _play_slots(
         live.add(g.slot, g.names, g.places)
     pending = store.slots(tid, pending_only=True)
     done = len(slots) - len(pending)
-    queue = iter(pending)
     played = 0
+    in_flight: list[Slot] = []
+    freed = asyncio.Condition()
+
+    def may_start(slot: Slot) -> bool:
+        # An entrant never plays two games of one deal at once (with rotations it would see two seats' hands):
+        # such a game waits until the other has finished.
+        return not any(
+            f.duplicate_set == slot.duplicate_set and not set(f.seats).isdisjoint(slot.seats) for f in in_flight
+        )
+
+    async def next_slot() -> Slot | None:
+        """The first pending slot that may start now (waiting while none may); None when none is left, or when
+        the hooks say stop."""
+        async with freed:
+            while pending and hooks.should_continue():
+                slot = next((s for s in pending if may_start(s)), None)
+                if slot is not None:
+                    pending.remove(slot)
+                    in_flight.append(slot)
+                    return slot
+                await freed.wait()
+            return None
 
     async def one(slot: Slot) -> GameResult:
         # a game in flight when the referee was killed left a partial record: it is played again from its deal
         with contextlib.suppress(FileNotFoundError):
             (store.records / f"{slot.game_id}.abluxx").unlink()
-        # the bots are told the deck at the end only if no other game still has it to play (in any tournament)
-        spec = game_spec(config, slot, addresses, reveal_deal=store.deal_in_play(slot.deck_seed, slot.game_id) == 0)
         committed = None
         try:
-            on_decision = hooks.on_start(slot, spec)
-            try:
-                result = await (play(spec) if on_decision is None else play(spec, on_decision=on_decision))
-            except Exception as e:
-                log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
-                raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
+            async with _fresh(config, slot, addresses, store.data / "logs") as seats_at:
+                # the bots are told the deck at the end only if no other game still has it to play (in any
+                # tournament)
+                reveal = store.deal_in_play(slot.deck_seed, slot.game_id) == 0
+                spec = game_spec(config, slot, seats_at, reveal_deal=reveal)
+                on_decision = hooks.on_start(slot, spec)
+                try:
+                    result = await (play(spec) if on_decision is None else play(spec, on_decision=on_decision))
+                except Exception as e:
+                    log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
+                    raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
             store.save_game(tid, slot, result)
             committed = result
         finally:
             hooks.on_done(slot, committed)
+            async with freed:
+                in_flight.remove(slot)
+                freed.notify_all()
         return result
 
     async def worker() -> None:
         nonlocal done, played
-        for slot in queue:  # a shared iterator: each slot goes to exactly one worker
-            if not hooks.should_continue():
-                return
+        while (slot := await next_slot()) is not None:
             result = await one(slot)
             live.add(slot.slot, slot.seats, result.places)
             done += 1
@@ -225,6 +250,20 @@ async def _play_slots(
     if progress:
         progress.update(done, live.top(), final=True)
     return played, live.ratings
+
+
+@contextlib.asynccontextmanager
+async def _fresh(
+    config: TournamentConfig, slot: Slot, addresses: dict[str, str], log_dir: Path
+) -> AsyncIterator[dict[str, str]]:
+    """The addresses to seat a game with. With ``fresh_process``, the game's command entrants are started for it
+    alone and stopped after it, so no process of theirs outlives one game (it cannot remember a deal)."""
+    commands = [e for e in config.entrants if e.command and e.name in slot.seats] if config.fresh_process else []
+    if not commands:
+        yield addresses
+        return
+    async with entrants_mod.LocalBots(tuple(commands), log_dir, config.tournament_id) as bots:
+        yield {**addresses, **bots.addresses}
 
 
 def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> tuple[Path, Path]:

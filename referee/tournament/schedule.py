@@ -4,9 +4,18 @@ The config's seed fixes the tables and seat orders; the decks come from the tour
 (deals.py), or from the seed when the config says ``public_deals = true``.
 
 Round robin at one table size. Every set of ``table_size`` entrants is a table, or, when ``tables`` asks for fewer
-than there are sets, a balanced sample of tables. Each table plays ``deals`` deals; each deal is a duplicate set:
-the same deck replayed once for each rotation of the seats (or each seat order), so every entrant holds every
-seat's cards once. Slots are ordered deal by deal, so after each round of deals everyone has played equally often.
+than there are sets, a balanced sample of tables. Each table plays ``deals`` deals, in one of two duplicate schemes:
+
+- ``across`` (the default with more entrants than seats), as in duplicate bridge: the tables are grouped into
+  sections of tables that share no entrant and no owner, and every table of a section plays the section's deals.
+  Each seat's cards of a deal are held by one entrant per table of the section, and no entrant or owner ever
+  receives the same deck twice.
+- ``rotations`` / ``all``: each deal of a table is replayed once for each rotation of the seats (or each seat
+  order), so every entrant holds every seat's cards once; this trusts the bots to forget the deck between games.
+
+Either way a duplicate set, the games that share one deck, is ``(table, deal)`` of a slot: in ``across`` mode
+``table`` numbers the section and ``order`` the table within it. Slots are ordered deal by deal, so after each
+round of deals everyone has played about equally often.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import random
 from dataclasses import dataclass
 
 from .config import TournamentConfig
-from .deals import PublicDeals, deck_seed
+from .deals import DealKey, PublicDeals, deck_seed
 
 
 @dataclass(frozen=True)
@@ -27,9 +36,9 @@ class Slot:
 
     slot: int  # position in the schedule; ratings apply results in this order
     game_id: str
-    table: int  # which table (set of entrants)
-    deal: int  # which deal of that table
-    order: int  # which seat order of the duplicate set
+    table: int  # which table (set of entrants); in "across" mode, which section (tables sharing their deals)
+    deal: int  # which deal of that table or section
+    order: int  # which seat order of the duplicate set; in "across" mode, which table of the section
     deck_seed: int  # the deck is deck_from_seed(deck_seed); shared by the whole duplicate set; secret (deals.py)
     seats: tuple[str, ...]  # entrant names by seat
     start_seat: int = 0
@@ -53,6 +62,9 @@ def size(n: int, k: int, tables: int, deals: int, mode: str) -> int:
     return table_count(n, k, tables) * deals * len(seat_orders(k, mode))
 
 
+SEARCH_BUDGET = 200  # tables a lone table's search for a partner expands, at most (it bounds the time)
+
+
 def table_count(n: int, k: int, tables: int) -> int:
     """How many tables: every set, or the requested sample rounded up so every entrant plays equally often."""
     every = math.comb(n, k)
@@ -62,33 +74,44 @@ def table_count(n: int, k: int, tables: int) -> int:
     return min(every, -(-tables // step) * step)
 
 
-def tables_for(names: tuple[str, ...], k: int, tables: int, seed: int) -> list[tuple[str, ...]]:
-    """The tables (sets of entrants), in play order."""
+def tables_for(
+    names: tuple[str, ...], k: int, tables: int, seed: int, owners: dict[str, str] | None = None
+) -> list[tuple[str, ...]]:
+    """The tables (sets of entrants), in play order. With ``owners`` (duplicate across tables), a sample draws
+    its tables two by two, the second sharing no owner with the first, so that they can share their deals."""
     n = len(names)
     if table_count(n, k, tables) == math.comb(n, k):
         sets = [tuple(names[i] for i in c) for c in itertools.combinations(range(n), k)]
         random.Random(_derive(seed, "tables")).shuffle(sets)
         return sets
-    return _balanced_sample(names, k, table_count(n, k, tables), seed)
+    return _balanced_sample(names, k, table_count(n, k, tables), seed, owners)
 
 
-def _balanced_sample(names: tuple[str, ...], k: int, count: int, seed: int) -> list[tuple[str, ...]]:
+def _balanced_sample(
+    names: tuple[str, ...], k: int, count: int, seed: int, owners: dict[str, str] | None = None
+) -> list[tuple[str, ...]]:
     """Greedy: each table takes the entrants who have played least (so appearances never differ by more than
     one), and among those, the ones who have met the table's members least; seeded ties, no table twice while
-    a new one is possible."""
+    a new one is possible. With ``owners``, an odd-numbered table is drawn, while enough are left, from the
+    entrants who share no owner with the table before it."""
     rng = random.Random(_derive(seed, "sample"))
     n = len(names)
     plays = [0] * n
     met = [[0] * n for _ in range(n)]
     seen: set[frozenset[int]] = set()
     out: list[tuple[str, ...]] = []
-    for _ in range(count):
+    for t in range(count):
+        free = list(range(n))
+        if owners and t % 2:
+            taken = {owners[name] for name in out[-1]}
+            apart = [i for i in free if owners[names[i]] not in taken]
+            free = apart if len(apart) >= k else free
         best: tuple | None = None
         for _attempt in range(48):  # a few seeded greedy tries; keep the one that meets least and is new
             table: list[int] = []
             jitter = [rng.random() for _ in range(n)]
             while len(table) < k:
-                pool = [i for i in range(n) if i not in table]
+                pool = [i for i in free if i not in table]
                 least = min(plays[i] for i in pool)
                 cands = [i for i in pool if plays[i] == least]
                 table.append(min(cands, key=lambda i: (sum(met[i][j] for j in table), jitter[i])))
@@ -108,10 +131,109 @@ def _balanced_sample(names: tuple[str, ...], k: int, count: int, seed: int) -> l
 
 
 def seat_orders(k: int, mode: str) -> list[tuple[int, ...]]:
-    """The seat orders of one duplicate set: order[seat] is the index of the table member in that seat."""
+    """The seat orders of one duplicate set at one table: order[seat] is the index of the table member in that
+    seat ("across" plays each deal once per table)."""
     if mode == "all":
         return list(itertools.permutations(range(k)))
+    if mode == "across":
+        return [tuple(range(k))]
     return [tuple((seat + r) % k for seat in range(k)) for r in range(k)]
+
+
+def sections(tables: list[tuple[str, ...]], owners: dict[str, str], tries: int = 8) -> list[list[int]]:
+    """Groups the tables (by index) into sections whose tables share no owner, so that one deck can go to every
+    table of a section. When a table is left alone, up to ``tries`` orders of the tables are tried (the given one,
+    then fixed shuffles) and the first with the fewest lone tables is kept."""
+    best: list[list[int]] | None = None
+    for attempt in range(tries):
+        order = list(range(len(tables)))
+        if attempt:
+            random.Random(attempt).shuffle(order)
+        found = [[order[i] for i in s] for s in _sections([tables[i] for i in order], owners)]
+        if best is None or _lone(found) < _lone(best):
+            best = found
+        if not _lone(best):
+            break
+    return best or []
+
+
+def _lone(groups: list[list[int]]) -> int:
+    return sum(len(s) == 1 for s in groups)
+
+
+def _sections(tables: list[tuple[str, ...]], owners: dict[str, str]) -> list[list[int]]:
+    """One try of ``sections``, in the given order of the tables.
+
+    First fit in table order: each table joins the first section it can (at most as many tables as fit side by
+    side). Then each table left alone joins a section it shares no owner with, or else looks for a partner along
+    an alternating path, as in a matching: it pairs with a table U that it shares no owner with; U's old partner
+    V then pairs with another table, and so on, until the path ends at another lone table or at a table taken from
+    a section of three or more. A table stays alone only when the search (breadth first, at most SEARCH_BUDGET
+    tables) finds no such path; its deals then have no other table to be compared with. That is always the case
+    when the tables cannot all be paired, e.g. an odd number of tables and fewer than three tables' worth of
+    entrants, or owners who each hold a seat at most tables."""
+    bit = {owner: 1 << i for i, owner in enumerate(sorted(set(owners.values())))}
+    owned = [sum({bit[owners[name]] for name in t}) for t in tables]  # each table's owners as a bit set
+    cap = max(1, len(bit) // len(tables[0])) if tables else 1
+    home: list[list[int]] = []  # home[i]: the section of table i (the same list object for all its tables)
+
+    def apart(i: int, group: list[int]) -> bool:
+        return not any(owned[i] & owned[j] for j in group)
+
+    out: list[list[int]] = []
+    for i in range(len(tables)):
+        section = next((s for s in out if len(s) < cap and apart(i, s)), None)
+        if section is None:
+            out.append(section := [])
+        section.append(i)
+        home.append(section)
+
+    def move(i: int, to: list[int]) -> None:
+        home[i].remove(i)
+        to.append(i)
+        home[i] = to
+
+    for lone in range(len(tables)):
+        if len(home[lone]) != 1:
+            continue
+        if (host := next((s for s in out if len(s) >= 2 and apart(lone, s)), None)) is not None:
+            move(lone, host)
+            continue
+        # breadth first along alternating paths: lone - u1 (v1) - u2 (v2) - ... - end
+        came: dict[int, int] = {lone: -1}  # table -> the table it was reached from
+        frontier, end, budget = [lone], None, SEARCH_BUDGET
+        while frontier and end is None and budget > 0:
+            nxt = []
+            for x in frontier:
+                budget -= 1
+                for y in range(len(tables)):
+                    if y in came or owned[x] & owned[y]:
+                        continue
+                    came[y] = x
+                    if len(home[y]) != 2:  # another lone table, or one a big section can spare
+                        end = y
+                        break
+                    (v,) = (j for j in home[y] if j != y)
+                    if v not in came:
+                        came[v] = y
+                        nxt.append(v)
+                if end is not None:
+                    break
+            frontier = nxt
+        if end is None:
+            continue
+        # flip the path: end pairs with the table it was reached from, and so on back to the lone table
+        y = end
+        while y != lone:
+            x = came[y]
+            pair = [x, y]
+            for t in pair:
+                home[t].remove(t)
+            out.append(pair)
+            for t in pair:
+                home[t] = pair
+            y = came[x] if x != lone else lone
+    return [s for s in out if s]
 
 
 def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
@@ -123,13 +245,17 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
     assert deal_key is not None
     names = tuple(e.name for e in config.entrants)
     k = config.table_size
-    tables = tables_for(names, k, config.tables, config.seed)
+    owners = {e.name: e.owner or e.name for e in config.entrants}
+    across = config.seat_orders == "across"
+    tables = tables_for(names, k, config.tables, config.seed, owners if across else None)
     # each table's members in a seeded order, so rotations do not always put the same pair side by side
     members = []
     for t, table in enumerate(tables):
         m = list(table)
         random.Random(_derive(config.seed, "members", t)).shuffle(m)
         members.append(tuple(m))
+    if across:
+        return _across(config, members, owners, deal_key)
     orders = seat_orders(k, config.seat_orders)
     tid = config.tournament_id
     slots: list[Slot] = []
@@ -146,6 +272,34 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
                         order=o,
                         deck_seed=seed,
                         seats=tuple(m[i] for i in order),
+                    )
+                )
+    return slots
+
+
+def _across(
+    config: TournamentConfig, members: list[tuple[str, ...]], owners: dict[str, str], deal_key: DealKey
+) -> list[Slot]:
+    """Duplicate across tables: every table of a section plays the section's deals, once each. At deal d a table
+    seats its members rotated by d, so over ``table_size`` deals each member holds every seat once."""
+    k = config.table_size
+    groups = sections(members, owners)
+    tid = config.tournament_id
+    slots: list[Slot] = []
+    for deal in range(config.deals):
+        for sec, group in enumerate(groups):
+            seed = deck_seed(deal_key, tid, sec, deal)  # the deck of the section's deal, at every table of it
+            for o, t in enumerate(group):
+                m = members[t]
+                slots.append(
+                    Slot(
+                        slot=len(slots),
+                        game_id=f"{tid}-t{sec}-d{deal}-o{o}",
+                        table=sec,
+                        deal=deal,
+                        order=o,
+                        deck_seed=seed,
+                        seats=tuple(m[(seat + deal) % k] for seat in range(k)),
                     )
                 )
     return slots

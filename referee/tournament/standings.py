@@ -7,9 +7,8 @@ import csv
 import io
 import json
 import math
-import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 
 from referee.rating import Ratings, rate
@@ -26,7 +25,7 @@ class Standing:
     games: int
     wins: int  # games placed first (a shared first place counts)
     avg_score: float
-    dup_avg_score: float  # score minus the average score of the same seat across its duplicate set
+    dup_avg_score: float  # score minus the average of the others who held the same seat's cards of the same deal
     faults: dict[str, int] = field(default_factory=dict)
     retired: int = 0  # games the fallback had to finish for this entrant
     median_decision_ms: float | None = None
@@ -134,7 +133,8 @@ class Tally:
         self._unsorted: set[str] = set()  # entrants whose times gained values since they were last sorted
         self._h2h = {a: {b: {"wins": 0, "losses": 0, "ties": 0} for b in names if b != a} for a in names}
         self._sets: dict[tuple[int, int], list[GameRow]] = defaultdict(list)  # (table, deal) -> its finished games
-        self._dup: dict[str, dict[tuple[int, int], float]] = {n: {} for n in names}  # entrant -> set -> sum
+        # entrant -> set -> (the sum of its duplicate-adjusted scores there, the games they come from)
+        self._dup: dict[str, dict[tuple[int, int], tuple[float, int]]] = {n: {} for n in names}
         self._standings: Standings | None = None
 
     def add(self, g: GameRow) -> None:
@@ -172,8 +172,10 @@ class Tally:
             self._next += 1
 
     def _add_to_set(self, g: GameRow) -> None:
-        """The duplicate-adjusted sums of ``g``'s set again: each score minus the average score of the same seat
-        over the set's finished games (its par), summed per entrant in slot order."""
+        """The duplicate-adjusted sums of ``g``'s set (one table's rotations, or a section's tables) again: each
+        score minus the average score of the others who held the same seat's cards in the set's finished games,
+        summed per entrant in slot order. A set of one finished game has nobody to compare with: it adds nothing
+        (a lone table's games never do)."""
         key = (g.table, g.deal)
         games = self._sets[key]
         games.append(g)
@@ -182,13 +184,17 @@ class Tally:
         for x in games:
             for seat, s in enumerate(x.seats):
                 by_seat[seat].append(s.score)
-        par = {seat: statistics.fmean(scores) for seat, scores in by_seat.items()}
+        if len(games) < 2:
+            return
         sums: dict[str, float] = defaultdict(float)
+        counts: dict[str, int] = defaultdict(int)
         for x in games:
             for seat, s in enumerate(x.seats):
-                sums[s.entrant] += s.score - par[seat]
+                others = by_seat[seat]
+                sums[s.entrant] += s.score - (sum(others) - s.score) / (len(others) - 1)
+                counts[s.entrant] += 1
         for n, total in sums.items():
-            self._dup[n][key] = total
+            self._dup[n][key] = (total, counts[n])
 
     def ratings(self) -> Ratings:
         """The ratings over every added game in schedule order."""
@@ -223,7 +229,7 @@ class Tally:
                     games=k,
                     wins=self._wins[n],
                     avg_score=self._score_sum[n] / k if k else 0.0,
-                    dup_avg_score=math.fsum(self._dup[n].values()) / k if k else 0.0,
+                    dup_avg_score=_dup_average(self._dup[n].values()),
                     faults=dict(sorted(self._faults[n].items())),
                     retired=self._retired[n],
                     median_decision_ms=_median(self._times[n]) / 1000 if self._times[n] else None,
@@ -232,6 +238,12 @@ class Tally:
         h2h = {a: {b: dict(h) for b, h in row.items()} for a, row in self._h2h.items()}
         self._standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h)
         return self._standings
+
+
+def _dup_average(sets: Collection[tuple[float, int]]) -> float:
+    """The duplicate-adjusted average over the games that had another holder of their cards (0 without any)."""
+    total, games = math.fsum(s for s, _ in sets), sum(n for _, n in sets)
+    return total / games if games else 0.0
 
 
 def _median(ordered: list[int]) -> float:

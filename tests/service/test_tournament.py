@@ -51,7 +51,7 @@ def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> 
         assert submit(s, "greedy", bots[0].address, ALICE).HasField("entrant")
         assert submit(s, "counter", bots[1].address, BOB).HasField("entrant")
         c = config("api", [{"bot": "greedy"}, {"bot": "counter"}, {"name": "rnd", "policy": "random"},
-                           {"name": "flaky", "address": flaky.address}], concurrency=3)  # fmt: skip
+                           {"name": "flaky", "address": flaky.address}], concurrency=3, deals=2)  # fmt: skip
         t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
         tid = t.tournament_id
         assert (t.state, t.games, list(t.entrants)) == (ref_pb.TOURNAMENT_STATE_CREATED, 12,
@@ -196,7 +196,7 @@ def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
 
         (tmp_path / "cup.toml").write_text(
-            'name = "cup"\ndeals = 2\n[[entrants]]\nbot = "my-greedy"\n[[entrants]]\nbot = "my-counter"\n'
+            'name = "cup"\ndeals = 4\n[[entrants]]\nbot = "my-greedy"\n[[entrants]]\nbot = "my-counter"\n'
             '[[entrants]]\nname = "house"\npolicy = "random"\n'
         )
         denied = cli("remote", "tournament", "create", "cup.toml", env=env, cwd=tmp_path)

@@ -76,7 +76,8 @@ def schedule_of(db: Path) -> tuple[bytes, list[tuple[str, int]]]:
 
 
 def test_sigkill_mid_tournament_then_rerun_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, 'name = "kill"\nseed = 11\ntable_size = 3\ndeals = 4\n' + FOUR)
+    # duplicate across tables (the default): 6 tables in 3 sections of 2, 8 deals each
+    cfg = write_config(tmp_path, 'name = "kill"\nseed = 11\ntable_size = 2\ndeals = 8\n' + FOUR)
     # killed with SIGKILL once some games are committed
     data = tmp_path / "killed"
     proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(data), "-c", "4"], cwd=tmp_path,
@@ -103,7 +104,7 @@ def test_sigkill_mid_tournament_then_rerun_resumes_without_losing_or_repeating_a
         ids = [r[0] for r in c.execute("SELECT game_id FROM games")]
         results = c.execute("SELECT COUNT(*) FROM results").fetchone()[0]
         pending = c.execute("SELECT COUNT(*) FROM schedule WHERE done = 0").fetchone()[0]
-    assert len(ids) == len(set(ids)) == 48 and results == 48 * 3 and pending == 0  # none lost, none twice
+    assert len(ids) == len(set(ids)) == 48 and results == 48 * 2 and pending == 0  # none lost, none twice
     # every game's record is complete, verifies, and holds the deck its key deals, including those that were in
     # flight at the kill
     records = sorted((data / "records").glob("*.abluxx"))
@@ -135,7 +136,7 @@ def test_ratings_are_equal_at_concurrency_1_and_8(tmp_path: Path) -> None:
         out = abluxx("tournament", "run", cfg, "--data", tmp_path / f"c{c}", "-c", c, cwd=tmp_path)
         assert out.returncode == 0, out.stderr
     one, eight = standings_json(tmp_path, tmp_path / "c1"), standings_json(tmp_path, tmp_path / "c8")
-    assert one["games"] == 6 * 2 * 2
+    assert one["games"] == 6 * 2  # 6 tables, 2 deals, each deal at the 2 tables of a section
     assert [(r["entrant"], r["mu"], r["sigma"]) for r in one["standings"]] == [
         (r["entrant"], r["mu"], r["sigma"]) for r in eight["standings"]
     ]
@@ -144,7 +145,7 @@ def test_ratings_are_equal_at_concurrency_1_and_8(tmp_path: Path) -> None:
 def test_a_bot_that_crashes_halfway_is_ranked_last_in_the_games_it_lost(tmp_path: Path) -> None:
     crasher = [sys.executable, str(BAD_BOTS), "--mode", "crash", "--after", "150", "--port", "0"]
     crash_entrant = f'[[entrants]]\nname = "crasher"\ncommand = {json.dumps(crasher)}\n'
-    text = 'name = "crash"\nseed = 2\ntable_size = 3\ndeals = 3\n' + FOUR.split('[[entrants]]\nname = "greedy-2"')[0]
+    text = 'name = "crash"\nseed = 2\ntable_size = 3\ndeals = 9\n' + FOUR.split('[[entrants]]\nname = "greedy-2"')[0]
     text += crash_entrant
     cfg = write_config(tmp_path, text)
     out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", cwd=tmp_path)
@@ -197,7 +198,7 @@ def test_abluxx_demo_runs_end_to_end(tmp_path: Path) -> None:
     shown = abluxx(*replay.split(" ")[1:], cwd=tmp_path)
     assert shown.returncode == 0 and "seat 0" in shown.stdout
     s = standings_json(tmp_path, tmp_path / "abluxx-data")  # the default data folder
-    assert s["games"] == s["scheduled"] == 12
+    assert s["games"] == s["scheduled"] == 20  # 6 bots, every set of 3 once
     # the bots were local processes the demo stopped: none is left listening
     assert not [line for line in out.stdout.splitlines() if "error" in line.lower()]
 

@@ -21,7 +21,9 @@ NAMES = ["rnd", "greedy", "counter", "greedy2"]
 
 def run(tmp_path: Path, data: str, concurrency: int, jitter: int | None = None, **top: object):
     cfg_path = tmp_path / "c.toml"
-    cfg_path.write_text(config_text(NAMES, name="unit", seed=3, table_size=3, deals=2, **top))
+    # rotations unless a test asks otherwise: the counts below are 4 tables x 2 deals x 3 rotations
+    settings = {"name": "unit", "seed": 3, "table_size": 3, "deals": 2, "seat_orders": "rotations", **top}
+    cfg_path.write_text(config_text(NAMES, **settings))
     cfg = load(cfg_path)
     store = open_store(tmp_path / data)
     player = functools.partial(in_process_player, jitter_seed=jitter)
@@ -29,10 +31,15 @@ def run(tmp_path: Path, data: str, concurrency: int, jitter: int | None = None, 
     return cfg, store, out
 
 
-def test_ratings_are_identical_at_concurrency_1_and_8(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "top,games",
+    [({}, 4 * 3 * 2), ({"seat_orders": "across", "table_size": 2, "deals": 4}, 6 * 4)],  # 6 tables, 3 sections
+    ids=["rotations", "across"],
+)
+def test_ratings_are_identical_at_concurrency_1_and_8(tmp_path: Path, top: dict, games: int) -> None:
     # public deals: two data folders play the same decks (with secret keys each would deal its own)
-    _, store1, one = run(tmp_path, "d1", 1, public_deals=True)
-    _, store8, eight = run(tmp_path, "d8", 8, jitter=1, public_deals=True)
+    _, store1, one = run(tmp_path, "d1", 1, public_deals=True, **top)
+    _, store8, eight = run(tmp_path, "d8", 8, jitter=1, public_deals=True, **top)
     # the games really finished in another order at concurrency 8 ...
     order1 = [g.game_id for g in sorted(store1.games(one.tournament_id), key=lambda g: g.finished_at)]
     order8 = [g.game_id for g in sorted(store8.games(eight.tournament_id), key=lambda g: g.finished_at)]
@@ -41,7 +48,7 @@ def test_ratings_are_identical_at_concurrency_1_and_8(tmp_path: Path) -> None:
     assert [(r.entrant, r.mu, r.sigma) for r in one.standings.rows] == [
         (r.entrant, r.mu, r.sigma) for r in eight.standings.rows
     ]
-    assert one.standings.games == 4 * 3 * 2
+    assert one.standings.games == games
 
 
 def test_a_finished_run_is_kept_and_standings_files_are_written(tmp_path: Path) -> None:

@@ -56,3 +56,24 @@ def test_the_csv_holds_the_faults_and_head_to_head_of_the_json() -> None:
                 h["ties"],
             ]
         assert rows[a][f"vs_{a}_wins"] == ""  # no entrant plays itself
+
+
+def _held(slot: int, table: int, deal: int, order: int, seats: list[tuple[str, int]]) -> GameRow:
+    rows = [SeatRow(n, score, 1 + sum(s > score for _, s in seats), False, {}, [1000]) for n, score in seats]
+    return GameRow(slot, f"g{slot}", table, deal, order, rows, "empty_hand", 50, None, 0.0)
+
+
+def test_the_duplicate_score_compares_with_the_others_who_held_the_same_cards() -> None:
+    """Deal 0 at the three tables of section 0: seat 0's cards scored 10, 4 and 1. steady is compared with the
+    other two holders, 10 - (4 + 1) / 2; its game at a lone table (section 1) has nobody to compare with."""
+    games = [
+        _held(0, 0, 0, 0, [("steady", 10), ("b", 0)]),
+        _held(1, 0, 0, 1, [("c", 4), ("lucky", 2)]),
+        _held(2, 0, 0, 2, [("e", 1), ("f", 3)]),
+        _held(3, 1, 0, 0, [("steady", 20), ("c", -5)]),
+    ]
+    s = {r.entrant: r for r in compute("t", [*NAMES, "e", "f"], games, 4).rows}
+    assert s["steady"].dup_avg_score == 10 - (4 + 1) / 2  # the lone game is left out, not counted as 0
+    assert s["c"].dup_avg_score == 4 - (10 + 1) / 2
+    assert s["lucky"].dup_avg_score == 2 - (0 + 3) / 2
+    assert s["steady"].avg_score == 15 and s["steady"].games == 2
