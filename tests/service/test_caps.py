@@ -127,7 +127,7 @@ def test_every_list_comes_in_pages_and_the_cli_follows_them(server) -> None:
         t.tournament_id for t in s.ListTournaments(ref_pb.ListTournamentsRequest()).tournaments
     ] and len(tournaments) >= 2
 
-    c = config("many", HOUSE, deals=10, seed=1234)  # 120 games: two pages of the default 100
+    c = config("many", HOUSE, deals=20, seed=1234)  # 6 tables x 20 deals = 120 games: two pages of 100
     t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
     s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
     watch_to_end(s, t.tournament_id)

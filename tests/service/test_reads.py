@@ -66,7 +66,7 @@ def test_watchers_cost_one_standings_update_per_game_not_a_recount(tmp_path: Pat
     try:
         s = stub(f"127.0.0.1:{port}")
         grpc.channel_ready_future(grpc.insecure_channel(f"127.0.0.1:{port}")).result(timeout=30)
-        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=config("watched", POLICIES, deals=20,
+        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=config("watched", POLICIES, deals=40,
                                concurrency=4)), metadata=auth(ORGANISER), timeout=30)  # fmt: skip
         assert t.games == 240
         streams = [s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=t.tournament_id), timeout=300)
@@ -94,7 +94,7 @@ def _big_store(data: Path, games: int) -> str:
     """A finished tournament of ``games`` stored games, written straight into the store (no play: the results
     are made up, which is all standings need)."""
     rng = random.Random(7)
-    cfg = parse({"name": "big", "deals": -(-games // 12), "entrants": POLICIES}, "test")
+    cfg = parse({"name": "big", "deals": -(-games // 6), "entrants": POLICIES}, "test")  # 6 tables a deal
     with SqliteStore(data) as store:
         slots = create_tournament(store, cfg, source="test")[:games]
         for slot in slots:

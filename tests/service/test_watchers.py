@@ -72,7 +72,7 @@ def test_a_watcher_that_does_not_read_is_dropped_and_the_others_go_on(tmp_path: 
     try:
         s = stub(srv.address)
         field = [{"name": "g", "address": bots[0].address}, {"name": "c", "address": bots[1].address}, *HOUSE[:2]]
-        c = config("flood", field, deals=40, concurrency=8)  # 480 games, some 2,000 events
+        c = config("flood", field, deals=80, concurrency=8)  # 480 games, some 2,000 events
         t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
         request = ref_pb.WatchTournamentRequest(tournament_id=t.tournament_id)
         # a client that grants the server window only as it reads (no BDP probing, a small window)
