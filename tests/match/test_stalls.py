@@ -53,7 +53,7 @@ def test_a_tournament_with_a_stalling_bot_finishes_every_game(tmp_path: Path) ->
     with bot_process("--stall", "decision", "--after", "2", script=STALL_BOT) as staller:
         cfg = tmp_path / "t.toml"
         cfg.write_text(
-            'name = "stall"\ndeals = 2\nconcurrency = 4\n'
+            'name = "stall"\ndeals = 4\nconcurrency = 4\n'
             "[time_control]\ndecision_ms = 300\nbank_ms = 300\ngrace_ms = 100\n"
             f'[[entrants]]\nname = "staller"\naddress = "{staller}"\n'
             '[[entrants]]\nname = "greedy"\npolicy = "greedy"\n[[entrants]]\nname = "random"\npolicy = "random"\n'
@@ -65,7 +65,7 @@ def test_a_tournament_with_a_stalling_bot_finishes_every_game(tmp_path: Path) ->
         assert again.returncode == 0, again.stderr
     games = [json.loads(line) for line in abluxx("games", "--json", "--data", tmp_path / "d", cwd=tmp_path)
              .stdout.splitlines()]  # fmt: skip
-    assert len(games) == 12  # 3 tables x 2 seat orders x 2 deals
+    assert len(games) == 12  # 3 tables x 4 deals (across tables: one game per table and deal)
     staller_seats = [s for g in games for s in g["seats"] if s["entrant"] == "staller"]
     assert len(staller_seats) == 8
     assert all(s["retired"] and s["faults"] == {"timeout": 1} for s in staller_seats), staller_seats
