@@ -1,4 +1,4 @@
-"""Logging for the referee (DESIGN.md decision 9): structlog, JSON lines when stderr is not a terminal, readable
+"""Logging for the referee: structlog, JSON lines when stderr is not a terminal, readable
 lines when it is. Bind context (game id, seat, bot) with ``get_logger().bind(...)``."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""``abluxx tournament run CONFIG``, ``abluxx tournament resume ID``, ``abluxx standings [ID]`` and
-``abluxx games [ID]`` (docs/tournaments.md)."""
+"""``abluxx tournament run CONFIG``, ``abluxx tournament plan CONFIG``, ``abluxx tournament resume ID``,
+``abluxx standings [ID]`` and ``abluxx games [ID]`` (docs/tournaments.md)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ def register(sub) -> None:
     p.add_argument("config", type=Path, help="the tournament's TOML file (docs/tournaments.md)")
     _common_run(p)
     p.set_defaults(func=run)
+    p = tsub.add_parser("plan", help="how many games a TOML file makes and about how long they take; plays nothing")
+    p.add_argument("config", type=Path, help="the tournament's TOML file (docs/tournaments.md)")
+    p.add_argument("--concurrency", "-c", type=int, help="games at once (default: the config's, else 8)")
+    p.set_defaults(func=plan)
     p = tsub.add_parser("resume", help="resume a stored tournament by id")
     p.add_argument("id", help="the tournament id (abluxx standings lists the latest)")
     _common_run(p)
@@ -67,6 +71,20 @@ def run(args) -> int:
     except ConfigError as e:
         return _fail(f"{e}\nnothing was run", 2)
     return _run(config, args, source=str(args.config))
+
+
+def plan(args) -> int:
+    from referee.tournament.config import ConfigError, load
+    from referee.tournament.plan import plan as make_plan
+
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
+        return _fail(f"--concurrency must be 1 to 1024, got {args.concurrency}", 2)
+    try:
+        config = load(args.config)
+    except ConfigError as e:
+        return _fail(str(e), 2)
+    print(make_plan(config, args.concurrency).text())
+    return 0
 
 
 def resume(args) -> int:

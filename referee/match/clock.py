@@ -1,4 +1,4 @@
-"""The referee's own health: how late its event loop runs (DESIGN.md decision 5: referee faults are told apart)."""
+"""The referee's own health: how late its event loop runs (docs/match.md: referee faults are told apart)."""
 
 from __future__ import annotations
 

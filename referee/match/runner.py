@@ -1,4 +1,4 @@
-"""Play one game: the engine, the seats, the clock and the fault policy together (DESIGN.md decisions 4-6).
+"""Play one game: the engine, the seats, the clock and the fault policy together (docs/match.md).
 
     async with ChannelPool() as pool:
         result = await play_game(spec, pool=pool, record_path=path)

@@ -1,4 +1,4 @@
-"""Seats: who answers a seat's decisions (DESIGN.md decision 1 and 5).
+"""Seats: who answers a seat's decisions (docs/match.md).
 
 - ``RemoteSeat``: a bot over gRPC, on the Play stream when it offers one, else on unary Decide calls.
 - ``BuiltinSeat``: a policy run in-process (the bot kit's example bots, or the fallback policy by name).

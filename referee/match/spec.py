@@ -11,7 +11,7 @@ from referee.engine import EndReason, Options
 
 @dataclass(frozen=True)
 class TimeControl:
-    """DESIGN.md decision 4. All in milliseconds; RANGES holds what each may be."""
+    """The time control (docs/match.md). All in milliseconds; RANGES holds what each may be."""
 
     decision_ms: int = 1000  # free time per decision
     bank_ms: int = 10_000  # per-game bank a slow decision draws on

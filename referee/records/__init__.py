@@ -1,4 +1,4 @@
-"""Game records (DESIGN.md decision 6): the `.abluxx` file format, building, reading, verifying and replaying.
+"""Game records (docs/records.md): the `.abluxx` file format, building, reading, verifying and replaying.
 
 See docs/records.md. The match runner writes a record with ``RecordWriter``, ``header``, ``decision_record`` and
 ``footer``; ``read_record`` reads one back, and ``verify_record`` re-runs it with the engine.
