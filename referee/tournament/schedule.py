@@ -63,6 +63,7 @@ def size(n: int, k: int, tables: int, deals: int, mode: str) -> int:
 
 
 SEARCH_BUDGET = 200  # tables a lone table's search for a partner expands, at most (it bounds the time)
+GROUPINGS = 8  # across tables: the deals cycle through this many groupings of the tables into sections, at most
 
 
 def table_count(n: int, k: int, tables: int) -> int:
@@ -280,14 +281,21 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
 def _across(
     config: TournamentConfig, members: list[tuple[str, ...]], owners: dict[str, str], deal_key: DealKey
 ) -> list[Slot]:
-    """Duplicate across tables: every table of a section plays the section's deals, once each. At deal d a table
-    seats its members rotated by d, so over ``table_size`` deals each member holds every seat once."""
+    """Duplicate across tables: each deal, the tables are grouped into sections, and every table of a section
+    plays the section's deck. The grouping changes from deal to deal (the deals cycle through up to GROUPINGS of
+    them, each from its own seeded order of the tables), so a table is compared with other tables each time and
+    no pairing of strong and weak opponents sticks for the whole tournament. At deal d a table seats its members
+    rotated by d, so over ``table_size`` deals each member holds every seat once."""
     k = config.table_size
-    groups = sections(members, owners)
+    groupings = []
+    for g in range(min(config.deals, GROUPINGS)):
+        order = list(range(len(members)))
+        random.Random(_derive(config.seed, "sections", g)).shuffle(order)
+        groupings.append([[order[i] for i in s] for s in sections([members[i] for i in order], owners)])
     tid = config.tournament_id
     slots: list[Slot] = []
     for deal in range(config.deals):
-        for sec, group in enumerate(groups):
+        for sec, group in enumerate(groupings[deal % len(groupings)]):
             seed = deck_seed(deal_key, tid, sec, deal)  # the deck of the section's deal, at every table of it
             for o, t in enumerate(group):
                 m = members[t]

@@ -142,3 +142,15 @@ def test_head_to_head_has_only_rotations_and_across_is_refused_there() -> None:
     with pytest.raises(ConfigError, match="needs more entrants than the 3 seats"):
         config(3, 3, seat_orders="across")
     assert config(4, 3, seat_orders="rotations").seat_orders == "rotations"
+
+
+def test_each_deal_groups_the_tables_afresh_so_a_table_meets_other_tables() -> None:
+    # a fixed grouping would compare a table's players with the same other tables all tournament long: if those
+    # had weak opponents, the bias would never average out
+    slots = schedule.build(config(8, 2, deals=4), KEY)
+    partners: dict[frozenset, set[frozenset]] = defaultdict(set)  # table -> the tables it shared a deal with
+    for games in by_deck(slots).values():
+        for a in games:
+            partners[frozenset(a.seats)] |= {frozenset(b.seats) for b in games if b is not a}
+    most = (8 // 2) - 1  # the most tables one grouping puts beside a table
+    assert all(len(p) > most for p in partners.values())
