@@ -132,3 +132,18 @@ def test_an_allow_list_refuses_every_other_network(tmp_path: Path) -> None:
     finally:
         bot.stop()
         srv.stop()
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [('[addresses]\nallow = ["10.0.0.0/33"]\n', "addresses.allow"), ('[addresses]\ndeny = "all"\n', "addresses.deny"),
+     ("[addresses]\nallow_unix = 1\n", "addresses.allow_unix"), ("[addresses]\nblock = []\n", "addresses.block"),
+     ("[service]\nmax_watchers = 0\n", "service.max_watchers")],
+)  # fmt: skip
+def test_a_bad_policy_or_limit_stops_the_server_naming_the_key(tmp_path: Path, table: str, key: str) -> None:
+    import tomllib
+
+    from referee.service.settings import SettingsError, parse
+
+    with pytest.raises(SettingsError, match=rf": {key}: "):
+        parse(tomllib.loads(table), "server.toml", env={})
