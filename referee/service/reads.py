@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,6 +20,9 @@ from referee.store import GameRow, SqliteStore
 from referee.tournament.standings import Standings, Tally
 
 T = TypeVar("T")
+# tournaments whose standings stay in memory; each costs about 50 bytes per stored decision (22 MB for 12,000
+# games of 40 decisions), mostly the decision times that the median needs
+MAX_TALLIES = 8
 
 
 class Reader:
@@ -64,7 +68,7 @@ class Boards:
 
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
-        self._tallies: dict[str, Tally] = {}
+        self._tallies: OrderedDict[str, Tally] = OrderedDict()  # least recently used first
         self._building: dict[str, asyncio.Future[Tally]] = {}
         self._early: dict[str, list[GameRow]] = {}  # games finished while their tally was being built
         self.builds = 0  # tallies built from the store (each costs every stored game of its tournament)
@@ -75,6 +79,13 @@ class Boards:
         if tally is not None and len(tally.games) != done:  # another process played games of it: build again
             del self._tallies[tid]
         return (await self._tally(tid)).standings()
+
+    def _keep(self, tid: str, tally: Tally) -> None:
+        """Keep ``tally`` as the most recently used; forget the least recently used beyond MAX_TALLIES."""
+        self._tallies[tid] = tally
+        self._tallies.move_to_end(tid)
+        while len(self._tallies) > MAX_TALLIES:
+            self._tallies.popitem(last=False)
 
     def ready(self, tid: str) -> Standings | None:
         """The standings of ``tid`` if its tally is built, else None (and its build is started)."""
@@ -93,6 +104,7 @@ class Boards:
 
     async def _tally(self, tid: str) -> Tally:
         if (tally := self._tallies.get(tid)) is not None:
+            self._tallies.move_to_end(tid)
             return tally
         return await asyncio.shield(self._start(tid))
 
@@ -110,7 +122,7 @@ class Boards:
             self.builds += 1
             for game in self._early[tid]:
                 tally.add(game)
-            self._tallies[tid] = tally
+            self._keep(tid, tally)
             return tally
         finally:
             self._building.pop(tid, None)
