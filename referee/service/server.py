@@ -481,8 +481,9 @@ class RefereeService(ref_grpc.RefereeServicer):
         config = TournamentConfig.from_json(row.config)
         try:
             check_deal_key(self.store, config)
-        except NoDealKey as e:
-            raise _precondition(str(e)) from None
+        except NoDealKey as e:  # its text names the data folder: the log's, not the caller's
+            self.log.warning("tournament not resumed", tournament=tid, reason=str(e))
+            raise _precondition(str(e).replace(f" in {self.store.path}", "")) from None
         try:
             await check_reachable({e.name: e.address for e in config.entrants if e.address})
         except EntrantError as e:
