@@ -133,13 +133,22 @@ def _without_addresses(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _admitted(fn: Callable) -> Callable:
-    """A Watch* stream, counted against the watcher caps (Streams) for as long as it is open."""
+    """A Watch* stream, counted against the watcher caps (Streams) for as long as it is open, and ended (cancelled)
+    when one message waits longer than ``watch_write_timeout_s`` to be taken: a client that stops granting flow
+    control window cannot be sent a status, and would otherwise hold its place for ever."""
 
     @functools.wraps(fn)
     async def stream(self: RefereeService, request: Any, context: grpc.aio.ServicerContext) -> Any:
         with self.streams.admit(self.auth.reader(context), context):
+            task = asyncio.current_task()
+            assert task is not None
+            loop = asyncio.get_running_loop()
             async for item in fn(self, request, context):
-                yield item
+                stall = loop.call_later(self.settings.watch_write_timeout_s, task.cancel)
+                try:
+                    yield item
+                finally:
+                    stall.cancel()
 
     return stream
 

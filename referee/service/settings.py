@@ -13,6 +13,7 @@
     max_watchers = 1000                    # Watch* streams open at once, in all
     max_watchers_per_client = 20           # ... per token, or per address for callers without one
     watch_queue = 1000                     # events waiting for a slow tournament watcher; one more drops it
+    watch_write_timeout_s = 60             # a Watch stream whose client takes no message for this long is ended
     max_bots_per_author = 20               # active bots one author may own
     max_open_tournaments = 20              # created or running tournaments per organiser
 
@@ -54,6 +55,7 @@ _LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists
     "watch_queue": (1000, 1_000_000),
     "max_bots_per_author": (20, 1_000_000),
     "max_open_tournaments": (20, 1_000_000),
+    "watch_write_timeout_s": (60, 86_400),
 }
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
@@ -77,6 +79,7 @@ class Settings:
     watch_queue: int = _LIMITS["watch_queue"][0]
     max_bots_per_author: int = _LIMITS["max_bots_per_author"][0]
     max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
+    watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
 
 
 def _fail(source: str, key: str, reason: str) -> SettingsError:

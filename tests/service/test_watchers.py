@@ -4,6 +4,7 @@ streams on a real server."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import grpc
@@ -99,4 +100,37 @@ def test_a_watcher_that_does_not_read_is_dropped_and_the_others_go_on(tmp_path: 
     finally:
         for bot in bots:
             bot.stop()
+        srv.stop()
+
+
+def test_a_client_that_stops_taking_messages_loses_its_stream_and_its_place(tmp_path: Path) -> None:
+    """A watcher whose client grants no more flow-control window cannot even be sent a status: its stream is
+    ended once a message has waited watch_write_timeout_s, so it does not hold its place under the caps for ever."""
+    settings = write_settings(tmp_path)
+    extra = "max_watchers_per_client = 1\nwatch_write_timeout_s = 2\n"
+    settings.write_text(settings.read_text().replace("[service]\n", "[service]\n" + extra))
+    srv = start_server(tmp_path / "data", settings)
+    try:
+        s = stub(srv.address)
+        c = config("stall", HOUSE, deals=40, concurrency=8)
+        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
+        request = ref_pb.WatchTournamentRequest(tournament_id=t.tournament_id)
+        options = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)]
+        stalled = ref_grpc.RefereeStub(grpc.insecure_channel(srv.address, options=options))
+        stream = stalled.WatchTournament(request, timeout=600)
+        next(stream)  # then it takes nothing more
+        s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
+        for _ in range(600):  # the same client (one address, no token) asks for its place back
+            try:
+                again = s.WatchTournament(request, timeout=60)
+                next(again)
+                again.cancel()
+                break
+            except grpc.RpcError as e:
+                assert e.code() == RESOURCE_EXHAUSTED and "limit per client" in e.details(), e.details()
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the stalled stream kept its place")
+        stream.cancel()
+    finally:
         srv.stop()
