@@ -217,6 +217,12 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     if seat_orders == "across" and len(entrants) == table_size:
         raise ConfigError(src, "seat_orders", f'"across" needs more entrants than the {table_size} seats; use '
                           '"rotations" (it trusts the bots to forget a deal between its games)')  # fmt: skip
+    owners = [e.owner or e.name for e in entrants]
+    if seat_orders == "across" and len(set(owners)) < table_size:
+        # across tables never seats two entrants of one owner at a table, where their author would see both hands
+        raise ConfigError(src, "seat_orders", f'"across" seats entrants of {table_size} different owners at each '
+                          f"table, and these entrants have {len(set(owners))}; add entrants of other owners, or use "
+                          '"rotations" (it trusts the bots and their authors with a deal)')  # fmt: skip
     fresh_process = data.get("fresh_process", False)
     if not isinstance(fresh_process, bool):
         raise ConfigError(src, "fresh_process", f"must be true or false, not {said(fresh_process)}")
@@ -245,7 +251,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
 
     deals = _int(src, "deals", data.get("deals", 1), 1, 100_000)
     tables = _int(src, "tables", data.get("tables", 0), 0, 1_000_000)
-    games = size(len(entrants), table_size, tables, deals, seat_orders)
+    games = size(len(entrants), table_size, tables, deals, seat_orders, owners)
     if games > MAX_GAMES:
         raise ConfigError(
             src,

@@ -58,10 +58,11 @@ def plan(config: TournamentConfig, concurrency: int | None = None) -> Plan:
     for deal in range(SAMPLE_DEALS):
         bots = [BotSession(REGISTRY[names[(deal + seat) % len(names)]](deal)) for seat in range(k)]
         lengths.append(play_game(bots, seed=deal, options=config.options).decisions)
-    games = size(n, k, config.tables, config.deals, config.seat_orders)
+    owners = [e.owner or e.name for e in config.entrants]
+    games = size(n, k, config.tables, config.deals, config.seat_orders, owners)
     return Plan(
         config=config,
-        tables=table_count(n, k, config.tables),
+        tables=table_count(n, k, config.tables, owners if config.seat_orders == "across" else None),
         orders=len(seat_orders(k, config.seat_orders)),
         games=games,
         decisions_per_game=statistics.fmean(lengths),

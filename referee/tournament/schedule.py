@@ -24,6 +24,8 @@ import hashlib
 import itertools
 import math
 import random
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .config import TournamentConfig
@@ -57,18 +59,31 @@ def _derive(seed: int, *parts: object) -> int:
 MAX_GAMES = 200_000  # the largest schedule the referee builds, from a file or over the API
 
 
-def size(n: int, k: int, tables: int, deals: int, mode: str) -> int:
-    """How many games the schedule of ``n`` entrants at tables of ``k`` would have, without building it."""
-    return table_count(n, k, tables) * deals * len(seat_orders(k, mode))
+def size(n: int, k: int, tables: int, deals: int, mode: str, owners: Sequence[str] | None = None) -> int:
+    """How many games the schedule of ``n`` entrants at tables of ``k`` would have, without building it.
+    ``owners`` (one per entrant) matter across tables only, where a table never seats two of one owner."""
+    return table_count(n, k, tables, owners if mode == "across" else None) * deals * len(seat_orders(k, mode))
 
 
 SEARCH_BUDGET = 200  # tables a lone table's search for a partner expands, at most (it bounds the time)
 GROUPINGS = 8  # across tables: the deals cycle through this many groupings of the tables into sections, at most
 
 
-def table_count(n: int, k: int, tables: int) -> int:
+def possible_tables(n: int, k: int, owners: Sequence[str] | None = None) -> int:
+    """How many different tables of ``k`` there are among ``n`` entrants: every set, or with ``owners`` every set of
+    ``k`` different owners (the elementary symmetric polynomial of the owners' entrant counts)."""
+    if owners is None:
+        return math.comb(n, k)
+    ways = [1] + [0] * k  # ways[j]: sets of j entrants of j different owners, among the owners counted so far
+    for count in Counter(owners).values():
+        for j in range(k, 0, -1):
+            ways[j] += ways[j - 1] * count
+    return ways[k]
+
+
+def table_count(n: int, k: int, tables: int, owners: Sequence[str] | None = None) -> int:
     """How many tables: every set, or the requested sample rounded up so every entrant plays equally often."""
-    every = math.comb(n, k)
+    every = possible_tables(n, k, owners)
     if tables == 0 or tables >= every:
         return every
     step = n // math.gcd(n, k)  # tables * k must be a multiple of n
@@ -78,14 +93,20 @@ def table_count(n: int, k: int, tables: int) -> int:
 def tables_for(
     names: tuple[str, ...], k: int, tables: int, seed: int, owners: dict[str, str] | None = None
 ) -> list[tuple[str, ...]]:
-    """The tables (sets of entrants), in play order. With ``owners`` (duplicate across tables), a sample draws
-    its tables two by two, the second sharing no owner with the first, so that they can share their deals."""
+    """The tables (sets of entrants), in play order. With ``owners`` (duplicate across tables), no table seats two
+    entrants of one owner, whose author would see both hands; and a sample draws its tables two by two, the
+    second sharing no owner with the first, so that they can share their deals."""
     n = len(names)
-    if table_count(n, k, tables) == math.comb(n, k):
-        sets = [tuple(names[i] for i in c) for c in itertools.combinations(range(n), k)]
+    own = [owners[name] for name in names] if owners else None
+    if table_count(n, k, tables, own) == possible_tables(n, k, own):
+        sets = [
+            tuple(names[i] for i in c)
+            for c in itertools.combinations(range(n), k)
+            if own is None or len({own[i] for i in c}) == k
+        ]
         random.Random(_derive(seed, "tables")).shuffle(sets)
         return sets
-    return _balanced_sample(names, k, table_count(n, k, tables), seed, owners)
+    return _balanced_sample(names, k, table_count(n, k, tables, own), seed, owners)
 
 
 def _balanced_sample(
@@ -112,7 +133,10 @@ def _balanced_sample(
             table: list[int] = []
             jitter = [rng.random() for _ in range(n)]
             while len(table) < k:
-                pool = [i for i in free if i not in table]
+                held = {owners[names[i]] for i in table} if owners else set()
+                pool = [i for i in free if i not in table and (not owners or owners[names[i]] not in held)]
+                if not pool:  # the table before took too many owners: draw from everyone
+                    pool = [i for i in range(n) if i not in table and (not owners or owners[names[i]] not in held)]
                 least = min(plays[i] for i in pool)
                 cands = [i for i in pool if plays[i] == least]
                 table.append(min(cands, key=lambda i: (sum(met[i][j] for j in table), jitter[i])))
