@@ -26,9 +26,11 @@ import grpc
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+from referee.tournament.schedule import size
 
 TOKEN = "bench-organiser-token"
 POLICIES = ["random", "greedy", "counter", "random"]
+PER_DEAL = size(len(POLICIES), 2, 0, 1, "across")  # games per deal with the defaults (tables of 2, across)
 
 
 def _serve(data: Path) -> tuple[subprocess.Popen, str]:
@@ -44,14 +46,15 @@ def _serve(data: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("abluxx serve did not start")
 
 
-def run(games: int, watchers: int, seconds: float, name: str) -> float:
-    """Seconds from StartTournament to the tournament finished, with ``watchers`` streams reading it."""
+def run(games: int, watchers: int, seconds: float, name: str) -> tuple[float, int]:
+    """Seconds from StartTournament to the tournament finished, with ``watchers`` streams reading it, and how many
+    games it played (the deals are rounded up, so at least ``games``)."""
     with tempfile.TemporaryDirectory() as tmp:
         proc, address = _serve(Path(tmp) / "data")
         try:
             s = ref_grpc.RefereeStub(grpc.insecure_channel(address))
             meta = [("authorization", f"Bearer {TOKEN}")]
-            c = ref_pb.TournamentConfig(name=name, deals=math.ceil(games / 12), concurrency=8)
+            c = ref_pb.TournamentConfig(name=name, deals=math.ceil(games / PER_DEAL), concurrency=8)
             for i, p in enumerate(POLICIES):
                 c.entrants.add(name=f"{p}{i}", policy=p)
             t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=meta, timeout=60)
@@ -85,7 +88,7 @@ def run(games: int, watchers: int, seconds: float, name: str) -> float:
                 r.join(60)
             if any(e != "TOURNAMENT_STATE_FINISHED" for e in ended):
                 raise RuntimeError(f"a watcher did not follow the tournament to its end: {ended}")
-            return elapsed
+            return elapsed, now.games
         finally:
             proc.terminate()
             proc.wait(60)
@@ -93,19 +96,19 @@ def run(games: int, watchers: int, seconds: float, name: str) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=1000, help="games per tournament, rounded up to 12 (default 1000)")
+    ap.add_argument("--games", type=int, default=1000, help="games, rounded up to whole deals (default 1000)")
     ap.add_argument("--watchers", type=int, default=1, help="watchers in the watched run (default 1)")
     ap.add_argument("--seconds", type=float, default=600.0, help="give up on a run after this long (default 600)")
     ap.add_argument("--json", action="store_true", help="end with one JSON line")
     args = ap.parse_args()
-    unwatched = run(args.games, 0, args.seconds, "unwatched")
-    print(f"unwatched: {unwatched:.2f} s")
-    watched = run(args.games, args.watchers, args.seconds, "watched")
+    unwatched, games = run(args.games, 0, args.seconds, "unwatched")
+    print(f"unwatched: {unwatched:.2f} s for {games} games")
+    watched, _ = run(args.games, args.watchers, args.seconds, "watched")
     print(f"watched by {args.watchers}: {watched:.2f} s")
     ratio = watched / unwatched
     print(f"ratio watched/unwatched: {ratio:.3f} (goal <= 1.2)")
     if args.json:
-        print(json.dumps({"games": 12 * math.ceil(args.games / 12), "watchers": args.watchers,
+        print(json.dumps({"games": games, "watchers": args.watchers,
                           "unwatched_s": round(unwatched, 3), "watched_s": round(watched, 3),
                           "ratio": round(ratio, 3)}))  # fmt: skip
     return 0
