@@ -113,21 +113,34 @@ FELL_BEHIND = object()  # a watcher's queue overflowed: its stream ends with RES
 
 
 class Watcher:
-    """One tournament watcher's events, at most ``limit`` waiting; one more drops the watcher (it reads too slowly,
-    or not at all, and the server will not keep its backlog). None ends the stream."""
+    """One tournament watcher's events, at most ``limit`` game events waiting; one more drops the watcher (it reads
+    too slowly, or not at all, and the server will not keep its backlog). None ends the stream.
+
+    The tournament's state and its standings supersede their older copies: a newer one goes to the back of the
+    queue and the older one waiting is skipped, so a watcher behind a fast tournament is sent each only once, the
+    newest, in order; the limit counts the game events."""
 
     def __init__(self, limit: int) -> None:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.limit = limit
         self.dropped = False
+        self.games = 0  # game events waiting
+        self._latest: dict[str, tuple[int, ref_pb.TournamentEvent]] = {}  # the newest state event of each kind
+        self._seq = 0
 
     def put(self, event: ref_pb.TournamentEvent | None) -> None:
         if self.dropped:
             return
-        if self.queue.qsize() >= self.limit:
+        kind = event.WhichOneof("event") if event is not None else None
+        if kind in ("tournament", "standings"):
+            self._seq += 1
+            self._latest[kind] = (self._seq, event)  # type: ignore[assignment]
+            self.queue.put_nowait((kind, self._seq))  # a marker; an older one of its kind is skipped by get()
+        elif self.games >= self.limit:
             self.dropped = True
             self._replace(FELL_BEHIND)
         else:
+            self.games += event is not None
             self.queue.put_nowait(event)
 
     def end(self) -> None:
@@ -138,10 +151,20 @@ class Watcher:
     def _replace(self, last: object) -> None:
         while not self.queue.empty():
             self.queue.get_nowait()
+        self._latest.clear()
         self.queue.put_nowait(last)
 
     async def get(self) -> ref_pb.TournamentEvent | object | None:
-        return await self.queue.get()
+        while True:
+            item = await self.queue.get()
+            if not isinstance(item, tuple):
+                self.games -= isinstance(item, ref_pb.TournamentEvent)
+                return item
+            kind, seq = item
+            newest = self._latest.get(kind)
+            if newest is not None and newest[0] == seq:
+                del self._latest[kind]
+                return newest[1]
 
 
 class Hub:

@@ -12,7 +12,7 @@
     validation_opponents = ["greedy", "random"]   # built-in bots the validation game is played against
     max_watchers = 1000                    # Watch* streams open at once, in all
     max_watchers_per_client = 20           # ... per token, or per address for callers without one
-    watch_queue = 1000                     # events waiting for a slow tournament watcher; one more drops it
+    watch_queue = 5000                     # game events waiting for a slow tournament watcher; one more drops it
     watch_write_timeout_s = 60             # a Watch stream whose client takes no message for this long is ended
     max_bots_per_author = 20               # active bots one author may own
     max_open_tournaments = 20              # created or running tournaments per organiser
@@ -52,7 +52,7 @@ MIN_TOKEN_CHARS = 8
 _LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists each
     "max_watchers": (1000, 1_000_000),
     "max_watchers_per_client": (20, 1_000_000),
-    "watch_queue": (1000, 1_000_000),
+    "watch_queue": (5000, 1_000_000),
     "max_bots_per_author": (20, 1_000_000),
     "max_open_tournaments": (20, 1_000_000),
     "watch_write_timeout_s": (60, 86_400),

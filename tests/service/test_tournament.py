@@ -69,7 +69,8 @@ def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> 
         ended = [e.finished.game.game_id for e in events if e.finished.game.game_id]
         assert len(began) == len(set(began)) == 12 and sorted(began) == sorted(ended)
         standings = [e.standings for e, kind in zip(events, kinds, strict=True) if kind == "standings"]
-        assert [x.games for x in standings] == list(range(1, 13))  # standings after each game
+        counts = [x.games for x in standings]  # standings as games end (a lagging watcher gets only the newest)
+        assert counts == sorted(set(counts)) and counts[-1] == 12
         assert events[-1].tournament.state == FINISHED and events[-1].tournament.finished == 12
 
         final = s.GetStandings(ref_pb.GetStandingsRequest(tournament_id=tid))

@@ -4,6 +4,7 @@ streams on a real server."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -134,3 +135,34 @@ def test_a_client_that_stops_taking_messages_loses_its_stream_and_its_place(tmp_
         stream.cancel()
     finally:
         srv.stop()
+
+
+def test_a_lagging_watcher_gets_the_newest_state_once_and_in_order() -> None:
+    """A watcher behind a fast tournament: each game event waits (and counts against the limit); the tournament's
+    state and standings wait only as their newest copy, sent after the events that came before it."""
+    from referee.service.runs import FELL_BEHIND, Watcher
+
+    def state(games: int) -> ref_pb.TournamentEvent:
+        return ref_pb.TournamentEvent(tournament=ref_pb.Tournament(finished=games))
+
+    def game(i: int) -> ref_pb.TournamentEvent:
+        return ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=ref_pb.GameSummary(game_id=f"g{i}")))
+
+    async def drain(w: Watcher) -> list:
+        out = []
+        while not w.queue.empty():
+            out.append(await w.get())
+        return out
+
+    w = Watcher(limit=3)
+    for i in range(3):
+        w.put(game(i))
+        w.put(state(i + 1))
+        w.put(ref_pb.TournamentEvent(standings=ref_pb.Standings(games=i + 1)))
+    sent = asyncio.run(drain(w))
+    assert [e.WhichOneof("event") for e in sent] == ["finished", "finished", "finished", "tournament", "standings"]
+    assert sent[3].tournament.finished == 3 and sent[4].standings.games == 3
+    for i in range(4):  # state events never count; the fourth waiting game event drops the watcher
+        w.put(game(i))
+        w.put(state(9))
+    assert w.dropped and asyncio.run(drain(w)) == [FELL_BEHIND]

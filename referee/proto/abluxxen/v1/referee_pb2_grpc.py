@@ -177,7 +177,8 @@ class RefereeServicer:
 
     def WatchTournament(self, request, context):
         """Progress as it happens: the tournament now, then games started and finished, and standings after each
-        game. The stream ends when the tournament finishes or is cancelled.
+        game; a watcher that lags behind is sent only the newest tournament state and standings, not every copy.
+        The stream ends when the tournament finishes or is cancelled.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
