@@ -282,28 +282,6 @@ def _wake(waiter: asyncio.Future[None] | None) -> None:
         waiter.set_result(None)
 
 
-async def _write(call: Any, frame: bytes, t0: float, limit_s: float) -> bool:
-    """Write ``frame`` on the Play stream ``call`` within ``limit_s`` of ``t0`` (``time.perf_counter``); False when
-    it could not, because the bot grants no HTTP/2 flow-control window (the call is then cancelled). The referee's
-    own event loop stalls extend the limit once, as for a reply."""
-    loop = asyncio.get_running_loop()
-    try:
-        async with asyncio.timeout(None) as bound:
-            timer = loop.call_at(loop.time() + t0 + limit_s - time.perf_counter(), _expire, bound, t0)
-            try:
-                await call.write(frame)
-            finally:
-                timer.cancel()
-    except TimeoutError:
-        return False
-    return True
-
-
-def _expire(bound: asyncio.Timeout, t0: float) -> None:
-    stall = lag_monitor().worst_since(t0)
-    bound.reschedule(asyncio.get_running_loop().time() + (stall if stall > 0.002 else 0.0))
-
-
 class RemoteSeat:
     """A bot at ``address``: Hello first, then the Play stream when offered, else Decide."""
 
@@ -328,6 +306,10 @@ class RemoteSeat:
         self._asked: set[int] = set()
         self._asking = 0  # the seq of the request on the wire that has no answer yet (0: none)
         self._stale = 0  # messages since the last request that answered nothing asked
+        # One timer per write and the wait for its answer (_send, _expire): the task while its write is pending.
+        self._timer: asyncio.TimerHandle | None = None
+        self._writer: asyncio.Task[Any] | None = None
+        self._write_extended = False
 
     async def connect(self) -> None:
         try:
@@ -368,12 +350,51 @@ class RemoteSeat:
         tc = start.time_control
         limit_s = (tc.decision_ms + tc.grace_ms) / 1000
         try:
-            if not await _write(self._call, _frame(1, start.SerializeToString()), time.perf_counter(), limit_s):
-                why = f"the Play stream to {self.address} took no GameStart within {limit_s * 1000:.0f} ms"
-                raise SeatError(TIMEOUT, why + " (the bot grants no flow-control window)")
+            sent = await self._send(_frame(1, start.SerializeToString()), time.perf_counter(), limit_s)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
             raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {e}") from None
+        finally:
+            self._timer.cancel()  # type: ignore[union-attr]
+        if not sent:
+            why = f"the Play stream to {self.address} took no GameStart within {limit_s * 1000:.0f} ms"
+            raise SeatError(TIMEOUT, why + " (the bot grants no flow-control window)")
         self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _send(self, frame: bytes, t0: float, limit_s: float) -> bool:
+        """Write ``frame`` on the Play stream by ``t0 + limit_s`` (``time.perf_counter``), as a bot can stall a
+        write forever by granting no HTTP/2 flow-control window. False when it did (the call is then cancelled).
+
+        The deadline's timer is left armed in ``self._timer``, for the caller to cancel: a decision waits on it
+        for the reply too, so the bound costs the hot path no timer of its own."""
+        loop = asyncio.get_running_loop()
+        self._writer = task = asyncio.current_task()
+        self._write_extended = False
+        self._timer = loop.call_at(loop.time() + t0 + limit_s - time.perf_counter(), self._expire, t0)
+        try:
+            await self._call.write(frame)
+        except asyncio.CancelledError:
+            if self._writer is not None:  # cancelled from outside, not by the deadline
+                raise
+            task.uncancel()  # type: ignore[union-attr]
+            return False
+        finally:
+            self._writer = None
+        return True
+
+    def _expire(self, t0: float) -> None:
+        """The deadline of a write or of the wait for its reply: stop a pending write, else wake the waiter. The
+        referee's own event loop stalls extend a write's deadline once, as the wait's (the bot is not to blame)."""
+        writer = self._writer
+        if writer is None:
+            _wake(self._waiter)
+            return
+        stall = lag_monitor().worst_since(t0)
+        if stall > 0.002 and not self._write_extended:
+            self._write_extended = True
+            self._timer = asyncio.get_running_loop().call_later(stall, self._expire, t0)
+            return
+        self._writer = None
+        writer.cancel()
 
     async def _read(self) -> None:
         """The stream's one reader: the answer to the request on the wire goes to the queue with its arrival time.
@@ -453,32 +474,36 @@ class RemoteSeat:
         if replies and replies[-1][1] == _END:  # the stream has ended: say why, rather than fail to write on it
             fault, detail = replies[-1][2]
             return Answer(None, fault, detail, fatal=True)
-        loop = asyncio.get_running_loop()
         # A reply counts only once its request is being sent: one that came earlier was dropped or queued as
         # unasked, so the time from t0 to an answer is never negative.
         self._asked.add(seq)
         self._asking, self._stale = seq, 0
         t0 = time.perf_counter()
         try:
-            # The write shares the decision's clock: a bot that grants no flow-control window stalls it.
-            if not await _write(self._call, _frame(2, request), t0, allowance_s):
-                return Answer(None, TIMEOUT, f"the Play stream took no request for {allowance_s * 1000:.0f} ms (the "
-                                             "bot grants no flow-control window)",
-                              bot_us=int((time.perf_counter() - t0) * 1e6), fatal=True)  # fmt: skip
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
-            return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
+            try:  # the write shares the decision's clock, and its timer
+                if not await self._send(_frame(2, request), t0, allowance_s):
+                    return Answer(None, TIMEOUT, f"the Play stream took no request for {allowance_s * 1000:.0f} ms "
+                                                 "(the bot grants no flow-control window)",
+                                  bot_us=int((time.perf_counter() - t0) * 1e6), fatal=True)  # fmt: skip
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
+                return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
+            return await self._answer(seq, t0, allowance_s)
+        finally:
+            self._timer.cancel()  # type: ignore[union-attr]
+
+    async def _answer(self, seq: int, t0: float, allowance_s: float) -> Answer:
+        """Wait for the answer to request ``seq`` until ``t0 + allowance_s``; ``self._timer`` wakes the wait then."""
+        replies = self._replies
+        loop = asyncio.get_running_loop()
         deadline = t0 + allowance_s
         extended = False
         while True:
             if not replies:
-                remaining = deadline - time.perf_counter()
-                if remaining > 0:
+                if deadline > time.perf_counter():
                     waiter = self._waiter = loop.create_future()
-                    timer = loop.call_later(remaining, _wake, waiter)
                     try:
                         await waiter
                     finally:
-                        timer.cancel()
                         self._waiter = None
                 if not replies:
                     # The referee's own lateness is not the bot's: wait once more for as long as the loop was
@@ -487,6 +512,8 @@ class RemoteSeat:
                     if not extended and stall > 0.002:
                         extended = True
                         deadline = time.perf_counter() + stall
+                        self._timer.cancel()  # type: ignore[union-attr]
+                        self._timer = loop.call_later(stall, self._expire, t0)
                         continue
                     return Answer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
                                   bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
