@@ -65,7 +65,7 @@ def run_verify(args) -> int:
     try:
         verify_record(record)
     except DealNotRevealed as e:
-        print(f"not yet: {record.header.game_id}: {e}")
+        say(f"not yet: {record.header.game_id}: {e}")
         return 1
     except VerifyError as e:
         say(f"mismatch: {record.header.game_id}: {e}")

@@ -58,3 +58,15 @@ def test_entrant_names_are_escaped_in_games_and_standings(tmp_path: Path) -> Non
     for command in (["games"], ["standings"], ["standings", "--csv"]):
         shown = abluxx(*command, "--data", tmp_path / "d", cwd=tmp_path)
         assert r"evil\x1b]0;" in shown  # (a table cuts long names)
+
+
+def test_the_cli_prints_only_through_say() -> None:
+    # a bare print() in a command would be an output path that escapes nothing
+    import ast
+
+    import referee.cli
+
+    for path in Path(referee.cli.__file__).parent.glob("*.py"):
+        calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
+        bare = [n.lineno for n in calls if isinstance(n.func, ast.Name) and n.func.id == "print"]
+        assert not bare, f"{path.name} calls print() on lines {bare}: use referee.terminal.say"
