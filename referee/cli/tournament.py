@@ -83,7 +83,7 @@ def plan(args) -> int:
         config = load(args.config)
     except ConfigError as e:
         return _fail(str(e), 2)
-    print(make_plan(config, args.concurrency).text())
+    say(make_plan(config, args.concurrency).text())
     return 0
 
 
