@@ -288,18 +288,13 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
         for t, m in enumerate(members):
             seed = deck_seed(deal_key, tid, t, deal)
             for o, order in enumerate(orders):
-                slots.append(
-                    Slot(
-                        slot=len(slots),
-                        game_id=f"{tid}-t{t}-d{deal}-o{o}",
-                        table=t,
-                        deal=deal,
-                        order=o,
-                        deck_seed=seed,
-                        seats=tuple(m[i] for i in order),
-                    )
-                )
+                slots.append(_slot(tid, len(slots), t, deal, o, seed, tuple(m[i] for i in order)))
     return slots
+
+
+def _slot(tid: str, n: int, table: int, deal: int, order: int, seed: int, seats: tuple[str, ...]) -> Slot:
+    """The ``n``-th game of the schedule, with the game id that names its duplicate set and place in it."""
+    return Slot(n, f"{tid}-t{table}-d{deal}-o{order}", table, deal, order, seed, seats)
 
 
 def _across(
@@ -323,15 +318,5 @@ def _across(
             seed = deck_seed(deal_key, tid, sec, deal)  # the deck of the section's deal, at every table of it
             for o, t in enumerate(group):
                 m = members[t]
-                slots.append(
-                    Slot(
-                        slot=len(slots),
-                        game_id=f"{tid}-t{sec}-d{deal}-o{o}",
-                        table=sec,
-                        deal=deal,
-                        order=o,
-                        deck_seed=seed,
-                        seats=tuple(m[(seat + deal) % k] for seat in range(k)),
-                    )
-                )
+                slots.append(_slot(tid, len(slots), sec, deal, o, seed, tuple(m[(s + deal) % k] for s in range(k))))
     return slots
