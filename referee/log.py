@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import structlog
+from structlog.types import EventDict, WrappedLogger
 
 from referee.terminal import printable
 
@@ -25,7 +26,7 @@ class _Stderr:
         return sys.stderr.isatty()
 
 
-def _printable_values(_logger: Any, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+def _printable_values(_logger: WrappedLogger, _method: str, event: EventDict) -> EventDict:
     """Escape control characters in the readable lines (a bot's error text, a name); JSON escapes its own."""
     for key, value in event.items():
         if isinstance(value, str):

@@ -6,6 +6,7 @@ records. Functions named ``*_pb`` build messages; ``*_from_pb`` read them and ra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import getitem
 
 from referee.engine import (
@@ -127,28 +128,27 @@ def options_from_pb(m: pb.Options) -> Options:
 
 def event_pb(e: Event) -> pb.Event:
     """The message for ``e`` (already redacted for its reader with ``event_for``)."""
-    t = type(e)
-    if t is TurnStarted:
+    if type(e) is TurnStarted:
         return pb.Event(turn_started=pb.TurnStarted(seat=e.seat, turn=e.turn))
-    if t is Played:
+    if type(e) is Played:
         return pb.Event(played=pb.Played(seat=e.seat, group=group_pb(e.group)))
-    if t is Drew:
+    if type(e) is Drew:
         return pb.Event(drew=pb.Drew(seat=e.seat, card=e.card or 0, from_market=e.from_market))
-    if t is Refilled:
+    if type(e) is Refilled:
         return pb.Event(refilled=pb.Refilled(cards=e.cards))
-    if t is Abluxxed:
+    if type(e) is Abluxxed:
         return pb.Event(abluxxed=pb.Abluxxed(seat=e.seat, victim=e.victim, group=group_pb(e.group)))
-    if t is Taken:
+    if type(e) is Taken:
         return pb.Event(taken=pb.Taken(seat=e.seat, victim=e.victim, group=group_pb(e.group)))
-    if t is Declined:
+    if type(e) is Declined:
         return pb.Event(declined=pb.Declined(seat=e.seat, victim=e.victim))
-    if t is Reclaimed:
+    if type(e) is Reclaimed:
         return pb.Event(reclaimed=pb.Reclaimed(seat=e.seat, group=group_pb(e.group)))
-    if t is Discarded:
+    if type(e) is Discarded:
         return pb.Event(discarded=pb.Discarded(seat=e.seat, group=group_pb(e.group)))
-    if t is Skipped:
+    if type(e) is Skipped:
         return pb.Event(skipped=pb.Skipped(seat=e.seat))
-    if t is GameOver:
+    if type(e) is GameOver:
         return pb.Event(game_ended=pb.GameEnded(reason=END_PB[e.reason], scores=e.scores))
     raise TypeError(f"not an event: {e!r}")
 
@@ -169,31 +169,30 @@ def event_pb_shared(e: Event) -> pb.Event:
 
 def event_from_pb(m: pb.Event) -> Event:
     which = m.WhichOneof("event")
-    x = getattr(m, which) if which else None
     if which == "turn_started":
-        return TurnStarted(x.seat, x.turn)
+        return TurnStarted(m.turn_started.seat, m.turn_started.turn)
     if which == "played":
-        return Played(x.seat, group_from_pb(x.group))
+        return Played(m.played.seat, group_from_pb(m.played.group))
     if which == "drew":
-        return Drew(x.seat, x.card or None, x.from_market)
+        return Drew(m.drew.seat, m.drew.card or None, m.drew.from_market)
     if which == "refilled":
-        return Refilled(tuple(x.cards))
+        return Refilled(tuple(m.refilled.cards))
     if which == "abluxxed":
-        return Abluxxed(x.seat, x.victim, group_from_pb(x.group))
+        return Abluxxed(m.abluxxed.seat, m.abluxxed.victim, group_from_pb(m.abluxxed.group))
     if which == "taken":
-        return Taken(x.seat, x.victim, group_from_pb(x.group))
+        return Taken(m.taken.seat, m.taken.victim, group_from_pb(m.taken.group))
     if which == "declined":
-        return Declined(x.seat, x.victim)
+        return Declined(m.declined.seat, m.declined.victim)
     if which == "reclaimed":
-        return Reclaimed(x.seat, group_from_pb(x.group))
+        return Reclaimed(m.reclaimed.seat, group_from_pb(m.reclaimed.group))
     if which == "discarded":
-        return Discarded(x.seat, group_from_pb(x.group))
+        return Discarded(m.discarded.seat, group_from_pb(m.discarded.group))
     if which == "skipped":
-        return Skipped(x.seat)
+        return Skipped(m.skipped.seat)
     if which == "game_ended":
-        if x.reason not in END_FROM_PB:
-            raise WireError(f"unknown end reason {x.reason}")
-        return GameOver(END_FROM_PB[x.reason], tuple(x.scores))
+        if m.game_ended.reason not in END_FROM_PB:
+            raise WireError(f"unknown end reason {m.game_ended.reason}")
+        return GameOver(END_FROM_PB[m.game_ended.reason], tuple(m.game_ended.scores))
     raise WireError("event is empty")
 
 
@@ -223,6 +222,8 @@ def _cards(counts: tuple[int, ...]) -> list[int]:
 
 def view_pb(v: View) -> pb.SeatView:
     """A seat's view as a message (the seat must not be None: spectators get events, not requests)."""
+    if v.hand is None:
+        raise ValueError("a spectator's view has no hand: spectators get events, not requests")
     m = pb.SeatView(
         seat=v.seat,
         turn=v.turn,
@@ -242,6 +243,20 @@ def view_pb(v: View) -> pb.SeatView:
     return m
 
 
+def kind_pb(state: State) -> pb.DecisionKind:
+    """The kind of decision ``state`` asks for. ValueError once the game is over."""
+    if state.kind is None:
+        raise ValueError("the game is over: it asks for no decision")
+    return KIND_PB[state.kind]
+
+
+def end_reason_pb(state: State) -> pb.EndReason:
+    """Why the game in ``state`` ended. ValueError while it goes on."""
+    if state.end_reason is None:
+        raise ValueError("the game is not over: it has no end reason")
+    return END_PB[state.end_reason]
+
+
 def decision_request(
     state: State, game_id: str, seq: int, events: list[Event], decision_ms: int = 0, bank_ms: int = 0
 ) -> bot_pb.DecisionRequest:
@@ -254,7 +269,7 @@ def decision_request(
         game_id=game_id,
         seat=seat,
         seq=seq,
-        kind=KIND_PB[state.kind],
+        kind=kind_pb(state),
         view=view_pb(view(state, seat)),
         events=[event_pb_shared(event_for(e, seat)) for e in events],
         legal_actions=[action_pb(a) for a in state.legal],
@@ -317,11 +332,11 @@ def packed_field(field: int, values: tuple[int, ...] | list[int]) -> bytes:
 
 # Events, actions and groups: few distinct values, shared by every game. Stacks get their own cache: nearly every
 # play makes a new one, and they would push the others out.
-_FIELD_CACHE: dict[tuple, bytes] = {}
-_STACK_BYTES: dict[tuple, tuple[bytes, bytes, int]] = {}
+_FIELD_CACHE: dict[tuple[object, ...], bytes] = {}
+_STACK_BYTES: dict[tuple[Group, ...], tuple[bytes, bytes, int]] = {}
 
 
-def _cached(key: tuple, make) -> bytes:
+def _cached(key: tuple[object, ...], make: Callable[[], bytes]) -> bytes:
     b = _FIELD_CACHE.get(key)
     if b is None:
         if len(_FIELD_CACHE) >= _CACHE_MAX:
@@ -411,7 +426,7 @@ def decision_request_bytes(
             bytes_field(1, game_id.encode()) if game_id else b"",
             int_field(2, seat),
             int_field(3, seq),
-            int_field(4, KIND_PB[state.kind]),
+            int_field(4, kind_pb(state)),
             bytes_field(5, seat_view_bytes(state, seat)),
             *[event_field(6, event_for(e, seat)) for e in events],
             *[action_field(7, a) for a in state.legal],

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -46,7 +47,7 @@ def game_frames(seed: int) -> list[bytes]:
     state = new_game(deck_from_seed(seed), 2)
     log: list = []
     since = [0, 0]
-    frames = []
+    frames: list[bytes] = []
     while not state.over:
         seat = state.seat
         req = decision_request(state, f"bench-{seed}", len(frames) + 1, log[since[seat] :], 5000, 60_000)
@@ -75,7 +76,7 @@ async def serve_echo() -> None:
             yield reply
 
     server = grpc.aio.server()
-    handlers = {
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Stream": grpc.stream_stream_rpc_method_handler(stream),
     }
@@ -110,7 +111,7 @@ async def serve_instant_bot() -> None:
         return bot_pb.GameOverAck()
 
     server = grpc.aio.server()
-    handlers = {
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
         "Hello": grpc.unary_unary_rpc_method_handler(
             hello, bot_pb.HelloRequest.FromString, bot_pb.HelloReply.SerializeToString
         ),
@@ -178,7 +179,7 @@ async def floor_stream(address: str, seconds: float) -> float:
     frames = floor_frames()
     starts = itertools.count(0, 37)  # each conversation starts somewhere else in the games
     channel = BotChannel(address).channel  # the referee's channel options (retries off, limits)
-    mc = channel.stream_stream("/bench.Echo/Stream")
+    mc: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream("/bench.Echo/Stream")
 
     async def work(count) -> None:
         call = mc()
@@ -203,7 +204,7 @@ async def floor_unary(address: str, seconds: float) -> float:
     requests = [bot_pb.RefereeMessage.FromString(f).decision.SerializeToString() for f in floor_frames()]
     starts = itertools.count(0, 37)
     channel = BotChannel(address).channel  # the referee's channel options (retries off, limits)
-    mc = channel.unary_unary("/bench.Echo/Unary")
+    mc: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary("/bench.Echo/Unary")
 
     async def work(count) -> None:
         i = next(starts)

@@ -30,7 +30,8 @@ class InstantBot(bot_grpc.BotServicer):
     """Answers every decision at once with index 0, on both transports."""
 
     async def Hello(self, request, context):
-        return bot_pb.HelloReply(name="instant", version="1", author="bench", protocol_version=1,
+        return bot_pb.HelloReply(name="instant", version="1", author="bench",
+                                 protocol_version=bot_pb.PROTOCOL_VERSION_1,
                                  transports=[bot_pb.TRANSPORT_STREAM, bot_pb.TRANSPORT_UNARY])  # fmt: skip
 
     async def Decide(self, request, context):
@@ -75,11 +76,12 @@ async def measure(addresses: dict[str, str], concurrency: int, seconds: float, d
 
         return wrapper
 
-    store.save_game = timed("store", store.save_game)
-    store.finish = timed("store", store.finish)
-    add, standings_of = runner._InOrder.add, runner.standings_of
-    runner._InOrder.add = timed("ratings", add)
-    runner.standings_of = timed("ratings", standings_of)
+    # Wrapped in place for the run (by setattr: a type checker refuses assigning to a method).
+    wrapped = [(store, "save_game", "store"), (store, "finish", "store"), (runner._InOrder, "add", "ratings"),
+               (runner, "standings_of", "ratings")]  # fmt: skip
+    originals = [getattr(owner, name) for owner, name, _ in wrapped]
+    for (owner, name, key), fn in zip(wrapped, originals, strict=True):
+        setattr(owner, name, timed(key, fn))
     play_slots = runner.play_slots
 
     async def timed_play_slots(*a, **k):
@@ -97,7 +99,9 @@ async def measure(addresses: dict[str, str], concurrency: int, seconds: float, d
     except TimeoutError:
         finished = False
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    runner._InOrder.add, runner.standings_of, runner.play_slots = add, standings_of, play_slots
+    for (owner, name, _), fn in zip(wrapped, originals, strict=True):
+        setattr(owner, name, fn)
+    runner.play_slots = play_slots
     games = len(store.games(cfg.tournament_id))
     store.close()
     return {

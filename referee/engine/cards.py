@@ -7,6 +7,8 @@ are counts per card code: a tuple of 15 ints whose index 0 is always 0.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 JOKER = 14
 NUMBERS = range(1, 14)
 CARD_CODES = range(1, 15)
@@ -69,7 +71,7 @@ def deck_from_seed(seed: int) -> tuple[int, ...]:
     return tuple(deck)
 
 
-def check_deck(deck: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+def check_deck(deck: Iterable[int]) -> tuple[int, ...]:
     """The deck as a tuple, or ValueError naming what is wrong with it."""
     deck = tuple(deck)
     if len(deck) != DECK_SIZE:
@@ -87,7 +89,7 @@ def check_deck(deck: tuple[int, ...] | list[int]) -> tuple[int, ...]:
     return deck
 
 
-def counts_of(cards) -> tuple[int, ...]:
+def counts_of(cards: Iterable[int]) -> tuple[int, ...]:
     """Counts per card code of an iterable of cards."""
     counts = [0] * 15
     for card in cards:
@@ -95,6 +97,6 @@ def counts_of(cards) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def cards_of(counts) -> list[int]:
+def cards_of(counts: Sequence[int]) -> list[int]:
     """The cards of a counts tuple, in ascending order (jokers last)."""
     return [v for v in CARD_CODES for _ in range(counts[v])]

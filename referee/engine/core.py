@@ -9,8 +9,9 @@ actions in canonical order). Building ``legal`` once per step, in ``apply``, kee
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar, cast
 
 from .cards import (
     CARD_CODES,
@@ -27,6 +28,7 @@ from .cards import (
 )
 
 RULES_VERSION = "abluxxen-rules-1"
+T = TypeVar("T")
 
 
 class Kind(enum.Enum):
@@ -66,7 +68,7 @@ class Group(NamedTuple):
     jokers: int
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]  # the group's card count (R6); nobody calls tuple.count on it
         return self.numbers + self.jokers
 
     def __str__(self) -> str:
@@ -277,7 +279,7 @@ class State:
         )
 
 
-def new_game(deck, players: int, options: Options | None = None, start_seat: int = 0) -> State:
+def new_game(deck: Sequence[int], players: int, options: Options | None = None, start_seat: int = 0) -> State:
     """R3: deal ``deck`` (109 cards, top first) to ``players`` seats; ``start_seat`` plays first (R4).
 
     Seat i is dealt deck[13*i : 13*i+13]; the next 6 cards are the market; the rest is the pile, top first.
@@ -327,7 +329,7 @@ def _add_group(counts: tuple[int, ...], g: Group, sign: int) -> tuple[int, ...]:
     return tuple(c)
 
 
-def _set(items: tuple, i: int, item) -> tuple:
+def _set(items: tuple[T, ...], i: int, item: T) -> tuple[T, ...]:
     return (*items[:i], item, *items[i + 1 :])
 
 
@@ -343,8 +345,9 @@ def apply(state: State, action: Action) -> tuple[State, list[Event]]:
     s = state._copy()
     events: list[Event] = []
     kind = s.kind
+    # The kind fixes what the legal actions are: plays (a Group), choices, or draws (a Draw).
     if kind is Kind.PLAY:
-        _play(s, action, events)
+        _play(s, cast(Group, action), events)
     elif kind is Kind.TAKE_OR_DECLINE:
         if action is Choice.TAKE:
             group = s.stacks[s.victim][-1]
@@ -370,7 +373,7 @@ def apply(state: State, action: Action) -> tuple[State, list[Event]]:
             events.append(Discarded(s.victim, group))
             _start_draw(s, s.victim, group.count)
     elif kind is Kind.DRAW:
-        if not _draw_card(s, action, events):
+        if not _draw_card(s, cast(Draw, action), events):
             s.to_draw -= 1
             if s.to_draw:
                 s.legal = _draws(s.market, s.pile_pos < len(s.deck))
@@ -381,7 +384,7 @@ def apply(state: State, action: Action) -> tuple[State, list[Event]]:
         if action is Choice.SKIP:
             events.append(Skipped(s.seat))
             _next_turn(s, events)
-        elif not _draw_card(s, action, events) and not _refill(s, events):
+        elif not _draw_card(s, cast(Draw, action), events) and not _refill(s, events):
             _next_turn(s, events)
     return s, events
 
@@ -404,6 +407,7 @@ def _play(s: State, g: Group, events: list[Event]) -> None:
 def _check_next(s: State, events: list[Event]) -> None:
     """R8: check the remaining opponents in seat order; stop at the next one abluxxed."""
     n, a, g = s.players, s.active, s.played
+    assert g is not None  # set by _play for the whole check
     count, value = g.count, g.value
     off = s.next_check
     while off < n:

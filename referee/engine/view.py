@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection, Iterable, Sequence
 from typing import NamedTuple
 
 from .core import Action, Choice, Drew, EndReason, Event, Group, Kind, Options, State, scores
@@ -73,7 +74,7 @@ def event_for(event: Event, seat: int | None) -> Event:
     return event
 
 
-def placings(final_scores, hand_sizes, retired=()) -> tuple[int, ...]:
+def placings(final_scores: Sequence[int], hand_sizes: Sequence[int], retired: Collection[int] = ()) -> tuple[int, ...]:
     """R15: place 1 is best. Higher score first, then fewer cards in hand; players still equal share a place.
 
     Seats in ``retired`` (a bot the fallback had to finish for) place below every other seat.
@@ -82,7 +83,7 @@ def placings(final_scores, hand_sizes, retired=()) -> tuple[int, ...]:
     return tuple(1 + sum(k < keys[i] for k in keys) for i in range(len(keys)))
 
 
-def match_scores(rounds) -> tuple[int, ...]:
+def match_scores(rounds: Iterable[Sequence[int]]) -> tuple[int, ...]:
     """R16: the scores of several rounds, summed per seat."""
     return tuple(sum(col) for col in zip(*rounds, strict=True))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .cards import card_name
 from .core import (
     Abluxxed,
@@ -38,7 +40,7 @@ def say_action(action: Action) -> str:
     return action.value
 
 
-def say_event(event: Event, names=None) -> str:
+def say_event(event: Event, names: Sequence[str] | None = None) -> str:
     """One line for ``event``; ``names`` maps a seat to a player's name (default "seat N")."""
 
     def who(seat: int) -> str:
@@ -60,9 +62,8 @@ def say_event(event: Event, names=None) -> str:
         case Discarded(seat, group):
             return f"{who(seat)} discards {group}"
         case Drew(seat, card, from_market):
-            if from_market:
-                return f"{who(seat)} draws {card_name(card)} from the market"
-            return f"{who(seat)} draws {'a card' if card is None else card_name(card)} from the pile"
+            what = "a card" if card is None else card_name(card)  # None: a pile card hidden from the reader
+            return f"{who(seat)} draws {what} from the {'market' if from_market else 'pile'}"
         case Skipped(seat):
             return f"{who(seat)} draws nothing"
         case Refilled(cards):

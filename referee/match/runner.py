@@ -14,8 +14,9 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from referee.engine import RULES_VERSION, apply, deck_from_seed, digest, new_game, placings, scores
+from referee.engine import RULES_VERSION, apply, deck_from_seed, digest, event_for, new_game, placings, scores
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
@@ -23,11 +24,10 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import FORMAT_VERSION, RecordWriter, commitment, decision_record_bytes, new_salt
 from referee.records.build import utc_now
 from referee.wire import (
-    END_PB,
     WireError,
     action_from_pb,
     decision_request_bytes,
-    event_for,
+    end_reason_pb,
     event_pb,
     options_pb,
 )
@@ -164,7 +164,7 @@ class _Game:
         await asyncio.gather(*(connect(i) for i in range(self.n)))
         tc = spec.time_control
         players = [pb.Player(seat=i, name=e.name, version=self.seats[i].version) for i, e in enumerate(spec.entrants)]
-        common = dict(
+        common: dict[str, Any] = dict(  # GameStart's fields but the seat
             game_id=spec.game_id,
             players=players,
             options=options_pb(spec.options),
@@ -315,6 +315,7 @@ class _Game:
                         self.stats[seat].decision_us.append(bot_us)
                 action = legal[index]
                 kind = state.kind
+                assert kind is not None  # the game goes on
                 state, events = apply(state, action)
                 log.extend(events)
                 if writer is not None or self.on_decision is not None:
@@ -330,7 +331,8 @@ class _Game:
             final = scores(state)
             places = placings(final, [state.hand_size(i) for i in range(n)], retired)
             final_digest = digest(state)
-            reason = END_PB[state.end_reason]
+            reason, end_reason = end_reason_pb(state), state.end_reason
+            assert end_reason is not None  # the loop ran until the game ended
             if writer is not None:
                 # In a thread: finish fsyncs, which takes milliseconds that every other game on this loop would wait.
                 await asyncio.to_thread(
@@ -373,7 +375,7 @@ class _Game:
             game_id=spec.game_id,
             scores=final,
             places=places,
-            end_reason=state.end_reason,
+            end_reason=end_reason,
             seats=self.stats,
             decisions=seq,
             final_digest=final_digest,

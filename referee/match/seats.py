@@ -84,7 +84,7 @@ class Seat(Protocol):
     version: str
     author: str
     address: str
-    kind: int  # a SeatKind value
+    kind: rec_pb.SeatKind
     transport: str  # "stream", "unary" or "builtin"
 
     async def connect(self) -> None: ...
@@ -215,8 +215,12 @@ class BotChannel:
             request_serializer=bot_pb.HelloRequest.SerializeToString,
             response_deserializer=bot_pb.HelloReply.FromString,
         )
-        self.decide = self.channel.unary_unary(_SERVICE + "Decide", request_serializer=_ident)
-        self.play = self.channel.stream_stream(_SERVICE + "Play", request_serializer=_ident)
+        self.decide: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self.channel.unary_unary(
+            _SERVICE + "Decide", request_serializer=_ident
+        )
+        self.play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = self.channel.stream_stream(
+            _SERVICE + "Play", request_serializer=_ident
+        )
         self.game_over = self.channel.unary_unary(
             _SERVICE + "GameOver",
             request_serializer=bot_pb.GameOverNotice.SerializeToString,

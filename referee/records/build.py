@@ -31,14 +31,15 @@ from referee.engine import (
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import (
-    END_PB,
     KIND_PB,
     action_field,
     action_pb,
     bytes_field,
+    end_reason_pb,
     event_field,
     event_pb,
     int_field,
+    kind_pb,
     options_pb,
 )
 
@@ -153,8 +154,8 @@ def decision_record(
     events: Iterable[Event],
     *,
     seq: int,
-    chosen_by: str | int | None = None,
-    fault: str | int | None = None,
+    chosen_by: str | rpb.Chooser | None = None,
+    fault: str | rpb.FaultKind | None = None,
     fault_detail: str = "",
     bot_us: int = 0,
     transport_us: int = 0,
@@ -184,7 +185,7 @@ def decision_record(
     return rpb.DecisionRecord(
         seq=seq,
         seat=state.seat,
-        kind=KIND_PB[state.kind],
+        kind=kind_pb(state),
         index=index,
         action=action_pb(action),
         chosen_by=chooser,
@@ -249,7 +250,7 @@ def footer(
         raise ValueError("the game is not over: a footer needs the final state")
     retired = sorted(set(retired))
     return rpb.RecordFooter(
-        reason=END_PB[state.end_reason],
+        reason=end_reason_pb(state),
         scores=scores(state),
         places=final_places(state, retired),
         retired=retired,

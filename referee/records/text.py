@@ -61,12 +61,12 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
         about = ", ".join(x for x in (p.version and f"version {p.version}", p.transport) if x)
         at = f" at {p.address}" if p.address else ""  # a bot's address, as a detail beside its name
         chunk.append(f"seat {p.seat}: {p.name or '(no name)'}{at}" + (f" ({about})" if about else ""))
-    if full:
-        chunk.append("view: everything")
+    if seat is not None:
+        chunk.append(f"view: {names[seat]} (other hands and their draws from the pile hidden)")
     elif public:
         chunk.append("view: public (no hands; cards drawn from the pile hidden)")
     else:
-        chunk.append(f"view: {names[seat]} (other hands and their draws from the pile hidden)")
+        chunk.append("view: everything")
     chunk.append(f"deck commitment: {h.commitment.hex() or '(none)'}")
     for s in range(n):
         if sees_hand(s):

@@ -27,7 +27,15 @@ from referee.engine import (
 from referee.engine.words import say_action, say_event
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
-from referee.wire import END_PB, KIND_PB, WireError, action_from_pb, event_from_pb, event_pb, options_from_pb
+from referee.wire import (
+    WireError,
+    action_from_pb,
+    end_reason_pb,
+    event_from_pb,
+    event_pb,
+    kind_pb,
+    options_from_pb,
+)
 
 from .build import commitment, final_places
 from .recordfile import FORMAT_VERSION
@@ -130,12 +138,12 @@ def replay(record: rpb.GameRecord) -> Iterator[Step]:
         def fail(what: str, number: int = number, seat: int = seat) -> VerifyError:
             return VerifyError(what, number, seat)
 
-        if state.over:
+        if state.end_reason is not None:  # the game is over
             raise fail(f"the game was already over ({state.end_reason.value}), yet the record goes on")
         if seat != state.seat:
             raise fail(f"the record says seat {seat} decides; the engine asks seat {state.seat}")
-        if d.kind != KIND_PB[state.kind]:
-            want = _name(pb.DecisionKind, KIND_PB[state.kind])
+        if d.kind != kind_pb(state):
+            want = _name(pb.DecisionKind, kind_pb(state))
             raise fail(f"the record says kind {_name(pb.DecisionKind, d.kind)}; the engine asks {want}")
         if d.seq <= last_seq:
             raise fail(f"seq {d.seq} does not increase (the decision before had seq {last_seq})")
@@ -195,10 +203,10 @@ def check_footer(record: rpb.GameRecord, state: State, retired: frozenset[int]) 
             f"{commitment(f.salt, record.header.deck).hex()}, the header committed to "
             f"{record.header.commitment.hex() or '(nothing)'}"
         )
-    if f.reason != END_PB[state.end_reason]:
+    if f.reason != end_reason_pb(state):
         raise VerifyError(
             f"the footer says the game ended by {_name(pb.EndReason, f.reason)}; "
-            f"the engine says {_name(pb.EndReason, END_PB[state.end_reason])}"
+            f"the engine says {_name(pb.EndReason, end_reason_pb(state))}"
         )
     final = scores(state)
     if tuple(f.scores) != final:

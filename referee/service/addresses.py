@@ -84,7 +84,7 @@ async def resolve(address: str, policy: AddressPolicy, own_ports: set[int]) -> s
         infos = await asyncio.get_running_loop().getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         raise Unresolved(host) from None
-    ip = ipaddress.ip_address(infos[0][4][0].split("%")[0])
+    ip = ipaddress.ip_address(str(infos[0][4][0]).split("%")[0])
     check(ip, int(port), policy, own_ports)
     return f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
 

@@ -7,6 +7,7 @@ touches anything, so a refused call has no side effect.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import grpc
@@ -40,7 +41,7 @@ class Auth:
         self._tokens += [(t.encode(), Principal(name, False)) for name, t in settings.author_tokens.items()]
         self.open_reads = settings.open_reads
 
-    def who(self, metadata: tuple[tuple[str, str | bytes], ...] | None) -> Principal | None:
+    def who(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Principal | None:
         """The caller, or None when no token is given; Denied for a malformed header or an unknown token."""
         values = [v for k, v in metadata or () if k.lower() == "authorization"]
         if not values:

@@ -28,7 +28,8 @@ from referee.tournament.entrants import EntrantError
 from referee.tournament.play import match_player
 from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
-from referee.wire import event_from_pb, event_pb, options_pb
+from referee.tournament.standings import Standings
+from referee.wire import END_PB, event_from_pb, event_pb, options_pb
 
 from .reads import Boards
 
@@ -213,7 +214,7 @@ class Run(GameHooks):
         on_finished: Callable[[str], None],
         snapshot: Callable[[str], ref_pb.Tournament],
         boards: Boards,
-        standings_pb: Callable[[object], ref_pb.Standings],
+        standings_pb: Callable[[Standings], ref_pb.Standings],
     ) -> None:
         self.store = store
         self.config = config
@@ -287,7 +288,7 @@ class Run(GameHooks):
                 live.add(
                     ref_pb.GameWatchEvent(
                         closing=ref_pb.GameClosing(
-                            reason=pb.EndReason.Value("END_REASON_" + result.end_reason.name),
+                            reason=END_PB[result.end_reason],
                             scores=result.scores,
                             places=result.places,
                             retired=[i for i, s in enumerate(result.seats) if s.retired],

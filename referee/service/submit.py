@@ -46,7 +46,7 @@ class Passed:
     game_id: str
 
 
-def _refuse(check: int, reason: str, **more) -> ref_pb.Refusal:
+def _refuse(check: ref_pb.ComplianceCheck, reason: str, **more) -> ref_pb.Refusal:
     return ref_pb.Refusal(check=check, reason=reason, **more)
 
 

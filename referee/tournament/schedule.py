@@ -128,7 +128,7 @@ def _balanced_sample(
             taken = {owners[name] for name in out[-1]}
             apart = [i for i in free if owners[names[i]] not in taken]
             free = apart if len(apart) >= k else free
-        best: tuple | None = None
+        best: tuple[tuple[bool, int], list[int]] | None = None  # (cost, table)
         for _attempt in range(48):  # a few seeded greedy tries; keep the one that meets least and is new
             table: list[int] = []
             jitter = [rng.random() for _ in range(n)]
@@ -144,6 +144,7 @@ def _balanced_sample(
             cost = (key in seen, sum(met[a][b] ** 2 for a, b in itertools.combinations(table, 2)))
             if best is None or cost < best[0]:
                 best = (cost, table)
+        assert best is not None  # the first try always sets it
         table = best[1]
         seen.add(frozenset(table))
         for a, b in itertools.combinations(table, 2):
@@ -285,10 +286,10 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
     tid = config.tournament_id
     slots: list[Slot] = []
     for deal in range(config.deals):
-        for t, m in enumerate(members):
+        for t, at_table in enumerate(members):
             seed = deck_seed(deal_key, tid, t, deal)
             for o, order in enumerate(orders):
-                slots.append(_slot(tid, len(slots), t, deal, o, seed, tuple(m[i] for i in order)))
+                slots.append(_slot(tid, len(slots), t, deal, o, seed, tuple(at_table[i] for i in order)))
     return slots
 
 

@@ -199,6 +199,7 @@ def replay(record: record_pb2.GameRecord) -> Replay:
     try:
         for step in replay_record(record):
             d, before = step.decision, step.before
+            assert before.kind is not None  # a decision is asked while the game goes on
             decision = {
                 "seq": d.seq,
                 "seat": d.seat,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from abluxx_bot import Bot, BotSession
 from abluxx_bot.local import play_game
 
@@ -26,12 +27,15 @@ class Checker(Bot):
         if d.kind.value == "take_or_decline":  # I played; the group is the victim's top group
             assert d.active_seat == d.seat and d.victim != d.seat
             assert d.top_groups[d.victim] == self.abluxxed.group and self.abluxxed.victim == d.victim
-            assert d.victim in d.victims_of(d.played)
+            assert d.victim in d.victims_of(d.played) and d.victim_group == self.abluxxed.group
             return Choice.DECLINE if d.seq % 2 else Choice.TAKE
         if d.kind.value == "reclaim_or_discard":  # I am the victim; the group is my own top group
             assert d.victim == d.seat and d.active_seat != d.seat
             assert d.top_groups[d.seat] == self.abluxxed.group and self.abluxxed.victim == d.seat
+            assert d.victim_group == self.abluxxed.group
             return Choice.DISCARD if d.seq % 3 else Choice.RECLAIM
+        with pytest.raises(ValueError, match="about no abluxxed group"):
+            d.victim_group  # noqa: B018 (a play or a draw is about no abluxxed group, even a victim's draw)
         plays = [a for a in d.legal if isinstance(a, Group)]
         return max(plays, key=lambda g: (g.count, g.value)) if plays else 0
 

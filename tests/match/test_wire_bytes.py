@@ -7,11 +7,20 @@ import random
 
 import pytest
 
-from referee.engine import Options, apply, deck_from_seed, new_game
+from referee.engine import Options, apply, deck_from_seed, new_game, public_view
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import RecordWriter, decision_record_bytes, header, read_record, record_selfplay
-from referee.wire import KIND_PB, action_pb, decision_request, decision_request_bytes, event_pb
+from referee.wire import (
+    KIND_PB,
+    action_pb,
+    decision_request,
+    decision_request_bytes,
+    end_reason_pb,
+    event_pb,
+    kind_pb,
+    view_pb,
+)
 
 
 def random_games(count: int):
@@ -121,3 +130,19 @@ def test_a_first_unary_request_with_its_game_start_appended_equals_the_message()
     message.start.CopyFrom(start)
     appended = decision_request_bytes(state, "g", 1, [], 1000, 5000) + _frame(10, start.SerializeToString())
     assert appended == message.SerializeToString()
+
+
+def test_a_finished_game_asks_no_decision_and_a_running_one_has_no_end_reason() -> None:
+    state = new_game(deck_from_seed(3), 2)
+    with pytest.raises(ValueError, match="not over"):
+        end_reason_pb(state)
+    with pytest.raises(ValueError, match="spectator"):
+        view_pb(public_view(state))  # spectators get events, never a request
+    while not state.over:
+        state, _ = apply(state, state.legal[0])
+    with pytest.raises(ValueError, match="game is over"):
+        kind_pb(state)
+    with pytest.raises(ValueError, match="game is over"):
+        decision_request(state, "g", 1, [])
+    with pytest.raises(ValueError, match="game is over"):
+        decision_request_bytes(state, "g", 1, [])

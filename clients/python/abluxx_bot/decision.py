@@ -64,6 +64,14 @@ class Decision:
         return self.request.view.victim
 
     @property
+    def victim_group(self) -> Group:
+        """In take_or_decline and reclaim_or_discard: the group abluxxed, the victim's top group (R9)."""
+        top = self.top_groups[self.victim] if self.kind in (Kind.TAKE_OR_DECLINE, Kind.RECLAIM_OR_DISCARD) else None
+        if top is None:
+            raise ValueError(f"a {self.kind.value} decision is about no abluxxed group")
+        return top
+
+    @property
     def to_draw(self) -> int:
         """In a draw: cards still to draw, this one included."""
         return self.request.view.to_draw

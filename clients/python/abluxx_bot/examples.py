@@ -59,13 +59,13 @@ class GreedyBot(Bot):
 
     def play(self, d: Decision) -> Answer:
         def key(g: Group) -> tuple:
-            hit = sum(d.top_groups[v].count for v in d.victims_of(g))
+            hit = g.count * len(d.victims_of(g))  # cards it abluxxes: each victim's top group is as big as g
             return (g.count + 2 * hit, g.value, -g.jokers)
 
         return max((a for a in d.legal if isinstance(a, Group)), key=key)
 
     def take_or_decline(self, d: Decision) -> Answer:
-        group = d.top_groups[d.victim]
+        group = d.victim_group
         held = d.jokers if group.value == JOKER else d.hand[group.value]
         return Choice.TAKE if held else Choice.DECLINE
 
@@ -121,12 +121,11 @@ class CounterBot(Bot):
             self.rng = game_rng(self.seed, d.game_id, d.seat)
             self.known = [[0] * 15 for _ in range(d.players)]
         for e in d.events:
-            t = type(e)
-            if t is Taken or t is Reclaimed:
+            if isinstance(e, (Taken, Reclaimed)):
                 _add_group(self.known[e.seat], e.group, 1)
-            elif t is Played:
+            elif isinstance(e, Played):
                 _add_group(self.known[e.seat], e.group, -1)
-            elif t is Drew and e.from_market:
+            elif isinstance(e, Drew) and e.from_market and e.card is not None:
                 self.known[e.seat][e.card] += 1
 
     def unseen(self, d: Decision) -> list[int]:
@@ -148,8 +147,8 @@ class CounterBot(Bot):
     def end_chance(self, d: Decision) -> float:
         """The chance that some opponent can lay their whole hand as one group (R7) on their next turn, from
         the cards known in their hand and samples of the unseen cards for the rest."""
-        pool = None
-        stay = 1.0
+        assert self.rng is not None  # _see made it
+        rng, pool, stay = self.rng, None, 1.0
         for o in d.opponents:
             size = d.hand_sizes[o]
             if size == 0 or size > 13:
@@ -164,7 +163,7 @@ class CounterBot(Bot):
             out = 0
             for _ in range(self.SAMPLES):
                 hand = list(known)
-                for c in self.rng.sample(pool, min(unknown, len(pool))):
+                for c in rng.sample(pool, min(unknown, len(pool))):
                     hand[c] += 1
                 out += _one_group(hand)
             stay *= 1 - out / self.SAMPLES
@@ -178,7 +177,7 @@ class CounterBot(Bot):
                 return g  # R7: laying the whole hand ends the game with nothing left in it
 
         def value(g: Group) -> float:
-            hit = sum(d.top_groups[v].count for v in d.victims_of(g))
+            hit = g.count * len(d.victims_of(g))  # cards it abluxxes: each victim's top group is as big as g
             return g.numbers + self.JOKER_WEIGHT * g.jokers + self.HIT_WEIGHT * hit
 
         return max(plays, key=lambda g: (value(g), g.value, -g.jokers))
@@ -187,7 +186,7 @@ class CounterBot(Bot):
         self._see(d)
         if self._near_end(d):
             return Choice.DECLINE
-        g = d.top_groups[d.victim]
+        g = d.victim_group
         held = d.jokers if g.value == JOKER else d.hand[g.value]
         return Choice.TAKE if held or g.count >= 2 else Choice.DECLINE
 

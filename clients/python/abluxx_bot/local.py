@@ -10,10 +10,21 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from referee.engine import RULES_VERSION, Action, Options, State, apply, deck_from_seed, new_game, placings, scores
+from referee.engine import (
+    RULES_VERSION,
+    Action,
+    Options,
+    State,
+    apply,
+    deck_from_seed,
+    event_for,
+    new_game,
+    placings,
+    scores,
+)
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
-from referee.wire import END_PB, WireError, action_from_pb, decision_request, event_for, event_pb, options_pb
+from referee.wire import WireError, action_from_pb, decision_request, end_reason_pb, event_pb, options_pb
 
 # Anything that answers a DecisionRequest: BotSession.answer, or a gRPC stub's call.
 Answerer = Callable[[bot_pb.DecisionRequest], bot_pb.DecisionReply]
@@ -124,7 +135,7 @@ def play_game(
             bot_pb.GameOverNotice(
                 game_id=game_id,
                 seat=i,
-                reason=END_PB[state.end_reason],
+                reason=end_reason_pb(state),
                 scores=final,
                 places=places,
                 events=[event_pb(event_for(e, i)) for e in pending[i]],

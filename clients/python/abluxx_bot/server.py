@@ -9,6 +9,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import NoReturn
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -60,7 +61,7 @@ class BotService(bot_pb2_grpc.BotServicer):
         self._report(e)
         return bot_pb.DecisionReply(game_id=request.game_id, seq=request.seq, error=e.error)
 
-    async def _fail(self, context: grpc.aio.ServicerContext, e: BotError) -> None:
+    async def _fail(self, context: grpc.aio.ServicerContext, e: BotError) -> NoReturn:
         self._report(e)
         await context.abort(grpc.StatusCode.INTERNAL, str(e))
 
