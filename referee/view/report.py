@@ -11,12 +11,12 @@ import html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from referee.engine import EndReason
 from referee.engine.words import END_WORDS
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import MU, SIGMA, Ratings
+from referee.store import SqliteStore
 from referee.tournament.standings import compute
 
 from .page import asset, json_block, page
@@ -103,7 +103,7 @@ def _biggest_abluxx(record: record_pb2.GameRecord) -> int:
     return best
 
 
-def report_data(store: Any, tournament_id: str) -> ReportData:
+def report_data(store: SqliteStore, tournament_id: str) -> ReportData:
     """Everything the report shows for one tournament, read from ``store`` (a referee.store store).
 
     Ratings are replayed from the stored results in schedule order, the order the tournament applies them in, so
@@ -435,7 +435,7 @@ class ReportFiles:
     best_game: Path | None  # the viewer page of the highest-scoring game
 
 
-def write_report(store: Any, tournament_id: str, out: Path, all_games: bool = True) -> ReportFiles:
+def write_report(store: SqliteStore, tournament_id: str, out: Path, all_games: bool = True) -> ReportFiles:
     """Write the report to ``out`` and viewer pages to ``<out stem>-games/`` beside it: one for every game, or for
     the notable ones only (``all_games=False``; the report then says so)."""
     from referee.records.recordfile import read_record
@@ -462,7 +462,9 @@ def _safe(game_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in game_id)
 
 
-def write_demo_pages(store: Any, tournament_id: str, data: Path, best_record: Path | None) -> tuple[Path, Path | None]:
+def write_demo_pages(
+    store: SqliteStore, tournament_id: str, data: Path, best_record: Path | None
+) -> tuple[Path, Path | None]:
     """The demo's pages: ``<data>/report.html`` (notable games linked) and the viewer page of ``best_record``."""
     from referee.records import read_record
 
