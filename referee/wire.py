@@ -6,7 +6,6 @@ records. Functions named ``*_pb`` build messages; ``*_from_pb`` read them and ra
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from operator import getitem
 
 from referee.engine import (
@@ -37,6 +36,7 @@ from referee.engine import (
     event_for,
     view,
 )
+from referee.engine.cache import remember
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 
@@ -77,8 +77,7 @@ def group_from_pb(m: pb.Group) -> Group:
     return Group(m.value, m.numbers, m.jokers)
 
 
-_ACTION_CACHE: dict[Action, pb.Action] = {}
-_CACHE_MAX = 1 << 16  # entries per cache below; a full cache starts again
+_ACTION_CACHE: dict[Action, pb.Action] = {}  # every action object is one of the engine's few shared ones
 
 
 def action_pb(a: Action) -> pb.Action:
@@ -160,11 +159,7 @@ def event_pb_shared(e: Event) -> pb.Event:
     """``event_pb(e)``, cached like ``action_pb``: callers copy it into a parent message and never change it."""
     key = (type(e), e)  # the type too: events are tuples, and Taken(1, 2, g) == Abluxxed(1, 2, g)
     m = _EVENT_CACHE.get(key)
-    if m is None:
-        if len(_EVENT_CACHE) >= _CACHE_MAX:
-            _EVENT_CACHE.clear()
-        m = _EVENT_CACHE[key] = event_pb(e)
-    return m
+    return m if m is not None else remember(_EVENT_CACHE, key, event_pb(e))
 
 
 def event_from_pb(m: pb.Event) -> Event:
@@ -204,20 +199,12 @@ def _stack_pb(st: tuple[Group, ...]) -> pb.Stack:
     """Cached like ``action_pb``: stacks are immutable tuples that many states share, and a view's messages are
     only ever copied into their parent."""
     m = _STACK_CACHE.get(st)
-    if m is None:
-        if len(_STACK_CACHE) >= _CACHE_MAX:
-            _STACK_CACHE.clear()
-        m = _STACK_CACHE[st] = pb.Stack(groups=[group_pb(g) for g in st])
-    return m
+    return m if m is not None else remember(_STACK_CACHE, st, pb.Stack(groups=[group_pb(g) for g in st]))
 
 
 def _cards(counts: tuple[int, ...]) -> list[int]:
     cards = _CARDS_CACHE.get(counts)
-    if cards is None:
-        if len(_CARDS_CACHE) >= _CACHE_MAX:
-            _CARDS_CACHE.clear()
-        cards = _CARDS_CACHE[counts] = cards_of(counts)
-    return cards
+    return cards if cards is not None else remember(_CARDS_CACHE, counts, cards_of(counts))
 
 
 def view_pb(v: View) -> pb.SeatView:
@@ -290,11 +277,7 @@ def varint(n: int) -> bytes:
     if 0 <= n < 0x80:
         return _SMALL[n]
     b = _VARINTS.get(n)
-    if b is None:
-        if len(_VARINTS) >= _CACHE_MAX:
-            _VARINTS.clear()
-        b = _VARINTS[n] = _encode_varint(n)
-    return b
+    return b if b is not None else remember(_VARINTS, n, _encode_varint(n))
 
 
 def _encode_varint(n: int) -> bytes:
@@ -311,13 +294,35 @@ _SMALL = [bytes([i]) for i in range(0x80)]
 _VARINTS: dict[int, bytes] = {}  # the same few values recur (bank, sizes, -1), and a miss costs a Python loop
 
 
+def read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
+    """The varint at ``data[pos]`` and the position after it; None when the data ends inside it, WireError when it
+    runs past ten bytes (no varint does)."""
+    value = shift = 0
+    while pos < len(data):
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 70:
+            raise WireError("a varint longer than 10 bytes")
+    return None
+
+
+def delimited(body: bytes) -> bytes:
+    """``body`` prefixed by its length as a varint: a length-delimited value, and a record file's frame."""
+    return varint(len(body)) + body
+
+
 def int_field(field: int, n: int) -> bytes:
     """An int/enum/bool field (fields 1-15); absent when 0, as proto3 leaves it."""
     return _SMALL[field << 3] + varint(n) if n else b""
 
 
 def bytes_field(field: int, body: bytes) -> bytes:
-    """A length-delimited field (a message, string, bytes or packed list; fields 1-15), always present."""
+    """A length-delimited field (a message, string, bytes or packed list; fields 1-15), always present: also how
+    the referee puts an already serialized message into a parent (a request into a RefereeMessage) uncopied."""
     return _SMALL[(field << 3) | 2] + varint(len(body)) + body
 
 
@@ -336,27 +341,18 @@ _FIELD_CACHE: dict[tuple[object, ...], bytes] = {}
 _STACK_BYTES: dict[tuple[Group, ...], tuple[bytes, bytes, int]] = {}
 
 
-def _cached(key: tuple[object, ...], make: Callable[[], bytes]) -> bytes:
-    b = _FIELD_CACHE.get(key)
-    if b is None:
-        if len(_FIELD_CACHE) >= _CACHE_MAX:
-            _FIELD_CACHE.clear()
-        b = _FIELD_CACHE[key] = make()
-    return b
-
-
 def event_field(field: int, e: Event) -> bytes:
     """``e`` (already redacted for its reader) as the message field ``field``."""
     key = (field, type(e), e)  # the type too: Taken(1, 2, g) == Abluxxed(1, 2, g)
     b = _FIELD_CACHE.get(key)
-    return b if b is not None else _cached(key, lambda: bytes_field(field, event_pb(e).SerializeToString()))
+    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, event_pb(e).SerializeToString()))
 
 
 def action_field(field: int, a: Action) -> bytes:
     """``a`` as the message field ``field``."""
     key = (field, a)
     b = _FIELD_CACHE.get(key)
-    return b if b is not None else _cached(key, lambda: bytes_field(field, action_pb(a).SerializeToString()))
+    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, action_pb(a).SerializeToString()))
 
 
 # _CARD_RUNS[card][k]: ``card`` k times, each a one-byte varint.
@@ -374,22 +370,20 @@ def _stack(st: tuple[Group, ...]) -> tuple[bytes, bytes, int]:
     (Stack.groups = 1) joined, and a stack grows or shrinks by its top group: it is built from the stack below its
     top, which is usually cached, rather than group by group."""
     p = _STACK_BYTES.get(st)
-    if p is None:
-        if len(_STACK_BYTES) >= _CACHE_MAX:
-            _STACK_BYTES.clear()
-        if st:
-            below, _, cards = _stack(st[:-1])
-            body, cards = below + _group_field(1, st[-1]), cards + st[-1].numbers + st[-1].jokers
-        else:
-            body, cards = b"", 0
-        p = _STACK_BYTES[st] = (body, bytes_field(6, body), cards)  # an empty stack is still sent
-    return p
+    if p is not None:
+        return p
+    if st:
+        below, _, cards = _stack(st[:-1])
+        body, cards = below + _group_field(1, st[-1]), cards + st[-1].numbers + st[-1].jokers
+    else:
+        body, cards = b"", 0
+    return remember(_STACK_BYTES, st, (body, bytes_field(6, body), cards))  # an empty stack is still sent
 
 
 def _group_field(field: int, g: Group) -> bytes:
     key = (field, g)
     b = _FIELD_CACHE.get(key)
-    return b if b is not None else _cached(key, lambda: bytes_field(field, group_pb(g).SerializeToString()))
+    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, group_pb(g).SerializeToString()))
 
 
 def seat_view_bytes(s: State, seat: int) -> bytes:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar, cast
 
+from .cache import remember
 from .cards import (
     CARD_CODES,
     EMPTY_COUNTS,
@@ -171,7 +172,6 @@ DRAW_PILE = Draw(None)
 _TAKE_OR_DECLINE = (Choice.TAKE, Choice.DECLINE)
 _RECLAIM_OR_DISCARD = (Choice.RECLAIM, Choice.DISCARD)
 _PLAY_CACHE: dict[tuple[int, ...], tuple[Group, ...]] = {}
-_PLAY_CACHE_MAX = 1 << 16
 
 
 def legal_plays(hand: tuple[int, ...]) -> tuple[Group, ...]:
@@ -186,10 +186,7 @@ def legal_plays(hand: tuple[int, ...]) -> tuple[Group, ...]:
                     out.append(_PLAYS[v, n, j])
         for j in range(1, min(jokers, 5) + 1):
             out.append(_JOKER_PLAYS[j])
-        plays = tuple(out)
-        if len(_PLAY_CACHE) >= _PLAY_CACHE_MAX:
-            _PLAY_CACHE.clear()
-        _PLAY_CACHE[hand] = plays
+        plays = remember(_PLAY_CACHE, hand, tuple(out))
     return plays
 
 

@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError
 from referee.engine import Group, Kind, State
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.wire import bytes_field
 
 from .clock import lag_monitor
 
@@ -266,16 +267,10 @@ def _rpc_fault(e: grpc.aio.AioRpcError, what: str) -> tuple[int, str]:
     return RPC_ERROR, detail
 
 
-def _frame(field: int, payload: bytes) -> bytes:
-    """``payload`` as the length-delimited field ``field`` of a message: a RefereeMessage without copying the
-    request into one."""
-    n = len(payload)
-    head = bytearray([(field << 3) | 2])
-    while n >= 0x80:
-        head.append((n & 0x7F) | 0x80)
-        n >>= 7
-    head.append(n)
-    return bytes(head) + payload
+# RefereeMessage's fields (bot.proto), each written as ``bytes_field(field, serialized message)``: a request goes
+# on the stream without being copied into a message first.
+_START, _DECISION, _GAME_OVER = 1, 2, 3
+_DECISION_START = 10  # DecisionRequest.start (its last field, so appending it encodes as the message would)
 
 
 _REPLY, _BAD, _UNASKED, _END = 0, 1, 2, 3
@@ -354,7 +349,7 @@ class RemoteSeat:
         tc = start.time_control
         limit_s = (tc.decision_ms + tc.grace_ms) / 1000
         try:
-            sent = await self._send(_frame(1, start.SerializeToString()), time.perf_counter(), limit_s)
+            sent = await self._send(bytes_field(_START, start.SerializeToString()), time.perf_counter(), limit_s)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
             raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {e}") from None
         finally:
@@ -455,8 +450,7 @@ class RemoteSeat:
 
     async def _decide_unary(self, request: bytes, seq: int, allowance_s: float) -> Answer:
         if self._start is not None:
-            # DecisionRequest.start is its last field (10): appended, it encodes as the message would.
-            request += _frame(10, self._start.SerializeToString())
+            request += bytes_field(_DECISION_START, self._start.SerializeToString())
             self._start = None
         t0 = time.perf_counter()
         try:
@@ -485,7 +479,7 @@ class RemoteSeat:
         t0 = time.perf_counter()
         try:
             try:  # the write shares the decision's clock, and its timer
-                if not await self._send(_frame(2, request), t0, allowance_s):
+                if not await self._send(bytes_field(_DECISION, request), t0, allowance_s):
                     return Answer(None, TIMEOUT, f"the Play stream took no request for {allowance_s * 1000:.0f} ms "
                                                  "(the bot grants no flow-control window)",
                                   bot_us=int((time.perf_counter() - t0) * 1e6), fatal=True)  # fmt: skip
@@ -556,7 +550,7 @@ class RemoteSeat:
             if notice is not None and reader is not None and not reader.done():
                 # One bound for the notice, the half-close and the bot's end of the stream: each write can stall.
                 async with asyncio.timeout(CLOSE_TIMEOUT_S):
-                    await call.write(_frame(3, notice.SerializeToString()))
+                    await call.write(bytes_field(_GAME_OVER, notice.SerializeToString()))
                     await call.done_writing()
                     await asyncio.shield(reader)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, TimeoutError):

@@ -15,6 +15,7 @@ from types import TracebackType
 from google.protobuf.message import DecodeError
 
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
+from referee.wire import WireError, bytes_field, delimited, read_varint
 
 MAGIC = b"ABLUXX1\n"  # the trailing newline catches a file mangled by a text-mode copy
 FORMAT_VERSION = 1
@@ -27,19 +28,9 @@ class RecordError(ValueError):
     """A file or byte string that is not a readable game record, with the reason."""
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def encode_frame(frame: rpb.RecordFrame) -> bytes:
     """One frame as it is stored: its length as a varint, then the message."""
-    body = frame.SerializeToString()
-    return _varint(len(body)) + body
+    return delimited(frame.SerializeToString())
 
 
 class RecordWriter:
@@ -73,7 +64,7 @@ class RecordWriter:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.fchmod(fd, 0o600)  # a file written over keeps its old mode otherwise
             self._file = os.fdopen(fd, "wb")
-            self._file.write(MAGIC + _varint(len(self._bodies[0])) + self._bodies[0])
+            self._file.write(MAGIC + delimited(self._bodies[0]))
             self._file.flush()
 
     @property
@@ -91,8 +82,8 @@ class RecordWriter:
     def decision(self, d: rpb.DecisionRecord | bytes) -> None:
         """Append one decision (a DecisionRecord, or one already serialized), and flush it to the file."""
         self._check_open()
-        self._append(_DECISION_TAG + _varint(len(d)) + d if isinstance(d, bytes) else
-                     rpb.RecordFrame(decision=d).SerializeToString())  # fmt: skip
+        # RecordFrame.decision is field 2: a serialized decision goes in as it is.
+        self._append(bytes_field(2, d) if isinstance(d, bytes) else rpb.RecordFrame(decision=d).SerializeToString())
 
     def finish(self, footer: rpb.RecordFooter) -> rpb.GameRecord:
         """Append the footer, flush, fsync and close. Returns the complete record."""
@@ -108,7 +99,7 @@ class RecordWriter:
         self._bodies.append(body)
         self._record = None
         if self._file is not None:
-            self._file.write(_varint(len(body)) + body)
+            self._file.write(delimited(body))
             self._file.flush()
 
     def close(self) -> None:
@@ -130,9 +121,6 @@ class RecordWriter:
         self.close()
 
 
-_DECISION_TAG = b"\x12"  # RecordFrame.decision: field 2, length-delimited
-
-
 @dataclass
 class Scan:
     """What reading found: the record, how many whole frames it held, and the bytes of a cut-off last frame."""
@@ -140,24 +128,6 @@ class Scan:
     record: rpb.GameRecord
     frames: int
     dropped_bytes: int
-
-
-def _read_varint(data: bytes, pos: int, frame: int) -> tuple[int, int] | None:
-    """The varint at ``pos`` and the position after it, or None when the data ends inside it."""
-    value = shift = 0
-    start = pos
-    while pos < len(data):
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-        if shift >= 64:
-            raise RecordError(
-                f"frame {frame} at byte offset {start}: its length prefix is garbage (longer than 10 bytes)"
-            )
-    return None
 
 
 def _place_frame(record: rpb.GameRecord, frame: rpb.RecordFrame, which: str | None, have_header: bool, where: str,
@@ -215,7 +185,12 @@ def scan_record(source: str | os.PathLike[str] | bytes | bytearray | memoryview)
     while pos < len(data):
         number = frames + 1
         start = pos
-        got = _read_varint(data, pos, number)
+        try:
+            got = read_varint(data, pos)
+        except WireError:
+            raise RecordError(
+                f"frame {number} at byte offset {start}: its length prefix is garbage (longer than 10 bytes)"
+            ) from None
         if got is None:
             dropped = len(data) - start
             break

@@ -14,6 +14,7 @@ from referee.records import RecordWriter, decision_record_bytes, header, read_re
 from referee.wire import (
     KIND_PB,
     action_pb,
+    bytes_field,
     decision_request,
     decision_request_bytes,
     end_reason_pb,
@@ -122,13 +123,14 @@ def test_writer_given_bytes_or_messages_writes_the_same_file_and_record(tmp_path
 
 def test_a_first_unary_request_with_its_game_start_appended_equals_the_message() -> None:
     """RemoteSeat appends GameStart (DecisionRequest.start, its last field) to the first Decide request's bytes."""
-    from referee.match.seats import _frame
+    from referee.match.seats import _DECISION_START
 
     state = new_game(deck_from_seed(5), 3)
     start = bot_pb.GameStart(game_id="g", seat=0, deck_commitment=b"c" * 32, rules_version="r")
     message = decision_request(state, "g", 1, [], 1000, 5000)
     message.start.CopyFrom(start)
-    appended = decision_request_bytes(state, "g", 1, [], 1000, 5000) + _frame(10, start.SerializeToString())
+    request = decision_request_bytes(state, "g", 1, [], 1000, 5000)
+    appended = request + bytes_field(_DECISION_START, start.SerializeToString())
     assert appended == message.SerializeToString()
 
 

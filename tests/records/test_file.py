@@ -30,6 +30,7 @@ from referee.records import (
     scan_record,
     verify_record,
 )
+from referee.wire import read_varint, varint
 
 from .helpers import faulty_record, frame_offsets
 
@@ -145,6 +146,22 @@ def test_garbage_inside_a_frame_names_the_frame_and_its_offset(real_file) -> Non
     offset, _, n = frame_offsets(data)[5]  # frame 6: the 5th decision
     with pytest.raises(RecordError, match=rf"frame 6 at byte offset {offset} is garbage"):
         read_record(_damage(data, 6, b"\xff" * n))
+
+
+def test_a_length_prefix_longer_than_any_varint_is_garbage_not_a_cut_frame(real_file) -> None:
+    data, _ = real_file
+    offset = frame_offsets(data)[1][0]  # frame 2, the first decision
+    with pytest.raises(RecordError, match=rf"frame 2 at byte offset {offset}: its length prefix is garbage"):
+        read_record(data[:offset] + b"\xff" * 10)  # ten bytes, each saying another follows
+    assert read_record(data[:offset] + b"\xff" * 9).complete is False  # it may yet end: read as cut off
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 300, 16_383, 16_384, (1 << 32) - 1, (1 << 64) - 1])
+def test_varints_read_back_as_written(n: int) -> None:
+    """The one varint codec (referee.wire) writes record frames' length prefixes and reads them back."""
+    encoded = varint(n)
+    assert read_varint(b"x" + encoded + b"y", 1) == (n, 1 + len(encoded))
+    assert read_varint(encoded[:-1], 0) is None  # cut off inside it
 
 
 def test_frames_in_the_wrong_place_are_refused(real_file) -> None:
