@@ -11,12 +11,12 @@ from pathlib import Path
 
 from referee.engine import Options
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
+from referee.match.seats import HelloError, hello
 from referee.match.spec import RANGES
 from referee.records import DEFAULT_DATA_DIR, RecordError, read_record, record_path
 from referee.terminal import say
 from referee.tournament.config import address_problem
 from referee.tournament.deals import fresh_seed
-from referee.tournament.entrants import EntrantError, hello
 
 from .logs import add_log_format, configure_logs
 
@@ -83,7 +83,7 @@ async def _named(entrants: tuple[EntrantRef, ...], args: list[str]) -> tuple[Ent
             return e.name
         try:
             return hello_name((await hello(e.address)).name) or e.address
-        except EntrantError:
+        except HelloError:
             return e.address
 
     names = await asyncio.gather(*(name_of(e, a) for e, a in zip(entrants, args, strict=True)))

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,7 +29,7 @@ from referee.wire import bytes_field
 from .clock import lag_monitor
 
 MAX_RECEIVE_BYTES = 64 * 1024  # a bot cannot make the referee allocate more than this per message
-HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second
+HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second (every Hello the referee asks)
 CLOSE_TIMEOUT_S = 1.0  # how long the end of a game waits for a bot to take its GameOverNotice
 MAX_STALE_REPLIES = 8  # Play stream messages between two requests that answer nothing asked; one more closes it
 
@@ -43,18 +44,61 @@ _SERVICE = "/abluxxen.v1.Bot/"
 MAX_HELLO_TEXT_BYTES = 200  # HelloReply name, version and author: the most the referee accepts (and stores)
 
 
-def hello_problem(reply: bot_pb.HelloReply) -> str | None:
-    """What is wrong with a Hello's texts, or None. The match, the tournament's start-up check and SubmitBot all
-    ask this one function, so a bot passes or fails them alike."""
+_TRANSPORTS = (bot_pb.TRANSPORT_STREAM, bot_pb.TRANSPORT_UNARY)
+
+
+# --- Hello ----------------------------------------------------------------------------------------------------
+# The match (before every game), a tournament's start-up check and SubmitBot all ask Hello through ``ask_hello``,
+# so a bot passes or fails them alike: the same timeout, the same receive limit, the same checks of the reply.
+
+
+class HelloError(Exception):
+    """A bot that failed Hello: ``code`` is the call's gRPC status when it failed (None when the reply was wrong),
+    ``why`` says what went wrong without the address."""
+
+    def __init__(self, address: str, why: str, code: grpc.StatusCode | None = None) -> None:
+        self.address, self.why, self.code = address, why, code
+        super().__init__(f"cannot reach a bot at {address}: Hello failed: {why}" if code is not None else
+                         f"the bot at {address}: {why}")  # fmt: skip
+
+
+def _hello_reply_problem(reply: bot_pb.HelloReply) -> str | None:
+    if reply.protocol_version != bot_pb.PROTOCOL_VERSION_1:
+        return f"it speaks protocol version {reply.protocol_version}; the referee speaks {bot_pb.PROTOCOL_VERSION_1}"
     for field in ("name", "version", "author"):
         if len(getattr(reply, field).encode()) > MAX_HELLO_TEXT_BYTES:
             return f"its Hello {field} is over {MAX_HELLO_TEXT_BYTES} bytes"
+    if not set(_TRANSPORTS) & set(reply.transports):
+        shown = list(reply.transports[:8])
+        return (f"its Hello offers no known transport (transports={shown}); offer TRANSPORT_STREAM (Play) or "
+                "TRANSPORT_UNARY (Decide)")  # fmt: skip
     return None
 
 
-def bot_channel(address: str) -> grpc.aio.Channel:
-    """A channel for a one-off call to a bot (Hello), with the match's receive limit."""
-    return grpc.aio.insecure_channel(address, options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
+async def ask_hello(call: Callable[..., Awaitable[bot_pb.HelloReply]], address: str) -> bot_pb.HelloReply:
+    """Hello on ``call`` (a channel's Hello method) within HELLO_TIMEOUT_S: the reply of a bot that speaks
+    PROTOCOL_VERSION_1, keeps its texts within MAX_HELLO_TEXT_BYTES and offers a known transport; else HelloError."""
+    try:
+        reply = await call(bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S)
+    except grpc.aio.AioRpcError as e:
+        code = e.code()
+        said = f"no answer within {HELLO_TIMEOUT_S:g} s" if code == grpc.StatusCode.DEADLINE_EXCEEDED else e.details()
+        raise HelloError(address, f"{code.name}: {said or ''}".rstrip(": "), code) from None
+    if problem := _hello_reply_problem(reply):
+        raise HelloError(address, problem)
+    return reply
+
+
+async def hello(address: str) -> bot_pb.HelloReply:
+    """``ask_hello`` on a channel of its own, with the match's receive limit: for a check outside a game."""
+    options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
+    async with grpc.aio.insecure_channel(address, options=options) as channel:
+        call = channel.unary_unary(
+            _SERVICE + "Hello",
+            request_serializer=bot_pb.HelloRequest.SerializeToString,
+            response_deserializer=bot_pb.HelloReply.FromString,
+        )
+        return await ask_hello(call, address)
 
 
 class SeatError(Exception):
@@ -312,30 +356,14 @@ class RemoteSeat:
 
     async def connect(self) -> None:
         try:
-            hello = await self._ch.hello(
-                bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as e:
-            code = e.code()
-            raise SeatError(UNREACHABLE, f"Hello to {self.address} failed: {code.name if code else ''} "
-                                         f"{e.details() or ''}".strip()) from None  # fmt: skip
-        if hello.protocol_version != bot_pb.PROTOCOL_VERSION_1:
-            raise SeatError(
-                UNREACHABLE,
-                f"bot at {self.address} speaks protocol version {hello.protocol_version}; "
-                f"the referee speaks {bot_pb.PROTOCOL_VERSION_1}",
-            )
-        if problem := hello_problem(hello):
-            raise SeatError(UNREACHABLE, f"bot at {self.address}: {problem}")
+            hello = await ask_hello(self._ch.hello, self.address)
+        except HelloError as e:
+            raise SeatError(UNREACHABLE, str(e)) from None
         offered = set(hello.transports)
-        if self.prefer == "unary" and bot_pb.TRANSPORT_UNARY in offered:
-            self.transport = "unary"
-        elif bot_pb.TRANSPORT_STREAM in offered and self.prefer != "unary":
+        if bot_pb.TRANSPORT_STREAM in offered and self.prefer != "unary":
             self.transport = "stream"
-        elif bot_pb.TRANSPORT_UNARY in offered:
-            self.transport = "unary"
         else:
-            raise SeatError(UNREACHABLE, f"bot at {self.address} offers no known transport ({sorted(offered)})")
+            self.transport = "unary" if bot_pb.TRANSPORT_UNARY in offered else "stream"
         self.version = hello.version
         self.author = hello.author
 

@@ -24,20 +24,15 @@ import grpc
 from referee.log import get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.runner import fault_name
-from referee.match.seats import bot_channel, hello_problem
+from referee.match.seats import HelloError, hello
 from referee.match.spec import EntrantRef, GameSpec
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
-from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.tournament.deals import fresh_seed
 
 from .settings import Settings
-
-# bot.proto asks a bot to answer Hello within a second; the first call also opens the connection, which on a
-# busy machine can take longer, so the check allows a little more.
-HELLO_TIMEOUT_S = 3.0
 
 
 @dataclass
@@ -65,33 +60,14 @@ def _hello_failure(code: grpc.StatusCode) -> str:
 
 
 async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
-    hello_check = ref_pb.COMPLIANCE_CHECK_HELLO
-    async with bot_channel(address) as channel:
-        try:
-            reply = await bot_grpc.BotStub(channel).Hello(
-                bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=HELLO_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as e:
-            get_logger(service="referee").info(
-                "Hello failed", address=address, code=e.code().name, details=e.details() or ""
-            )
-            return _refuse(hello_check, _hello_failure(e.code()))
-    if reply.protocol_version != bot_pb.PROTOCOL_VERSION_1:
-        return _refuse(
-            hello_check,
-            f"{NOT_A_BOT}: it answered Hello with protocol version {reply.protocol_version}; "
-            f"this referee speaks version {bot_pb.PROTOCOL_VERSION_1}",
-        )
-    if problem := hello_problem(reply):
-        return _refuse(hello_check, f"{NOT_A_BOT}: {problem}")
-    known = {bot_pb.TRANSPORT_UNARY, bot_pb.TRANSPORT_STREAM}
-    if not known & set(reply.transports):
-        return _refuse(
-            hello_check,
-            f"the bot's Hello offers no known transport (transports={list(reply.transports)}); "
-            "offer TRANSPORT_STREAM (Play) or TRANSPORT_UNARY (Decide)",
-        )
-    return reply
+    """The match's Hello; a refusal in generic words when it fails (the far end's own words go to the log)."""
+    try:
+        return await hello(address)
+    except HelloError as e:
+        if e.code is None:  # a reply, but not a bot's: the reason is the referee's own words
+            return _refuse(ref_pb.COMPLIANCE_CHECK_HELLO, f"{NOT_A_BOT}: {e.why}")
+        get_logger(service="referee").info("Hello failed", address=address, error=e.why)
+        return _refuse(ref_pb.COMPLIANCE_CHECK_HELLO, _hello_failure(e.code))
 
 
 async def check_bot(name: str, address: str, settings: Settings, folder: Path) -> Passed | ref_pb.Refusal:

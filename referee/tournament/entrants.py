@@ -24,18 +24,13 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from referee.log import get_logger
-from referee.match.seats import bot_channel, hello_problem
-from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
-from referee.proto.abluxxen.v1 import bot_pb2_grpc as bot_grpc
+from referee.match.seats import HelloError, hello
 
 from .config import EntrantConfig, TournamentConfig
 
 LISTENING = re.compile(rb"listening on (\S+:\d+)")
 START_TIMEOUT_S = 30.0  # a cold Python start on a busy 2-core machine can take a few seconds
-HELLO_TIMEOUT_S = 5.0
 STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL when the referee stops a command bot's process group
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 
@@ -212,29 +207,13 @@ async def _drain(stream: asyncio.StreamReader, log) -> None:
         log.close()
 
 
-async def hello(address: str, timeout: float = HELLO_TIMEOUT_S) -> bot_pb.HelloReply:
-    """Ask the bot at ``address`` who it is; raises EntrantError saying why it cannot be reached."""
-    async with bot_channel(address) as channel:
-        stub = bot_grpc.BotStub(channel)
-        try:
-            reply = await stub.Hello(bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1), timeout=timeout)
-        except grpc.aio.AioRpcError as err:
-            why = "no answer" if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED else err.details()
-            raise EntrantError(f"cannot reach a bot at {address}: {err.code().name}: {why}") from None
-    if reply.protocol_version != bot_pb.PROTOCOL_VERSION_1:
-        raise EntrantError(f"the bot at {address} speaks protocol version {reply.protocol_version}, not 1")
-    if problem := hello_problem(reply):
-        raise EntrantError(f"the bot at {address}: {problem}")
-    return reply
-
-
-async def check_reachable(addresses: dict[str, str], timeout: float = HELLO_TIMEOUT_S) -> None:
-    """Every entrant answers Hello, or EntrantError names each one that does not."""
+async def check_reachable(addresses: dict[str, str]) -> None:
+    """Every entrant answers Hello (the match's, before every game), or EntrantError names each one that does not."""
 
     async def one(name: str, address: str) -> str | None:
         try:
-            await hello(address, timeout)
-        except EntrantError as e:
+            await hello(address)
+        except HelloError as e:
             return f"entrant {name}: {e}"
         return None
 

@@ -88,7 +88,7 @@ def test_match_exits_1_when_a_bot_cannot_be_reached(tmp_path, capsys):
     assert main(["match", nobody, "greedy", "counter", "--data", str(tmp_path), "--seed", "1"]) == 1
     out, err = capsys.readouterr()
     assert "RETIRED" in out and "record: " in out  # the game was still played to the end, with the fallback
-    assert f"seat 0, {nobody}, retired: Hello to {nobody} failed" in err
+    assert f"seat 0, {nobody}, retired: cannot reach a bot at {nobody}: Hello failed: UNAVAILABLE" in err
 
 
 def test_match_exits_1_when_a_bot_retires_during_the_game(tmp_path, capsys):

@@ -1,0 +1,61 @@
+"""One Hello for every check: the match, a tournament's start-up check and SubmitBot ask it alike, with one
+timeout (bot.proto: answer within a second) and the same checks of the reply."""
+
+from __future__ import annotations
+
+import asyncio
+
+from referee.match import ChannelPool, RemoteSeat, SeatError
+from referee.match.seats import HELLO_TIMEOUT_S, hello
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.service.submit import check_hello
+from referee.tournament.entrants import EntrantError, check_reachable
+
+from .helpers import bot_process
+
+
+def _all_three(address: str) -> tuple[BaseException | None, object, BaseException | None]:
+    """What the match's seat, SubmitBot's check and the tournament's start-up check make of the bot."""
+
+    async def go() -> tuple[BaseException | None, object, BaseException | None]:
+        async with ChannelPool() as pool:
+            seat_error: BaseException | None = None
+            try:
+                await RemoteSeat("b", address, pool).connect()
+            except SeatError as e:
+                seat_error = e
+        submitted = await check_hello(address)
+        try:
+            await check_reachable({"b": address})
+        except EntrantError as e:
+            return seat_error, submitted, e
+        return seat_error, submitted, None
+
+    return asyncio.run(go())
+
+
+def test_a_bot_slower_than_the_contracts_second_fails_every_hello_alike() -> None:
+    """The tournament's check allowed 5 s and SubmitBot's 3 s, so a bot the match retired at once passed both."""
+    assert HELLO_TIMEOUT_S == 1.0  # bot.proto and docs/writing-a-bot.md: "answer within a second"
+    with bot_process("--mode", "slow-hello", "--delay-ms", "2500") as address:
+        seat_error, submitted, entrant_error = _all_three(address)
+    assert isinstance(submitted, ref_pb.Refusal) and submitted.reason == "unreachable"
+    assert entrant_error is not None and "DEADLINE_EXCEEDED: no answer within 1 s" in str(entrant_error)
+    assert isinstance(seat_error, SeatError) and seat_error.fault == rec_pb.FAULT_KIND_UNREACHABLE
+    assert "DEADLINE_EXCEEDED: no answer within 1 s" in str(seat_error)
+
+
+def test_a_bot_that_offers_no_transport_fails_every_hello_alike() -> None:
+    """The tournament's check did not look at the transports: such a bot started and then lost every game."""
+    with bot_process("--transports", "") as address:
+        seat_error, submitted, entrant_error = _all_three(address)
+    for said in (str(entrant_error), submitted.reason, str(seat_error)):  # type: ignore[attr-defined]
+        assert "its Hello offers no known transport" in said, said
+
+
+def test_a_bot_in_time_passes_and_says_who_it_is() -> None:
+    with bot_process("--mode", "slow-hello", "--delay-ms", "100") as address:
+        assert asyncio.run(hello(address)).name == "slow-hello"
+        seat_error, submitted, entrant_error = _all_three(address)
+    assert seat_error is None and entrant_error is None and not isinstance(submitted, ref_pb.Refusal)
