@@ -12,6 +12,7 @@ import os
 import sys
 
 from referee import __version__
+from referee.errors import RefereeError
 from referee.terminal import say
 
 # One module per subcommand (or group of subcommands), in the order `abluxx --help` lists them.
@@ -28,11 +29,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its RefereeError becomes a line on stderr and the error's exit code (docs/cli.md)."""
     args = build_parser().parse_args(argv)
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # here, not at exit, so that a reader gone away is caught below
         return code
+    except RefereeError as e:
+        say(f"abluxx {args.command}: {e.message}", file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         say("interrupted", file=sys.stderr)
         return 130

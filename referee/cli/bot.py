@@ -18,7 +18,9 @@ def run(args) -> int:
     from abluxx_bot import serve
     from abluxx_bot.examples import REGISTRY
 
+    from referee.errors import BadInput
+
     if not 0 <= args.port <= 65535:
-        raise SystemExit(f"abluxx bot: --port must be 0 to 65535, got {args.port}")
+        raise BadInput(f"--port must be 0 to 65535, got {args.port}")
     make = REGISTRY[args.name]
     return serve(lambda: make(args.seed), args.port, args.host)

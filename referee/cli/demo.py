@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from referee.errors import BadInput, RefereeError
 from referee.store import DEFAULT_DATA
 from referee.terminal import say
 
@@ -61,9 +62,8 @@ def run(args) -> int:
 
     try:
         config = demo_config(args)
-    except ConfigError as e:
-        say(f"abluxx demo: {e.key}: {e.reason}", file=sys.stderr)
-        return 2
+    except ConfigError as e:  # a flag out of range; the key names it
+        raise BadInput(f"{e.key}: {e.reason}") from None
     configure_logs(args)
     names = ", ".join(n for n, _, _ in DEMO_BOTS)
     say(
@@ -78,9 +78,8 @@ def run(args) -> int:
             out = asyncio.run(run_tournament(config, store, match_player, source="abluxx demo"))
             best = _best_game(store, out)
             report, best_page = write_demo_pages(store, out.tournament_id, args.data, best[3] if best else None)
-    except (StoreError, EntrantError, TournamentError) as e:
-        say(f"abluxx demo: {e}", file=sys.stderr)
-        return 1
+    except (StoreError, EntrantError, TournamentError) as e:  # the demo ran and failed: exit 1, whatever the kind
+        raise RefereeError(str(e)) from None
     say()
     say(out.standings.table())
     say(f"\n{out.standings.games} games in {time.monotonic() - t0:.0f} s. Standings also in {out.json_path} "

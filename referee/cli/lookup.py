@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from referee.errors import NotFound, NoTournament
 
-def pick_tournament(known: Sequence[tuple[str, str]], wanted: str | None) -> str:
+
+def pick_tournament(known: Sequence[tuple[str, str]], wanted: str | None, where: str) -> str:
     """The id for ``wanted`` among ``known`` (id, name) pairs, oldest first; the latest when ``wanted`` is None.
+    ``where`` says where they were looked for ("in abluxx-data/abluxx.db", "on 127.0.0.1:50050").
 
-    Raises LookupError saying why there is none: no tournaments, no such id or name, or a name several share.
+    Raises NotFound saying why there is none: no tournaments, no such id or name (NoTournament), or a name several
+    share.
     """
     if not known:
-        raise LookupError("there are no tournaments yet")
+        raise NotFound(f"there are no tournaments {where} yet")
     if wanted is None:
         return known[-1][0]
     if any(tid == wanted for tid, _ in known):
@@ -21,6 +25,5 @@ def pick_tournament(known: Sequence[tuple[str, str]], wanted: str | None) -> str
     if len(named) == 1:
         return named[0]
     if named:
-        raise LookupError(f"{len(named)} tournaments are named {wanted!r} ({', '.join(named)}): give its id")
-    latest = ", ".join(tid for tid, _ in known[-5:])
-    raise LookupError(f"no tournament {wanted!r} (the latest: {latest})")
+        raise NotFound(f"{len(named)} tournaments are named {wanted!r} {where} ({', '.join(named)}): give its id")
+    raise NoTournament(wanted, where, [tid for tid, _ in known])

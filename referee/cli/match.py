@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from referee.engine import Options
+from referee.errors import BadInput
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.match.seats import HelloError, hello
 from referee.match.spec import RANGES
@@ -54,14 +55,14 @@ def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
         name, named, address = arg.partition("=") if "=" in arg else ("", "", arg)
         if named or ":" in address:
             if problem := address_problem(address):
-                raise ValueError(f"seat {i}: {problem}")
+                raise BadInput(f"seat {i}: {problem}")
             if named and not name.strip():
-                raise ValueError(f"seat {i}: {arg!r} names no bot before '='; write NAME=HOST:PORT")
+                raise BadInput(f"seat {i}: {arg!r} names no bot before '='; write NAME=HOST:PORT")
             out.append(EntrantRef(name=name.strip() or address, address=address))
         elif arg in known:
             out.append(EntrantRef(name=arg if args.count(arg) == 1 else f"{arg}#{i}", policy=arg))
         else:
-            raise ValueError(
+            raise BadInput(
                 f"seat {i}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)}); "
                 "a bot may be named with NAME=HOST:PORT"
             )
@@ -100,34 +101,26 @@ def _seat(e: EntrantRef) -> str:
     return f"{e.name} ({e.address})" if e.address and e.address != e.name else e.name
 
 
-def _fail(message: str) -> int:
-    say(f"abluxx match: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args) -> int:
     configure_logs(args, text_level="error")  # the summary below names every fault a person needs
-    try:
-        entrants = _entrants(args.seats)
-    except ValueError as e:
-        return _fail(str(e))
+    entrants = _entrants(args.seats)
     if not 2 <= len(entrants) <= 5:
-        return _fail(f"a game needs 2 to 5 seats, got {len(entrants)}")
+        raise BadInput(f"a game needs 2 to 5 seats, got {len(entrants)}")
     if not 0 <= args.start_seat < len(entrants):
-        return _fail(f"--start-seat must be 0 to {len(entrants) - 1}")
+        raise BadInput(f"--start-seat must be 0 to {len(entrants) - 1}")
     for flag in ("seed", "decision_ms", "bank_ms", "grace_ms", "max_strikes"):
         lo, hi = RANGES[flag]
         value = getattr(args, flag)
         if value is not None and not lo <= value <= hi:
-            return _fail(f"--{flag.replace('_', '-')} must be {lo} to {hi}, got {value}")
+            raise BadInput(f"--{flag.replace('_', '-')} must be {lo} to {hi}, got {value}")
     seed = args.seed if args.seed is not None else fresh_seed()
     game_id = args.game_id or f"match-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     try:
         path = record_path(args.data, game_id)
-    except RecordError as e:
-        return _fail(str(e))
+    except RecordError as e:  # a --game-id that cannot name a file
+        raise BadInput(str(e)) from None
     if path.exists():
-        return _fail(f"{path} exists: game {game_id} was played before; choose another --game-id")
+        raise BadInput(f"{path} exists: game {game_id} was played before; choose another --game-id")
     entrants = asyncio.run(_named(entrants, args.seats))
     spec = GameSpec(
         game_id=game_id,

@@ -6,14 +6,15 @@ RECORD is a record file or a game id (looked up as ``<data>/records/<game_id>.ab
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 from google.protobuf import json_format
 
+from referee.errors import BadInput, RefereeError
+from referee.proto.abluxxen.v1.record_pb2 import GameRecord
 from referee.records import (
     DEFAULT_DATA_DIR,
     DealNotRevealed,
-    RecordError,
     VerifyError,
     read_record,
     resolve_record,
@@ -49,19 +50,13 @@ def register(sub) -> None:
     p.set_defaults(func=run_replay)
 
 
-def _load(args):
-    """The record RECORD names, or None after printing why it cannot be read."""
-    try:
-        return read_record(resolve_record(args.record, args.data))
-    except RecordError as e:
-        say(f"error: {e}", file=sys.stderr)
-        return None
+def _load(args: argparse.Namespace) -> GameRecord:
+    """The record RECORD names; RecordError (exit 2) when it cannot be read."""
+    return read_record(resolve_record(args.record, args.data))
 
 
 def run_verify(args) -> int:
     record = _load(args)
-    if record is None:
-        return 2
     try:
         verify_record(record)
     except DealNotRevealed as e:
@@ -77,16 +72,12 @@ def run_verify(args) -> int:
 
 def run_export(args) -> int:
     record = _load(args)
-    if record is None:
-        return 2
     say(json_format.MessageToJson(record, preserving_proto_field_name=True))  # snake_case, as every --json
     return 0
 
 
 def run_replay(args) -> int:
     record = _load(args)
-    if record is None:
-        return 2
     try:
         turns = replay_turns(record, seat=args.seat, public=args.public)
         for i, lines in enumerate(turns):
@@ -98,8 +89,8 @@ def run_replay(args) -> int:
                 if answer.strip().lower().startswith("q"):
                     return 0
             say("\n".join(lines), flush=True)
-    except ValueError as e:  # VerifyError, or a seat the game does not have
-        what = "does not verify" if isinstance(e, VerifyError) else "cannot be shown"
-        say(f"error: record {record.header.game_id} {what}: {e}", file=sys.stderr)
-        return 1 if isinstance(e, VerifyError) else 2
+    except VerifyError as e:
+        raise RefereeError(f"record {record.header.game_id} does not verify: {e}") from None
+    except ValueError as e:  # a seat the game does not have
+        raise BadInput(f"record {record.header.game_id} cannot be shown: {e}") from None
     return 0

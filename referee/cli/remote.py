@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
+
+from referee.errors import BadInput, RefereeError, from_status
 from referee.terminal import say
 
 DEFAULT_SERVER = "127.0.0.1:50050"
@@ -112,15 +116,7 @@ def register(sub) -> None:
     p.set_defaults(func=watch_game)
 
 
-class _Exit(Exception):
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def _stub(args: argparse.Namespace):
-    import grpc
-
     from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 
     options = [("grpc.ssl_target_name_override", args.tls_name)] if args.tls_name else []
@@ -128,17 +124,16 @@ def _stub(args: argparse.Namespace):
         try:
             root = args.tls_ca.read_bytes() if args.tls_ca else None
         except OSError as e:
-            raise _Exit(f"{args.tls_ca}: cannot read the file ({e.strerror})", 2) from None
+            raise BadInput(f"{args.tls_ca}: cannot read the file ({e.strerror})") from None
         channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(root), options=options)
     else:
         from referee.service.addresses import is_loopback
 
         host = args.server.rpartition(":")[0] or args.server
         if args.token and not is_loopback(host) and not args.insecure:
-            raise _Exit(
+            raise BadInput(
                 f"refusing to send a token in plaintext to {args.server}, which is not a loopback address: use "
-                "--tls or --tls-ca FILE, or --insecure if something else encrypts the traffic",
-                2,
+                "--tls or --tls-ca FILE, or --insecure if something else encrypts the traffic"
             )
         channel = grpc.insecure_channel(args.server)
     return ref_grpc.RefereeStub(channel)
@@ -149,13 +144,16 @@ def _meta(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _call(args: argparse.Namespace, method: str, request: Any, stream: bool = False) -> Any:
-    import grpc
-
     try:
         fn = getattr(_stub(args), method)
         return fn(request, metadata=_meta(args), timeout=None if stream else args.timeout)
     except grpc.RpcError as e:
-        raise _Exit(f"{method}: {e.code().name}: {e.details()}") from None
+        raise _refused(e, f"{method}: ") from None
+
+
+def _refused(e: grpc.RpcError, method: str = "") -> RefereeError:
+    """A failed call as the error of its kind: INVALID_ARGUMENT exits 2 (the request was wrong), others 1."""
+    return from_status(e.code(), f"{method}{e.code().name}: {e.details()}")
 
 
 def _pages(args: argparse.Namespace, method: str, request: Any, field: str) -> Iterator[Any]:
@@ -168,18 +166,15 @@ def _pages(args: argparse.Namespace, method: str, request: Any, field: str) -> I
         request.page_token = out.next_page_token
 
 
-def _run(fn):
-    def wrapped(args: argparse.Namespace) -> int:
-        import grpc
+def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command whose stream, failing while it is read, ends as a failed call does."""
 
+    @functools.wraps(fn)
+    def wrapped(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except _Exit as e:
-            say(f"abluxx: {e}", file=sys.stderr)
-            return e.code
         except grpc.RpcError as e:  # raised while reading a stream
-            say(f"abluxx: {e.code().name}: {e.details()}", file=sys.stderr)
-            return 1
+            raise _refused(e) from None
 
     return wrapped
 
@@ -196,18 +191,18 @@ def config_pb(data: dict[str, Any], source: str):
     known = {*_INTS, "name", "seat_orders", "public_deals", "options", "time_control", "entrants"}
     for k in data:
         if k not in known:
-            raise _Exit(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})", 2)
+            raise BadInput(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})")
     c = ref_pb.TournamentConfig(name=data.get("name", Path(source).stem))
     for k in _INTS:
         if k in data:
             if isinstance(data[k], bool) or not isinstance(data[k], int):
-                raise _Exit(f"{source}: {k}: must be an integer, not {data[k]!r}", 2)
+                raise BadInput(f"{source}: {k}: must be an integer, not {data[k]!r}")
             setattr(c, k, data[k])
     if "seat_orders" in data:
         c.seat_orders = str(data["seat_orders"])
     if "public_deals" in data:
         if not isinstance(data["public_deals"], bool):
-            raise _Exit(f"{source}: public_deals: must be true or false, not {data['public_deals']!r}", 2)
+            raise BadInput(f"{source}: public_deals: must be true or false, not {data['public_deals']!r}")
         c.public_deals = data["public_deals"]
     for table, msg, keys, kind in (
         ("options", c.options, ("draw_one", "end_on_empty_pile"), bool),
@@ -215,26 +210,26 @@ def config_pb(data: dict[str, Any], source: str):
     ):
         given = data.get(table, {})
         if not isinstance(given, dict):
-            raise _Exit(f"{source}: {table}: must be a table", 2)
+            raise BadInput(f"{source}: {table}: must be a table")
         for k, v in given.items():
             if k not in keys:
-                raise _Exit(f"{source}: {table}.{k}: unknown key (known: {', '.join(keys)})", 2)
+                raise BadInput(f"{source}: {table}.{k}: unknown key (known: {', '.join(keys)})")
             if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
-                raise _Exit(f"{source}: {table}.{k}: must be {'true or false' if kind is bool else 'an integer'}", 2)
+                raise BadInput(f"{source}: {table}.{k}: must be {'true or false' if kind is bool else 'an integer'}")
             setattr(msg, k, v)
         if table == "options" and given:
             c.options.SetInParent()
     for i, e in enumerate(data.get("entrants", [])):
         at = f"{source}: entrants[{i}]"
         if not isinstance(e, dict):
-            raise _Exit(f"{at}: must be a table with name and bot, address or policy", 2)
+            raise BadInput(f"{at}: must be a table with name and bot, address or policy")
         if "command" in e:
-            raise _Exit(
-                f"{at}.command: a server does not start bots; run the bot, then submit it or give its address", 2
+            raise BadInput(
+                f"{at}.command: a server does not start bots; run the bot, then submit it or give its address"
             )
         for k in e:
             if k not in ("name", "bot", "address", "policy"):
-                raise _Exit(f"{at}.{k}: unknown key (known: name, bot, address, policy)", 2)
+                raise BadInput(f"{at}.{k}: unknown key (known: name, bot, address, policy)")
         entrant = c.entrants.add(name=str(e.get("name", "")))
         for k in ("bot", "address", "policy"):
             if k in e:
@@ -280,9 +275,9 @@ def create(args: argparse.Namespace) -> int:
     try:
         data = tomllib.loads(args.config.read_text(encoding="utf-8"))
     except OSError as e:
-        raise _Exit(f"{args.config}: cannot read the file ({e.strerror})", 2) from None
+        raise BadInput(f"{args.config}: cannot read the file ({e.strerror})") from None
     except tomllib.TOMLDecodeError as e:
-        raise _Exit(f"{args.config}: not valid TOML ({e})", 2) from None
+        raise BadInput(f"{args.config}: not valid TOML ({e})") from None
     t = _call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config_pb(data, str(args.config))))
     say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
     if args.start:
@@ -363,10 +358,7 @@ def _tournament_id(args: argparse.Namespace, wanted: str | None) -> str:
     from .lookup import pick_tournament
 
     known = list(_pages(args, "ListTournaments", ref_pb.ListTournamentsRequest(), "tournaments"))
-    try:
-        return pick_tournament([(t.tournament_id, t.name) for t in known], wanted)
-    except LookupError as e:
-        raise _Exit(f"{e} on {args.server}") from None
+    return pick_tournament([(t.tournament_id, t.name) for t in known], wanted, f"on {args.server}")
 
 
 def _message_json(message) -> dict:
@@ -458,7 +450,7 @@ def record(args: argparse.Namespace) -> int:
     try:
         out.write_bytes(record_bytes(rec))
     except OSError as e:
-        raise _Exit(f"{out}: cannot write the file ({e.strerror})", 2) from None
+        raise BadInput(f"{out}: cannot write the file ({e.strerror})") from None
     say(out)
     if rec.deal_withheld:
         say("deal not yet revealed: other games still play it, so the record holds the result and the commitment "

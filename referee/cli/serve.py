@@ -7,7 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from referee.store import DEFAULT_DATA
+from referee.errors import BadInput, RefereeError
+from referee.store import DEFAULT_DATA, StoreError
 from referee.terminal import say
 
 
@@ -28,24 +29,15 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _fail(message: str, code: int = 2) -> int:
-    say(f"abluxx serve: {message}", file=sys.stderr)
-    return code
-
-
 def run(args: argparse.Namespace) -> int:
     from referee.log import configure
-    from referee.service import ServeError, SettingsError, load, serve
-    from referee.store import StoreError
+    from referee.service import load, serve
 
     if not 0 <= args.port <= 65535:
-        return _fail(f"--port must be 0 to 65535, got {args.port}")
+        raise BadInput(f"--port must be 0 to 65535, got {args.port}")
     if (args.tls_cert is None) != (args.tls_key is None):
-        return _fail("give both --tls-cert and --tls-key, or neither")
-    try:
-        settings = load(args.config)
-    except SettingsError as e:
-        return _fail(str(e))
+        raise BadInput("give both --tls-cert and --tls-key, or neither")
+    settings = load(args.config)
     if not settings.organiser_tokens:
         say(
             "abluxx serve: warning: no organiser token (set ABLUXX_ORGANISER_TOKENS or [auth] organiser_tokens); "
@@ -58,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(
             serve(args.data, args.host, args.port, settings, tls=tls, allow_insecure_remote=args.allow_insecure_remote)
         )
-    except (ServeError, StoreError) as e:
-        return _fail(str(e), 1)
+    except StoreError as e:  # the data folder: found once the server starts, so it did not serve
+        raise RefereeError(str(e)) from None
     return 0

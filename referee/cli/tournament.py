@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from pathlib import Path
 
-from referee.store import DEFAULT_DATA
+from referee.errors import BadInput, Interrupted, NotFound, NoTournament, RefereeError
+from referee.store import DEFAULT_DATA, SqliteStore
 from referee.terminal import say
 
 from .logs import add_log_format, configure_logs
@@ -58,49 +58,40 @@ def _common_run(p: argparse.ArgumentParser) -> None:
     add_log_format(p)
 
 
-def _fail(message: str, code: int = 1) -> int:
-    say(f"abluxx: {message}", file=sys.stderr)
-    return code
-
-
 def run(args) -> int:
     from referee.tournament.config import ConfigError, load
 
     try:
         config = load(args.config)
     except ConfigError as e:
-        return _fail(f"{e}\nnothing was run", 2)
+        raise BadInput(f"{e}\nnothing was run") from None
     return _run(config, args, source=str(args.config))
 
 
 def plan(args) -> int:
-    from referee.tournament.config import ConfigError, load
+    from referee.tournament.config import load
     from referee.tournament.plan import plan as make_plan
 
-    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
-        return _fail(f"--concurrency must be 1 to 1024, got {args.concurrency}", 2)
-    try:
-        config = load(args.config)
-    except ConfigError as e:
-        return _fail(str(e), 2)
+    _check_concurrency(args)
+    config = load(args.config)
     say(make_plan(config, args.concurrency).text())
     return 0
 
 
 def resume(args) -> int:
-    from referee.store import StoreError, open_store
+    from referee.store import open_store
     from referee.tournament.config import TournamentConfig
 
-    try:
-        store = open_store(args.data)
-    except StoreError as e:
-        return _fail(str(e), 2)
-    with store:
+    with open_store(args.data) as store:
         row = store.tournament(args.id)
         if row is None:
-            known = ", ".join(t.id for t in store.tournaments()[-5:]) or "none"
-            return _fail(f"no tournament {args.id!r} in {store.path} (latest: {known})")
+            raise NoTournament(args.id, f"in {store.path}", [t.id for t in store.tournaments()])
     return _run(TournamentConfig.from_json(row.config), args, source=row.source)
+
+
+def _check_concurrency(args: argparse.Namespace) -> None:
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
+        raise BadInput(f"--concurrency must be 1 to 1024, got {args.concurrency}")
 
 
 def _run(config, args, source: str) -> int:
@@ -109,13 +100,9 @@ def _run(config, args, source: str) -> int:
     from referee.tournament.play import match_player
     from referee.tournament.runner import NoDealKey, TournamentError, run_tournament
 
-    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
-        return _fail(f"--concurrency must be 1 to 1024, got {args.concurrency}", 2)
+    _check_concurrency(args)
     configure_logs(args)
-    try:
-        store = open_store(args.data)
-    except StoreError as e:
-        return _fail(str(e), 2)
+    store = open_store(args.data)
     tid = config.tournament_id
     with store:
         try:
@@ -130,13 +117,13 @@ def _run(config, args, source: str) -> int:
                 )
             )
         except EntrantError as e:
-            return _fail(f"{e}\nthe tournament {tid} did not start")
-        except NoDealKey as e:
-            return _fail(str(e), 2)
+            raise RefereeError(f"{e}\nthe tournament {tid} did not start") from None
+        except NoDealKey:  # its own exit code: resuming cannot help without the key
+            raise
         except (TournamentError, StoreError) as e:
-            return _fail(f"{e}\nresume with: abluxx tournament resume {tid} --data {args.data}")
+            raise RefereeError(f"{e}\nresume with: abluxx tournament resume {tid} --data {args.data}") from None
         except KeyboardInterrupt:
-            return _fail(f"interrupted; resume with: abluxx tournament resume {tid} --data {args.data}", 130)
+            raise Interrupted(f"interrupted; resume with: abluxx tournament resume {tid} --data {args.data}") from None
     say(out.standings.table())
     if out.played == 0:
         say(f"\n(tournament {tid} was already finished; nothing was played)")
@@ -145,23 +132,19 @@ def _run(config, args, source: str) -> int:
     return 0
 
 
-def _open_tournament(args):
+def _open_tournament(args: argparse.Namespace) -> tuple[SqliteStore, str]:
     """(store, tournament id) for ``args.id`` (an id, or a name one tournament has), the latest tournament without
-    one; or (None, exit code 1) after saying why there is none. The caller closes the store."""
-    from referee.store import StoreError, open_store
+    one; NotFound when there is none. The caller closes the store."""
+    from referee.store import open_store
 
     if not (Path(args.data) / "abluxx.db").exists():  # reading must not create a data folder at a mistyped path
-        return None, _fail(f"no abluxx data in {args.data} (run a tournament there first, or pass --data DIR)")
+        raise NotFound(f"no abluxx data in {args.data} (run a tournament there first, or pass --data DIR)")
+    store = open_store(args.data)
     try:
-        store = open_store(args.data)
-    except StoreError as e:
-        return None, _fail(str(e), 2)
-    try:
-        tid = pick_tournament([(t.id, t.name) for t in store.tournaments()], args.id)
-    except LookupError as e:
+        return store, pick_tournament([(t.id, t.name) for t in store.tournaments()], args.id, f"in {store.path}")
+    except NotFound:
         store.close()
-        return None, _fail(f"{e} in {store.path}")
-    return store, tid
+        raise
 
 
 def standings(args) -> int:
@@ -169,8 +152,6 @@ def standings(args) -> int:
     from referee.tournament.standings import dumps
 
     store, tid = _open_tournament(args)
-    if store is None:
-        return tid
     with store:
         s = standings_of(store, tid)
     say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
@@ -179,8 +160,6 @@ def standings(args) -> int:
 
 def games(args) -> int:
     store, tid = _open_tournament(args)
-    if store is None:
-        return tid
     with store:
         rows = store.games(tid)
         scheduled = store.tournament(tid).games

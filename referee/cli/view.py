@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from google.protobuf import json_format
 
+from referee.errors import BadInput, NotFound
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.terminal import say
 
@@ -54,30 +54,24 @@ def run_view(args) -> int:
         record = load_record(args.record, args.data)
         out = Path(args.output or f"{record.header.game_id or Path(args.record).stem}.html")
         write_viewer(record, out)
-    except (OSError, ValueError, ReplayError) as e:
-        say(f"abluxx view: {e}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError, ReplayError) as e:  # RecordError and ReplayError are ValueErrors
+        raise BadInput(str(e)) from None
     say(out)
     return 0
 
 
 def run_report(args) -> int:
-    from referee.store import StoreError, open_store
+    from referee.store import open_store
     from referee.view.report import write_report
 
     if not (Path(args.data) / "abluxx.db").is_file():
-        say(f"abluxx report: no tournaments: {Path(args.data) / 'abluxx.db'} does not exist", file=sys.stderr)
-        return 1
-    try:
-        with open_store(args.data) as store:
-            tid = pick_tournament([(t.id, t.name) for t in store.tournaments()], args.tournament)
+        raise NotFound(f"no tournaments: {Path(args.data) / 'abluxx.db'} does not exist")
+    with open_store(args.data) as store:
+        tid = pick_tournament([(t.id, t.name) for t in store.tournaments()], args.tournament, f"in {store.path}")
+        try:
             files = write_report(store, tid, Path(args.output), all_games=args.all_games)
-    except LookupError as e:
-        say(f"abluxx report: {e}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError, StoreError) as e:
-        say(f"abluxx report: {e}", file=sys.stderr)
-        return 2
+        except (OSError, ValueError) as e:
+            raise BadInput(str(e)) from None
     say(files.report)
     if files.best_game is not None:
         say(f"best game: {files.best_game}")

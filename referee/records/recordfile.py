@@ -14,6 +14,7 @@ from types import TracebackType
 
 from google.protobuf.message import DecodeError
 
+from referee.errors import DataLoss
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import WireError, bytes_field, delimited, read_varint
 
@@ -24,8 +25,10 @@ FORMAT_VERSION = 1
 MAX_FRAME_BYTES = 1 << 20
 
 
-class RecordError(ValueError):
+class RecordError(DataLoss):
     """A file or byte string that is not a readable game record, with the reason."""
+
+    local = True  # it names files, folders or bot addresses
 
 
 def encode_frame(frame: rpb.RecordFrame) -> bytes:

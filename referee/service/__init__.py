@@ -5,6 +5,6 @@ config and token environment variables.
 """
 
 from .server import RefereeService, ServeError, serve
-from .settings import Settings, SettingsError, load
+from .settings import Settings, load
 
-__all__ = ["RefereeService", "ServeError", "Settings", "SettingsError", "load", "serve"]
+__all__ = ["RefereeService", "ServeError", "Settings", "load", "serve"]

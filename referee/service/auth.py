@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from referee.errors import Denied, Unauthenticated
 from referee.log import get_logger
 
 from .settings import Settings
@@ -21,15 +22,6 @@ from .settings import Settings
 class Principal:
     name: str  # the author's name, or "organiser"
     organiser: bool
-
-
-class Denied(Exception):
-    """A call the caller may not make: ``code`` is UNAUTHENTICATED or PERMISSION_DENIED."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class Auth:
@@ -42,45 +34,42 @@ class Auth:
         self.open_reads = settings.open_reads
 
     def who(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Principal | None:
-        """The caller, or None when no token is given; Denied for a malformed header or an unknown token."""
+        """The caller, or None when no token is given; Unauthenticated for a malformed header or an unknown token."""
         values = [v for k, v in metadata or () if k.lower() == "authorization"]
         if not values:
             return None
         value = values[0] if isinstance(values[0], str) else values[0].decode("latin-1")
         scheme, _, token = value.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise Denied(grpc.StatusCode.UNAUTHENTICATED, "the authorization metadata must be 'Bearer <token>'")
+            raise Unauthenticated("the authorization metadata must be 'Bearer <token>'")
         given = token.strip().encode()
         found = None
         for known, principal in self._tokens:  # compare with every token, in constant time each
             if hmac.compare_digest(known, given):
                 found = principal
         if found is None:
-            raise Denied(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+            raise Unauthenticated("unknown token")
         return found
 
     def _who(self, context: grpc.aio.ServicerContext) -> Principal | None:
         """``who`` for a call; a refused token is logged with the caller's address (never the token)."""
         try:
             return self.who(context.invocation_metadata())
-        except Denied as e:
+        except Unauthenticated as e:
             get_logger(service="referee").warning("token refused", peer=context.peer(), reason=e.message)
             raise
 
     def caller(self, context: grpc.aio.ServicerContext) -> Principal:
-        """A caller with a valid token, or Denied(UNAUTHENTICATED)."""
+        """A caller with a valid token, or Unauthenticated."""
         who = self._who(context)
         if who is None:
-            raise Denied(
-                grpc.StatusCode.UNAUTHENTICATED,
-                "this call needs a token: send 'authorization: Bearer <token>' metadata",
-            )
+            raise Unauthenticated("this call needs a token: send 'authorization: Bearer <token>' metadata")
         return who
 
     def organiser(self, context: grpc.aio.ServicerContext, what: str) -> Principal:
         who = self.caller(context)
         if not who.organiser:
-            raise Denied(grpc.StatusCode.PERMISSION_DENIED, f"only an organiser may {what}")
+            raise Denied(f"only an organiser may {what}")
         return who
 
     def reader(self, context: grpc.aio.ServicerContext) -> Principal | None:

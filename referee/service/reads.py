@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from referee.errors import NoTournament
 from referee.store import GameRow, SqliteStore
 from referee.tournament.standings import Standings, Tally
 
@@ -54,7 +55,7 @@ class Reader:
 def _tally(store: SqliteStore, tid: str) -> Tally:
     row = store.tournament(tid)
     if row is None:
-        raise LookupError(tid)
+        raise NoTournament(tid, "on this server")
     tally = Tally(tid, [e["name"] for e in row.config["entrants"]], row.games)
     for g in store.games(tid):
         tally.add(g)

@@ -22,6 +22,19 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 
+from referee.errors import (
+    AlreadyExists,
+    BadInput,
+    Busy,
+    DataLoss,
+    Denied,
+    Exhausted,
+    NotFound,
+    NoTournament,
+    Precondition,
+    RefereeError,
+    Unavailable,
+)
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
@@ -34,7 +47,7 @@ from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
 
 from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, is_loopback, resolve, same_place
-from .auth import Auth, Denied, Principal
+from .auth import Auth, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
@@ -46,32 +59,15 @@ SERVICE_NAME = "abluxxen.v1.Referee"
 FAULT_KINDS = {rec_pb.FaultKind.Name(v).removeprefix("FAULT_KIND_").lower() for v in rec_pb.FaultKind.values() if v}
 
 
-class Fail(Exception):
-    """End the call with ``code`` and ``message``."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-def _invalid(message: str) -> Fail:
-    return Fail(grpc.StatusCode.INVALID_ARGUMENT, message)
-
-
-def _not_found(message: str) -> Fail:
-    return Fail(grpc.StatusCode.NOT_FOUND, message)
-
-
-def _precondition(message: str) -> Fail:
-    return Fail(grpc.StatusCode.FAILED_PRECONDITION, message)
-
-
 async def _abort(service: RefereeService, context: grpc.aio.ServicerContext, method: str, e: Exception) -> None:
-    """End a call that raised ``e``: Fail and Denied become their status; anything else is INTERNAL (and logged)."""
-    if isinstance(e, Fail | Denied):
-        await context.abort(e.code, e.message)
+    """End a call that raised ``e``, the one place a call's error becomes its status: a RefereeError is its status
+    and message, but for a ``local`` one (its text may name the server's files) only its status; anything else is
+    INTERNAL. What the caller is not told is logged."""
+    if isinstance(e, RefereeError) and not e.local:
+        await context.abort(e.status, e.message)
     service.log.exception("call failed", method=method)
-    await context.abort(grpc.StatusCode.INTERNAL, f"{method} failed in the referee; the server's log says why")
+    status = e.status if isinstance(e, RefereeError) else grpc.StatusCode.INTERNAL
+    await context.abort(status, f"{method} failed in the referee; the server's log says why")
 
 
 def _handle(fn: Callable) -> Callable:
@@ -115,7 +111,7 @@ def _page(request: Any) -> tuple[int, int]:
     if not request.page_token:
         return 0, size
     if not _PAGE_TOKEN.fullmatch(request.page_token):
-        raise _invalid(f"page_token: {request.page_token[:40]!r} is not a token this server gave")
+        raise BadInput(f"page_token: {request.page_token[:40]!r} is not a token this server gave")
     return int(request.page_token), size
 
 
@@ -172,14 +168,10 @@ class Streams:
     def admit(self, who: Principal | None, context: grpc.aio.ServicerContext) -> Iterator[None]:
         client = self.client(who, context)
         if sum(self.open.values()) >= self.total:
-            raise Fail(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"the server has {self.total} watchers already, its limit; try again later",
-            )
+            raise Exhausted(f"the server has {self.total} watchers already, its limit; try again later")
         if self.open.get(client, 0) >= self.per_client:
-            raise Fail(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"you have {self.per_client} watch streams open already, the limit per client; close one first",
+            raise Exhausted(
+                f"you have {self.per_client} watch streams open already, the limit per client; close one first"
             )
         self.open[client] = self.open.get(client, 0) + 1
         try:
@@ -256,7 +248,7 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     def _writable(self) -> None:
         if self.draining:
-            raise Fail(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down; try again once it is back")
+            raise Unavailable("the referee is shutting down; try again once it is back")
 
     # -- entrants -----------------------------------------------------------------------------------------------
 
@@ -269,34 +261,29 @@ class RefereeService(ref_grpc.RefereeServicer):
         self._writable()
         name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
         if not name:
-            raise _invalid("name: must not be empty")
+            raise BadInput("name: must not be empty")
         if not NAME.fullmatch(name):
-            raise _invalid(f"name: {name!r} must be 1-40 letters, digits or _.+-")
+            raise BadInput(f"name: {name!r} must be 1-40 letters, digits or _.+-")
         if not address.startswith(UNIX_SCHEMES):
             try:
                 check_address("address", "address", address)
             except ConfigError as e:
-                raise _invalid(f"address: {e.reason}") from None
+                raise BadInput(f"address: {e.reason}") from None
         if owner and not NAME.fullmatch(owner):
-            raise _invalid(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
+            raise BadInput(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
         if not who.organiser:
             if owner and owner != who.name:
-                raise Denied(
-                    grpc.StatusCode.PERMISSION_DENIED,
-                    f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}",
-                )
+                raise Denied(f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}")
             owner = who.name
         elif not owner:
             owner = who.name
         latest = self.registry.bot(name)
         if latest is not None and not who.organiser and latest.owner != who.name:
-            raise Denied(
-                grpc.StatusCode.PERMISSION_DENIED, f"the bot {name!r} belongs to {latest.owner!r}; choose another name"
-            )
+            raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
         try:
             dial = await resolve(address, self.settings.addresses, self.own_ports)
         except NotAllowed as e:
-            raise _invalid(f"address: {address!r}: {e}") from None
+            raise BadInput(f"address: {address!r}: {e}") from None
         except Unresolved:
             self.log.info("bot refused", bot=name, address=address, reason="the host name does not resolve")
             return ref_pb.SubmitBotResponse(
@@ -305,17 +292,14 @@ class RefereeService(ref_grpc.RefereeServicer):
         if (latest is None or latest.owner != owner or latest.state != ACTIVE) and (
             self.registry.active_bots_of(owner) >= self.settings.max_bots_per_author
         ):
-            raise Fail(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            raise Exhausted(
                 f"owner: {owner!r} has {self.settings.max_bots_per_author} active bots, the limit per author; "
                 "retire one, or submit a new version of one",
             )
         if any(b.owner != owner and same_place(b.address, dial) for b in self.registry.bots(active_only=True)):
-            raise Fail(
-                grpc.StatusCode.ALREADY_EXISTS, f"address: {address!r} is where another author's bot is submitted"
-            )
+            raise AlreadyExists(f"address: {address!r} is where another author's bot is submitted")
         if name in self.submitting:
-            raise Fail(grpc.StatusCode.ABORTED, f"bot {name!r} is being validated already; wait for that to finish")
+            raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
         self.submitting.add(name)
         try:
             self.log.info("validating bot", bot=name, address=address, dial=dial, owner=owner)
@@ -345,10 +329,10 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     def _bot(self, name: str, version: int = 0):
         if not name:
-            raise _invalid("name: must not be empty")
+            raise BadInput("name: must not be empty")
         bot = self.registry.bot(name, version)
         if bot is None:
-            raise _not_found(f"no bot {name!r}" + (f" version {version}" if version else "") + " on this server")
+            raise NotFound(f"no bot {name!r}" + (f" version {version}" if version else "") + " on this server")
         return bot
 
     @_handle
@@ -363,10 +347,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         self._writable()
         bot = self._bot(request.name)
         if not who.organiser and bot.owner != who.name:
-            raise Denied(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it",
-            )
+            raise Denied(f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it")
         if bot.state != RETIRED:
             self.registry.retire_bot(bot.name, bot.version)
             self.log.info("bot retired", bot=bot.entrant_id, by=who.name)
@@ -379,7 +360,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         """The tournament as a message; its config's bot addresses only with ``addresses`` (for organisers)."""
         row = self.store.tournament(tid)
         if row is None:
-            raise _not_found(f"no tournament {tid!r} on this server")
+            raise NoTournament(tid, "on this server")
         state, created_by = self.registry.state(tid)
         run = self.runs.get(tid)
         return ref_pb.Tournament(
@@ -398,7 +379,7 @@ class RefereeService(ref_grpc.RefereeServicer):
     def _config(self, c: ref_pb.TournamentConfig) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
         """The request's config as the TOML file's mapping, and which submitted bot versions it names."""
         if not c.name:
-            raise _invalid("config.name: must not be empty")
+            raise BadInput("config.name: must not be empty")
         d: dict[str, Any] = {"name": c.name}
         for key in ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes", "public_deals"):
             if c.HasField(key):
@@ -420,16 +401,16 @@ class RefereeService(ref_grpc.RefereeServicer):
             at = f"config.entrants[{i}]"
             source = e.WhichOneof("source")
             if source is None:
-                raise _invalid(f"{at}: give one of bot, address or policy")
+                raise BadInput(f"{at}: give one of bot, address or policy")
             entry: dict[str, Any] = {
                 "name": e.name or (e.bot if source == "bot" else e.policy if source == "policy" else "")
             }
             if source == "bot":
                 bot = self.registry.bot(e.bot)
                 if bot is None:
-                    raise _not_found(f"{at}.bot: no bot {e.bot!r} on this server")
+                    raise NotFound(f"{at}.bot: no bot {e.bot!r} on this server")
                 if bot.state != ACTIVE:
-                    raise _precondition(f"{at}.bot: bot {e.bot!r} is retired")
+                    raise Precondition(f"{at}.bot: bot {e.bot!r} is retired")
                 entry["address"] = bot.address
                 entry["owner"] = bot.owner  # an owner's entrants never receive the same deck
                 links[entry["name"]] = (bot.name, bot.version)
@@ -444,21 +425,19 @@ class RefereeService(ref_grpc.RefereeServicer):
         who = self.auth.organiser(context, "create a tournament")
         self._writable()
         if not request.HasField("config"):
-            raise _invalid("config: missing")
+            raise BadInput("config: missing")
         data, links = self._config(request.config)
         try:
             config = parse(data, "config")
         except ConfigError as e:
-            raise _invalid(f"config.{e.key}: {e.reason}") from None
+            raise BadInput(f"config.{e.key}: {e.reason}") from None
         tid = config.tournament_id
         if self.store.tournament(tid) is not None:
-            raise Fail(
-                grpc.StatusCode.ALREADY_EXISTS,
+            raise AlreadyExists(
                 f"tournament {tid} exists already (same config); change its name or seed for a new one",
             )
         if self.registry.open_tournaments_of(who.name) >= self.settings.max_open_tournaments:
-            raise Fail(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            raise Exhausted(
                 f"you have {self.settings.max_open_tournaments} tournaments created or running, the limit per "
                 "organiser; start, finish or cancel one first",
             )
@@ -470,9 +449,9 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     def _tid(self, tid: str) -> str:
         if not tid:
-            raise _invalid("tournament_id: must not be empty")
+            raise BadInput("tournament_id: must not be empty")
         if self.store.tournament(tid) is None:
-            raise _not_found(f"no tournament {tid!r} on this server")
+            raise NoTournament(tid, "on this server")
         return tid
 
     @_handle
@@ -482,7 +461,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         tid = self._tid(request.tournament_id)
         state, _ = self.registry.state(tid)
         if state in (FINISHED, CANCELLED):
-            raise _precondition(f"tournament {tid} is {state}")
+            raise Precondition(f"tournament {tid} is {state}")
         if state == RUNNING:
             return self._tournament(tid, addresses=True)
         row = self.store.tournament(tid)
@@ -492,11 +471,11 @@ class RefereeService(ref_grpc.RefereeServicer):
             check_deal_key(self.store, config)
         except NoDealKey as e:  # its text names the data folder: the log's, not the caller's
             self.log.warning("tournament not resumed", tournament=tid, reason=str(e))
-            raise _precondition(str(e).replace(f" in {self.store.path}", "")) from None
+            raise Precondition(str(e).replace(f" in {self.store.path}", "")) from None
         try:
             await check_reachable({e.name: e.address for e in config.entrants if e.address})
         except EntrantError as e:
-            raise _precondition(f"tournament {tid} did not start: {e}") from None
+            raise Precondition(f"tournament {tid} did not start: {e}") from None
         self._writable()
         if self.registry.state(tid)[0] != CREATED:  # another start won the race while we said Hello
             return self._tournament(tid, addresses=True)
@@ -513,7 +492,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         tid = self._tid(request.tournament_id)
         state, _ = self.registry.state(tid)
         if state == FINISHED:
-            raise _precondition(f"tournament {tid} is finished")
+            raise Precondition(f"tournament {tid} is finished")
         if state == CANCELLED:
             return self._tournament(tid, addresses=True)
         self.registry.set_state(tid, CANCELLED)
@@ -557,8 +536,7 @@ class RefereeService(ref_grpc.RefereeServicer):
                 return
             while (event := await queue.get()) is not None:
                 if event is FELL_BEHIND:
-                    raise Fail(
-                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    raise Exhausted(
                         f"this watcher fell more than {queue.limit} events behind the tournament and was dropped; "
                         "read the stream as it comes, then watch again",
                     )
@@ -580,7 +558,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.auth.reader(context)
         fault = request.fault.strip().lower()
         if fault and fault != "any" and fault not in FAULT_KINDS:
-            raise _invalid(f"fault: {request.fault!r} is not 'any' or a fault kind ({', '.join(sorted(FAULT_KINDS))})")
+            raise BadInput(f"fault: {request.fault!r} is not 'any' or a fault kind ({', '.join(sorted(FAULT_KINDS))})")
         start, size = _page(request)
         tids = [self._tid(request.tournament_id)] if request.tournament_id else []
         entrant = request.entrant
@@ -613,26 +591,31 @@ class RefereeService(ref_grpc.RefereeServicer):
             return 0
         return self.store.deal_in_play(scheduled[2], game_id)
 
+    def _stored_record(self, game_id: str, unfinished: str) -> rec_pb.GameRecord:
+        """The record of the finished game ``game_id``; ``unfinished`` is the FAILED_PRECONDITION message for a game
+        that is scheduled but not finished. A record that cannot be read is DATA_LOSS."""
+        where = self.registry.game_location(game_id)
+        if where is None:
+            if self.registry.scheduled_game(game_id) is not None:
+                raise Precondition(unfinished)
+            raise NotFound(f"no game {game_id!r} on this server")
+        path = record_file(self.store, where[1])
+        if path is None:
+            raise NotFound(f"game {game_id} was stored without a record")
+        try:
+            return read_record(path)
+        except RecordError as e:  # the reason names the server's files: for its log only
+            self.log.error("record unreadable", game_id=game_id, error=str(e))
+            raise DataLoss(f"the record of {game_id} cannot be read; the server's log says why") from None
+
     @_handle
     async def GetGameRecord(self, request: ref_pb.GetGameRecordRequest, context) -> rec_pb.GameRecord:
         who = self.auth.reader(context)
         if not request.game_id:
-            raise _invalid("game_id: must not be empty")
-        where = self.registry.game_location(request.game_id)
-        if where is None:
-            if self.registry.scheduled_game(request.game_id) is not None:
-                raise _precondition(f"game {request.game_id} has not finished; watch it with WatchGame")
-            raise _not_found(f"no game {request.game_id!r} on this server")
-        path = record_file(self.store, where[1])
-        if path is None:
-            raise _not_found(f"game {request.game_id} was stored without a record")
-        try:
-            record = read_record(path)
-        except (OSError, RecordError) as e:  # the reason names the server's files: for its log only
-            self.log.error("record unreadable", game_id=request.game_id, error=str(e))
-            raise Fail(
-                grpc.StatusCode.DATA_LOSS, f"the record of {request.game_id} cannot be read; the server's log says why"
-            ) from None
+            raise BadInput("game_id: must not be empty")
+        record = self._stored_record(
+            request.game_id, f"game {request.game_id} has not finished; watch it with WatchGame"
+        )
         if not _organiser(who):
             for player in record.header.players:
                 player.address = ""  # not the game's content: verify does not need it
@@ -643,9 +626,9 @@ class RefereeService(ref_grpc.RefereeServicer):
     async def WatchGame(self, request: ref_pb.WatchGameRequest, context):
         who = self.auth.reader(context)
         if not request.game_id:
-            raise _invalid("game_id: must not be empty")
+            raise BadInput("game_id: must not be empty")
         if left := self._deal_in_play(who, request.game_id):
-            raise _precondition(
+            raise Precondition(
                 f"game {request.game_id}'s deal is still to be played in {left} other game(s); "
                 "it can be watched once they are over"
             )
@@ -654,15 +637,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             async for item in live.follow(self.settings.spectator_delay_ms / 1000):
                 yield item
             return
-        where = self.registry.game_location(request.game_id)
-        if where is None:
-            if self.registry.scheduled_game(request.game_id) is not None:
-                raise _precondition(f"game {request.game_id} has not started yet")
-            raise _not_found(f"no game {request.game_id!r} on this server")
-        path = record_file(self.store, where[1])
-        if path is None:
-            raise _not_found(f"game {request.game_id} was stored without a record")
-        record = read_record(path)
+        record = self._stored_record(request.game_id, f"game {request.game_id} has not started yet")
         h = record.header
         from referee.wire import options_from_pb
 
@@ -687,8 +662,8 @@ class RefereeService(ref_grpc.RefereeServicer):
 # -- serving -------------------------------------------------------------------------------------------------------
 
 
-class ServeError(RuntimeError):
-    pass
+class ServeError(RefereeError):
+    """The server cannot start: the message says why."""
 
 
 def _check_listen(host: str, tls: tuple[Path, Path] | None, allow_insecure_remote: bool) -> None:

@@ -28,7 +28,7 @@
     allow_unix = false                     # unix: and unix-abstract: sockets
 
 Tokens may also come from the environment: ``ABLUXX_ORGANISER_TOKENS=tok1,tok2`` and
-``ABLUXX_AUTHOR_TOKENS=alice:tok,bob:tok``. A mistake is refused with ``SettingsError`` naming the key.
+``ABLUXX_AUTHOR_TOKENS=alice:tok,bob:tok``. A mistake is refused with a ``ConfigError`` naming the key.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match.spec import TimeControl
-from referee.tournament.config import POLICIES
+from referee.tournament.config import POLICIES, ConfigError
 
 from .addresses import AddressPolicy
 
@@ -58,10 +58,6 @@ _LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists
     "watch_write_timeout_s": (60, 86_400),
 }
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
-
-
-class SettingsError(ValueError):
-    """A server setting that cannot be used; the message names where and which key."""
 
 
 @dataclass(frozen=True)
@@ -82,34 +78,32 @@ class Settings:
     watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
 
 
-def _fail(source: str, key: str, reason: str) -> SettingsError:
-    return SettingsError(f"{source}: {key}: {reason}")
-
-
 def _token(source: str, key: str, value: Any) -> str:
     if not isinstance(value, str) or len(value) < MIN_TOKEN_CHARS or any(c.isspace() or c in ",:" for c in value):
-        raise _fail(source, key, f"a token must be at least {MIN_TOKEN_CHARS} characters, without spaces, ',' or ':'")
+        raise ConfigError(
+            source, key, f"a token must be at least {MIN_TOKEN_CHARS} characters, without spaces, ',' or ':'"
+        )
     return value
 
 
 def _author(source: str, key: str, name: str) -> None:
     if not NAME.fullmatch(name):
-        raise _fail(source, key, "an author name must be 1-40 letters, digits or _.+-")
+        raise ConfigError(source, key, "an author name must be 1-40 letters, digits or _.+-")
     if RESERVED_AUTHOR.fullmatch(name):
         # an organiser's bots submitted without an owner belong to 'organiser': an author of that name would own them
-        raise _fail(source, key, f"the author name {name!r} is reserved for organisers")
+        raise ConfigError(source, key, f"the author name {name!r} is reserved for organisers")
 
 
 def _int(source: str, key: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise _fail(source, key, f"must be an integer from {lo} to {hi}, not {value!r}")
+        raise ConfigError(source, key, f"must be an integer from {lo} to {hi}, not {value!r}")
     return value
 
 
 def _check_keys(source: str, prefix: str, got: Mapping[str, Any], known: set[str]) -> None:
     for k in got:
         if k not in known:
-            raise _fail(source, prefix + k, f"unknown key (known: {', '.join(sorted(known))})")
+            raise ConfigError(source, prefix + k, f"unknown key (known: {', '.join(sorted(known))})")
 
 
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
@@ -122,10 +116,10 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
     addresses = data.get("addresses", {})
     for key, table in (("auth", auth), ("service", service), ("time_control", tc), ("addresses", addresses)):
         if not isinstance(table, dict):
-            raise _fail(source, key, "must be a table")
+            raise ConfigError(source, key, "must be a table")
     _check_keys(source, "auth.", auth, {"organiser_tokens", "open_reads", "authors"})
     if "validation_seed" in service:
-        raise _fail(
+        raise ConfigError(
             source,
             "service.validation_seed",
             "no longer a setting: every validation game is dealt a fresh random deck (a fixed one let a bot learn "
@@ -142,7 +136,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
 
     raw = auth.get("organiser_tokens", [])
     if not isinstance(raw, list):
-        raise _fail(source, "auth.organiser_tokens", "must be a list of strings")
+        raise ConfigError(source, "auth.organiser_tokens", "must be a list of strings")
     organisers = [_token(source, f"auth.organiser_tokens[{i}]", t) for i, t in enumerate(raw)]
     if env.get("ABLUXX_ORGANISER_TOKENS"):
         organisers += [
@@ -151,7 +145,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         ]
     authors_raw = auth.get("authors", {})
     if not isinstance(authors_raw, dict):
-        raise _fail(source, "auth.authors", "must be a table of author = token")
+        raise ConfigError(source, "auth.authors", "must be a table of author = token")
     authors: dict[str, str] = {}
     for name, t in authors_raw.items():
         _author(source, f"auth.authors.{name}", name)
@@ -159,26 +153,26 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
     for i, pair in enumerate(filter(None, (p.strip() for p in env.get("ABLUXX_AUTHOR_TOKENS", "").split(",")))):
         name, sep, t = pair.partition(":")
         if not sep:
-            raise _fail("ABLUXX_AUTHOR_TOKENS", f"[{i}]", "expected name:token pairs separated by commas")
+            raise ConfigError("ABLUXX_AUTHOR_TOKENS", f"[{i}]", "expected name:token pairs separated by commas")
         _author("ABLUXX_AUTHOR_TOKENS", f"[{i}]", name)
         authors[name] = _token("ABLUXX_AUTHOR_TOKENS", f"[{i}]", t)
     every = organisers + list(authors.values())
     if len(set(every)) != len(every):
-        raise _fail(source, "auth", "the same token is given twice; every organiser and author needs their own")
+        raise ConfigError(source, "auth", "the same token is given twice; every organiser and author needs their own")
 
     open_reads = auth.get("open_reads", True)
     if not isinstance(open_reads, bool):
-        raise _fail(source, "auth.open_reads", "must be true or false")
+        raise ConfigError(source, "auth.open_reads", "must be true or false")
     opponents = service.get("validation_opponents", list(Settings.validation_opponents))
     if not isinstance(opponents, list) or not 1 <= len(opponents) <= 4 or any(o not in POLICIES for o in opponents):
-        raise _fail(source, "service.validation_opponents", f"1 to 4 of: {', '.join(POLICIES)}")
+        raise ConfigError(source, "service.validation_opponents", f"1 to 4 of: {', '.join(POLICIES)}")
     grace = service.get("shutdown_grace_s", Settings.shutdown_grace_s)
     if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600:
-        raise _fail(source, "service.shutdown_grace_s", f"must be 0 to 3600 seconds, not {grace!r}")
+        raise ConfigError(source, "service.shutdown_grace_s", f"must be 0 to 3600 seconds, not {grace!r}")
     default_tc = TimeControl()
     allow_unix = addresses.get("allow_unix", False)
     if not isinstance(allow_unix, bool):
-        raise _fail(source, "addresses.allow_unix", "must be true or false")
+        raise ConfigError(source, "addresses.allow_unix", "must be true or false")
     policy = AddressPolicy(
         allow=_networks(source, "addresses.allow", addresses.get("allow", [])),
         deny=_networks(source, "addresses.deny", addresses.get("deny", [str(n) for n in AddressPolicy.deny])),
@@ -207,11 +201,11 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
 
 def _networks(source: str, key: str, value: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(source, key, 'must be a list of CIDR networks, e.g. ["10.0.0.0/8", "fd00::/8"]')
+        raise ConfigError(source, key, 'must be a list of CIDR networks, e.g. ["10.0.0.0/8", "fd00::/8"]')
     try:
         return tuple(ipaddress.ip_network(v) for v in value)
     except ValueError as e:
-        raise _fail(source, key, f"not a CIDR network: {e}") from None
+        raise ConfigError(source, key, f"not a CIDR network: {e}") from None
 
 
 def load(path: str | Path | None, env: Mapping[str, str] | None = None) -> Settings:
@@ -221,7 +215,7 @@ def load(path: str | Path | None, env: Mapping[str, str] | None = None) -> Setti
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
-        raise SettingsError(f"{path}: cannot read the file ({e.strerror})") from None
+        raise ConfigError(str(path), "", f"{path}: cannot read the file ({e.strerror})") from None
     except tomllib.TOMLDecodeError as e:
-        raise SettingsError(f"{path}: not valid TOML ({e})") from None
+        raise ConfigError(str(path), "", f"{path}: not valid TOML ({e})") from None
     return parse(data, str(path), env)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.errors import BadInput
+
 if TYPE_CHECKING:
     from referee.match.spec import GameResult
     from referee.tournament.config import TournamentConfig
@@ -88,8 +90,11 @@ CREATE TABLE IF NOT EXISTS ratings (
 """
 
 
-class StoreError(RuntimeError):
-    pass
+class StoreError(BadInput):
+    """A data folder that cannot hold a store (``--data`` names a file, the database is not ours), or a result
+    that does not fit its slot."""
+
+    local = True  # it names files, folders or bot addresses
 
 
 def _owner_only(path: Path) -> None:

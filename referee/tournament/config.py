@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine import Options
+from referee.errors import BadInput
 from referee.match.spec import RANGES, EntrantRef, TimeControl
 
 SEAT_ORDERS = ("across", "rotations", "all")
@@ -22,9 +23,11 @@ _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch, since $ also matches before a final newline
 
 
-class ConfigError(ValueError):
+class ConfigError(BadInput):
     """A configuration that cannot run. The message names the file, the key and the reason; a problem with the
     file as a whole has no key (its reason names the file)."""
+
+    local = True  # it names files, folders or bot addresses
 
     def __init__(self, source: str, key: str, reason: str) -> None:
         super().__init__(f"{source}: {key}: {reason}" if key else reason)

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from referee.errors import Precondition
 from referee.log import get_logger
 from referee.match.seats import HelloError, hello
 
@@ -35,8 +36,10 @@ STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL when the referee stops a command b
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 
-class EntrantError(RuntimeError):
+class EntrantError(Precondition):
     """An entrant that cannot take part: the tournament does not start."""
+
+    local = True  # it names files, folders or bot addresses
 
 
 # A command starts through this launcher on Linux: it asks for SIGKILL when the referee dies (PR_SET_PDEATHSIG,

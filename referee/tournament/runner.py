@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import NoTournament, Precondition, RefereeError
 from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
@@ -37,11 +38,13 @@ PlayFn = Callable[..., Awaitable[GameResult]]
 PlayerFactory = Callable[[Path], AbstractAsyncContextManager[PlayFn]]
 
 
-class TournamentError(RuntimeError):
-    pass
+class TournamentError(RefereeError):
+    """A tournament that cannot go on: the message says why; a rerun resumes it."""
+
+    local = True  # it names files, folders or bot addresses
 
 
-class NoDealKey(TournamentError):
+class NoDealKey(TournamentError, status=Precondition.status, exit_code=2):  # 2: resuming can never work
     """A stored tournament with neither a deal key nor public deals: made by a referee whose decks followed from
     the public seed. Resuming it would deal decks anyone who read its config can compute."""
 
@@ -279,7 +282,7 @@ def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> t
 def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -> standings_mod.Standings:
     row = store.tournament(tid)
     if row is None:
-        raise TournamentError(f"no tournament {tid!r} in {store.path}")
+        raise NoTournament(tid, f"in {store.path}")
     names = [e["name"] for e in row.config["entrants"]]
     return standings_mod.compute(tid, names, store.games(tid), row.games, ratings)
 

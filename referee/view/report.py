@@ -14,6 +14,7 @@ from pathlib import Path
 
 from referee.engine import EndReason
 from referee.engine.words import END_WORDS
+from referee.errors import NoTournament
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import MU, SIGMA, Ratings
 from referee.store import SqliteStore
@@ -111,8 +112,7 @@ def report_data(store: SqliteStore, tournament_id: str) -> ReportData:
     """
     t = store.tournament(tournament_id)
     if t is None:
-        known = ", ".join(x.id for x in store.tournaments()) or "none"
-        raise LookupError(f"no tournament {tournament_id!r} in the store (known: {known})")
+        raise NoTournament(tournament_id, f"in {store.path}", [x.id for x in store.tournaments()])
     rows = store.games(tournament_id)
     names = [e["name"] for e in t.config.get("entrants", [])] or sorted({n for r in rows for n in r.names})
     ratings = Ratings(names)

@@ -97,3 +97,13 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(played: Path, command:
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 0
     assert err == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["standings", "nosuch"], ["games", "nosuch"], ["report", "nosuch"], ["tournament", "resume", "nosuch"]],
+)
+def test_a_missing_tournament_is_named_the_same_way_by_every_command(played: Path, command: list[str]) -> None:
+    out = abluxx(*command, "--data", "d", cwd=played)
+    # exit 1: what was asked for is not there (docs/cli.md); the latest are named, to pick from
+    refused(out, f"abluxx {command[0]}: no tournament 'nosuch' in d/abluxx.db (the latest: t-", code=1)

@@ -143,7 +143,8 @@ def test_an_allow_list_refuses_every_other_network(tmp_path: Path) -> None:
 def test_a_bad_policy_or_limit_stops_the_server_naming_the_key(tmp_path: Path, table: str, key: str) -> None:
     import tomllib
 
-    from referee.service.settings import SettingsError, parse
+    from referee.service.settings import parse
+    from referee.tournament.config import ConfigError
 
-    with pytest.raises(SettingsError, match=rf": {key}: "):
+    with pytest.raises(ConfigError, match=rf": {key}: "):
         parse(tomllib.loads(table), "server.toml", env={})

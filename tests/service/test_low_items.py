@@ -53,20 +53,41 @@ def test_a_huge_field_is_refused_at_once_and_the_server_keeps_answering(tmp_path
         srv.stop()
 
 
-def test_errors_name_no_server_path_and_refused_tokens_are_logged_without_the_token(tmp_path: Path) -> None:
+def test_a_damaged_record_is_data_loss_from_both_calls_that_read_it_naming_no_server_path(tmp_path: Path) -> None:
+    """GetGameRecord and WatchGame read a stored record: the same status (DATA_LOSS) from both, whoever asks."""
     data = tmp_path / "data"
     srv = start_server(data, write_settings(tmp_path))
     try:
         s = stub(srv.address)
-        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=config("paths", HOUSE)), metadata=auth(ORGANISER))
+        request = ref_pb.CreateTournamentRequest(config=config("paths", HOUSE, deals=2))
+        t = s.CreateTournament(request, metadata=auth(ORGANISER))
         s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
         watch_to_end(s, t.tournament_id)
-        game = s.ListGames(ref_pb.ListGamesRequest(tournament_id=t.tournament_id)).games[0].game_id
-        (data / "records" / f"{game}.abluxx").write_bytes(b"not a record")
-        err = error_of(s.GetGameRecord, ref_pb.GetGameRecordRequest(game_id=game), metadata=auth(ORGANISER))
-        assert err.code() == grpc.StatusCode.DATA_LOSS and game in err.details()
-        assert str(tmp_path) not in err.details() and "/" not in err.details(), err.details()
+        games = [g.game_id for g in s.ListGames(ref_pb.ListGamesRequest(tournament_id=t.tournament_id)).games]
+        garbage, grown = games[:2]
+        (data / "records" / f"{garbage}.abluxx").write_bytes(b"not a record")
+        whole = (data / "records" / f"{grown}.abluxx").read_bytes()
+        # a good record, then a frame that claims 4 GiB: damaged after a header that reads well
+        (data / "records" / f"{grown}.abluxx").write_bytes(whole + b"\xff\xff\xff\xff\x0f")
+        for game in (garbage, grown):
+            for token in (None, ORGANISER):
+                got = error_of(s.GetGameRecord, ref_pb.GetGameRecordRequest(game_id=game), metadata=auth(token))
+                watch = ref_pb.WatchGameRequest(game_id=game)
+                watched = error_of(lambda r, **kw: list(s.WatchGame(r, **kw)), watch, metadata=auth(token))
+                for err in (got, watched):
+                    assert err.code() == grpc.StatusCode.DATA_LOSS and game in err.details(), err.details()
+                    assert str(tmp_path) not in err.details() and "/" not in err.details(), err.details()
+        # the rest of the store is still served
+        assert s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=games[2])).header.game_id == games[2]
+    finally:
+        srv.stop()
+    assert srv.log.read_text().count("record unreadable") == 8
 
+
+def test_refused_tokens_are_logged_without_the_token(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    try:
+        s = stub(srv.address)
         wrong = "wrong-token-5b1e9"
         err = error_of(s.ListEntrants, ref_pb.ListEntrantsRequest(), metadata=auth(wrong))
         assert err.code() == grpc.StatusCode.UNAUTHENTICATED

@@ -21,10 +21,9 @@ from google.protobuf.message import Message
 from referee.engine import deck_from_seed
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import verify_record
-from referee.service.settings import SettingsError
 from referee.service.settings import parse as parse_settings
 from referee.store import open_store
-from referee.tournament.config import parse
+from referee.tournament.config import ConfigError, parse
 from referee.tournament.deals import PublicDeals, deck_seed
 from referee.tournament.play import match_player
 from referee.tournament.runner import GameHooks, create_tournament, play_slots
@@ -86,7 +85,7 @@ def test_an_old_tournament_without_a_deal_key_is_not_started(tmp_path: Path) -> 
 def test_a_fixed_validation_seed_is_refused_with_the_reason(tmp_path: Path) -> None:
     try:
         parse_settings({"service": {"validation_seed": 1}}, "server.toml", env={})
-    except SettingsError as e:
+    except ConfigError as e:
         assert "service.validation_seed" in str(e) and "fresh random deck" in str(e)
     else:
         raise AssertionError("validation_seed was accepted")
