@@ -162,7 +162,9 @@ def games(args) -> int:
     store, tid = _open_tournament(args)
     with store:
         rows = store.games(tid)
-        scheduled = store.tournament(tid).games
+        row = store.tournament(tid)
+        assert row is not None  # _open_tournament found it
+        scheduled = row.games
         for g in rows:
             record = store.record_file(g)
             if args.json:
