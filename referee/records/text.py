@@ -7,7 +7,7 @@ sees it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from referee.engine import Abluxxed, GameOver, TurnStarted, card_name, cards_of, event_for, scores
 from referee.engine.words import END_WORDS, say_event
@@ -21,7 +21,7 @@ from .verify import VerifyError, check_footer, replay, start_state
 _CONSEQUENCES = (Abluxxed, TurnStarted, GameOver)
 
 
-def _cards(counts) -> str:
+def _cards(counts: Sequence[int]) -> str:
     return " ".join(card_name(c) for c in cards_of(counts)) or "(empty)"
 
 

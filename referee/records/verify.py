@@ -7,8 +7,9 @@ numbered from 1.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from google.protobuf import text_format
 
@@ -98,7 +99,14 @@ def start_state(h: rpb.RecordHeader) -> State:
     return new_game(deck, n, options_from_pb(h.options), h.start_seat)
 
 
-def _name(enum, value: int) -> str:
+class _Enum(Protocol):
+    """A protobuf enum type (its EnumTypeWrapper)."""
+
+    def Name(self, number: int) -> str: ...
+    def values(self) -> list[int]: ...
+
+
+def _name(enum: _Enum, value: int) -> str:
     """An enum value's name, or the bare number for a value the enum does not define."""
     return enum.Name(value) if value in enum.values() else str(value)
 
@@ -110,7 +118,7 @@ def _say_pb_event(m: pb.Event) -> str:
         return f"the message {{{text_format.MessageToString(m, as_one_line=True)}}}"
 
 
-def _check_events(recorded, produced: list[Event], number: int, seat: int) -> None:
+def _check_events(recorded: Sequence[pb.Event], produced: list[Event], number: int, seat: int) -> None:
     for i in range(max(len(recorded), len(produced))):
         rec = recorded[i] if i < len(recorded) else None
         eng = event_pb(produced[i]) if i < len(produced) else None
@@ -170,7 +178,7 @@ def replay(record: rpb.GameRecord) -> Iterator[Step]:
         state = after
 
 
-def _check_chooser(d: rpb.DecisionRecord, retired: set[int], fail) -> None:
+def _check_chooser(d: rpb.DecisionRecord, retired: set[int], fail: Callable[[str], VerifyError]) -> None:
     if d.chosen_by not in (rpb.CHOOSER_BOT, rpb.CHOOSER_FALLBACK):
         raise fail(f"chosen_by is {d.chosen_by}; it must be CHOOSER_BOT or CHOOSER_FALLBACK")
     fallback = d.chosen_by == rpb.CHOOSER_FALLBACK
