@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 from referee.errors import BadInput, RefereeError
-from referee.store import DEFAULT_DATA
+from referee.records.paths import DEFAULT_DATA_DIR
 from referee.terminal import say
 
+from .args import add_data_arg
 from .logs import add_log_format, configure_logs
 
 # (entrant name, example bot, its seed): each example bot twice, with different seeds, so that at 3 players every
@@ -26,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--table-size", type=int, default=3, choices=range(2, 5), help="players per game (default 3)")
     p.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     p.add_argument("--concurrency", "-c", type=int, default=8, help="games at once (default 8)")
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    add_data_arg(p)
     add_log_format(p)
     p.set_defaults(func=run)
 
@@ -89,9 +90,8 @@ def run(args) -> int:
         say(f"\nbest game: {game_id}, won by {who} with {score:+d}. Replay it with:")
         say(f"  abluxx replay {record}")
         say(f"or watch it in a browser: abluxx view {record}")
-    say(
-        f"\nall games: abluxx games {out.tournament_id}" + (f" --data {args.data}" if args.data != DEFAULT_DATA else "")
-    )
+    elsewhere = f" --data {args.data}" if args.data != DEFAULT_DATA_DIR else ""
+    say(f"\nall games: abluxx games {out.tournament_id}{elsewhere}")
     say(f"\nreport: {report}")
     if best_page is not None:
         say(f"best game's viewer: {best_page}")
@@ -105,7 +105,7 @@ def _best_game(store, out) -> tuple[str, str, int, Path] | None:
     leader = out.standings.rows[0].entrant
     best = None
     for g in store.games(out.tournament_id):
-        record = store.record_file(g)
+        record = store.record_file(g.record_path)
         for s in g.seats:
             if s.entrant == leader and s.place == 1 and record and (best is None or s.score > best[2]):
                 best = (g.game_id, leader, s.score, record)

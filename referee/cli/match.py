@@ -7,18 +7,18 @@ import dataclasses
 import secrets
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
 from referee.engine import Options
 from referee.errors import BadInput
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.match.seats import HelloError, hello
 from referee.match.spec import RANGES
-from referee.records import DEFAULT_DATA_DIR, RecordError, read_record, record_path
+from referee.records import RecordError, read_record, record_path
 from referee.terminal import say
 from referee.tournament.config import address_problem
 from referee.tournament.deals import fresh_seed
 
+from .args import add_data_arg
 from .logs import add_log_format, configure_logs
 
 MAX_HELLO_NAME_CHARS = 40  # a bot's Hello name as `match` shows it (docs/security.md)
@@ -42,7 +42,7 @@ def register(sub) -> None:
     p.add_argument("--end-on-empty-pile", action="store_true", help="rule option end_on_empty_pile")
     p.add_argument("--transport", choices=["stream", "unary"], help="force a transport the bots offer")
     p.add_argument("--game-id", help="default: match-<UTC time>-<random>")
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR, help=f"data folder (default ./{DEFAULT_DATA_DIR})")
+    add_data_arg(p)
     add_log_format(p)
     p.set_defaults(func=run)
 

@@ -13,7 +13,6 @@ from google.protobuf import json_format
 from referee.errors import BadInput, RefereeError
 from referee.proto.abluxxen.v1.record_pb2 import GameRecord
 from referee.records import (
-    DEFAULT_DATA_DIR,
     DealNotRevealed,
     VerifyError,
     read_record,
@@ -23,12 +22,12 @@ from referee.records import (
 from referee.records.text import replay_turns
 from referee.terminal import say
 
+from .args import add_data_arg
+
 
 def _add_record_args(p) -> None:
     p.add_argument("record", metavar="RECORD", help="a record file, or a game id looked up in the data folder")
-    p.add_argument(
-        "--data", metavar="DIR", default=str(DEFAULT_DATA_DIR), help=f"data folder (default ./{DEFAULT_DATA_DIR})"
-    )
+    add_data_arg(p)
 
 
 def register(sub) -> None:

@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 
 from referee.errors import BadInput, RefereeError
-from referee.store import DEFAULT_DATA, StoreError
+from referee.store import StoreError
 from referee.terminal import say
+
+from .args import add_data_arg
 
 
 def register(sub) -> None:
     p = sub.add_parser("serve", help="run the referee as a gRPC service (submit bots, run and watch tournaments)")
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    add_data_arg(p)
     p.add_argument("--port", type=int, required=True, help="port to listen on; 0 picks a free one")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--config", type=Path, help="the server's TOML settings: tokens, delays (docs/service.md)")

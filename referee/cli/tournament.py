@@ -9,15 +9,12 @@ import json
 from pathlib import Path
 
 from referee.errors import BadInput, Interrupted, NotFound, NoTournament, RefereeError
-from referee.store import DEFAULT_DATA, SqliteStore
+from referee.store import SqliteStore
 from referee.terminal import say
 
+from .args import add_data_arg
 from .logs import add_log_format, configure_logs
 from .lookup import pick_tournament
-
-
-def _data_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
 
 
 def register(sub) -> None:
@@ -38,7 +35,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("standings", help="a tournament's standings: ratings, scores, faults, head to head")
     p.add_argument("id", nargs="?", help="tournament id or name (default: the latest)")
-    _data_arg(p)
+    add_data_arg(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of a table")
     out.add_argument("--csv", action="store_true", help="print CSV instead of a table")
@@ -46,13 +43,13 @@ def register(sub) -> None:
 
     p = sub.add_parser("games", help="list a tournament's finished games and their records")
     p.add_argument("id", nargs="?", help="tournament id or name (default: the latest)")
-    _data_arg(p)
+    add_data_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     p.set_defaults(func=games)
 
 
 def _common_run(p: argparse.ArgumentParser) -> None:
-    _data_arg(p)
+    add_data_arg(p)
     p.add_argument("--concurrency", "-c", type=int, help="games at once (default: the config's, else 8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     add_log_format(p)
@@ -166,7 +163,7 @@ def games(args) -> int:
         assert row is not None  # _open_tournament found it
         scheduled = row.games
         for g in rows:
-            record = store.record_file(g)
+            record = store.record_file(g.record_path)
             if args.json:
                 say(json.dumps({
                     "slot": g.slot, "game_id": g.game_id, "table": g.table, "deal": g.deal, "order": g.order,

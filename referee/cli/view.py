@@ -10,22 +10,21 @@ from referee.errors import BadInput, NotFound
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.terminal import say
 
+from .args import add_data_arg
 from .lookup import pick_tournament
-
-DEFAULT_DATA = "abluxx-data"
 
 
 def register(sub) -> None:
     p = sub.add_parser("view", help="write a game's replay viewer: one self-contained HTML page")
     p.add_argument("record", metavar="RECORD", help="a .abluxx record file, its JSON export, or a game id")
     p.add_argument("-o", "--output", metavar="FILE", help="the page to write (default: <game id>.html)")
-    p.add_argument("--data", metavar="DIR", default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    add_data_arg(p)
     p.set_defaults(func=run_view)
 
     p = sub.add_parser("report", help="write a tournament's report: standings, head to head, faults, ratings")
     p.add_argument("tournament", metavar="TOURNAMENT", nargs="?", help="tournament id or name (default: the latest)")
     p.add_argument("-o", "--output", metavar="FILE", default="report.html", help="the page (default report.html)")
-    p.add_argument("--data", metavar="DIR", default=DEFAULT_DATA, help=f"data folder (default ./{DEFAULT_DATA})")
+    add_data_arg(p)
     games = p.add_mutually_exclusive_group()
     games.add_argument("--all-games", dest="all_games", action="store_true", default=True,
                        help="write a viewer page for every game (the default)")  # fmt: skip

@@ -21,7 +21,7 @@ from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
-from referee.records import FORMAT_VERSION, RecordWriter, commitment, decision_record_bytes, new_salt
+from referee.records import FAULT_NAME, FORMAT_VERSION, RecordWriter, commitment, decision_record_bytes, new_salt
 from referee.records.build import utc_now
 from referee.wire import (
     WireError,
@@ -53,7 +53,7 @@ RETIRED = rec_pb.FAULT_KIND_RETIRED
 
 def fault_name(kind: int) -> str:
     """ "timeout", "invalid", ... for a FaultKind value (the keys of SeatStats.faults)."""
-    return rec_pb.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()
+    return FAULT_NAME[kind]
 
 
 MAX_BOT_ERROR_CHARS = 200  # bot.proto DecisionReply.error: the part of a bot's own error text the record keeps

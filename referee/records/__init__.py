@@ -8,6 +8,7 @@ from .build import (
     CHOOSER_PB,
     FAULT_NAME,
     FAULT_PB,
+    FAULT_WORDS,
     commitment,
     decision_record,
     decision_record_bytes,
@@ -33,8 +34,8 @@ from .recordfile import (
 from .verify import DealNotRevealed, Step, VerifyError, check_footer, replay, start_state, verify_record
 
 __all__ = [
-    "CHOOSER_PB", "DEFAULT_DATA_DIR", "DealNotRevealed", "FAULT_NAME", "FAULT_PB", "FORMAT_VERSION", "MAGIC",
-    "RecordError",
+    "CHOOSER_PB", "DEFAULT_DATA_DIR", "DealNotRevealed", "FAULT_NAME", "FAULT_PB", "FAULT_WORDS", "FORMAT_VERSION",
+    "MAGIC", "RecordError",
     "RecordWriter", "Scan", "Step", "VerifyError", "check_footer", "commitment", "decision_record",
     "decision_record_bytes", "encode_frame",
     "final_places", "footer", "header", "new_salt", "read_record", "record_bytes", "record_path",

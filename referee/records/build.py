@@ -48,18 +48,21 @@ from .recordfile import FORMAT_VERSION, RecordWriter
 SALT_BYTES = 16
 _UINT32_MAX = (1 << 32) - 1
 
-# Fault kinds by the names the match runner counts them under (SeatStats.faults).
-FAULT_PB = {
-    "timeout": rpb.FAULT_KIND_TIMEOUT,
-    "invalid": rpb.FAULT_KIND_INVALID,
-    "malformed": rpb.FAULT_KIND_MALFORMED,
-    "rpc_error": rpb.FAULT_KIND_RPC_ERROR,
-    "disconnected": rpb.FAULT_KIND_DISCONNECTED,
-    "unreachable": rpb.FAULT_KIND_UNREACHABLE,
-    "retired": rpb.FAULT_KIND_RETIRED,
-    "referee": rpb.FAULT_KIND_REFEREE,
+# Every fault kind, the one table of them: its name (the match runner counts faults under it in SeatStats.faults;
+# the text replay and ListGames' filter say it) and the viewer's words for it.
+FAULTS = {
+    rpb.FAULT_KIND_TIMEOUT: ("timeout", "timeout"),
+    rpb.FAULT_KIND_INVALID: ("invalid", "invalid reply"),
+    rpb.FAULT_KIND_MALFORMED: ("malformed", "malformed reply"),
+    rpb.FAULT_KIND_RPC_ERROR: ("rpc_error", "RPC error"),
+    rpb.FAULT_KIND_DISCONNECTED: ("disconnected", "disconnected"),
+    rpb.FAULT_KIND_UNREACHABLE: ("unreachable", "unreachable"),
+    rpb.FAULT_KIND_RETIRED: ("retired", "retired seat"),
+    rpb.FAULT_KIND_REFEREE: ("referee", "referee fault"),
 }
-FAULT_NAME = {v: k for k, v in FAULT_PB.items()}
+FAULT_NAME: dict[int, str] = {kind: name for kind, (name, _) in FAULTS.items()}
+FAULT_PB = {name: kind for kind, (name, _) in FAULTS.items()}
+FAULT_WORDS: dict[int, str] = {kind: words for kind, (_, words) in FAULTS.items()}
 CHOOSER_PB = {"bot": rpb.CHOOSER_BOT, "fallback": rpb.CHOOSER_FALLBACK}
 
 

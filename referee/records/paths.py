@@ -8,8 +8,9 @@ from pathlib import Path
 
 from .recordfile import RecordError
 
-DEFAULT_DATA_DIR = Path("abluxx-data")
+DEFAULT_DATA_DIR = Path("abluxx-data")  # the data folder: the store (abluxx.db), the records, standings and logs
 SUFFIX = ".abluxx"
+RECORDS = "records"  # the folder of the records of tournaments' and `abluxx match`'s games, in the data folder
 VALIDATION = "validation"  # the folder of the service's validation games, beside "records"
 
 
@@ -21,7 +22,12 @@ def _check_game_id(game_id: str) -> str:
 
 def record_path(data_dir: str | os.PathLike[str], game_id: str) -> Path:
     """The file a game's record is written to."""
-    return Path(data_dir) / "records" / f"{_check_game_id(game_id)}{SUFFIX}"
+    return record_in(Path(data_dir) / RECORDS, game_id)
+
+
+def record_in(folder: str | os.PathLike[str], game_id: str) -> Path:
+    """The record file of ``game_id`` in a folder of records (RECORDS or VALIDATION in a data folder)."""
+    return Path(folder) / f"{_check_game_id(game_id)}{SUFFIX}"
 
 
 def resolve_record(arg: str, data_dir: str | os.PathLike[str] = DEFAULT_DATA_DIR) -> Path:
@@ -34,7 +40,7 @@ def resolve_record(arg: str, data_dir: str | os.PathLike[str] = DEFAULT_DATA_DIR
     if any(c in arg for c in "/\\") or arg.endswith(SUFFIX):
         raise RecordError(f"no record file {arg}")
     candidate = record_path(data_dir, arg)
-    validation = Path(data_dir) / VALIDATION / candidate.name
+    validation = record_in(Path(data_dir) / VALIDATION, arg)
     for path in (candidate, validation):
         if path.is_file():
             return path

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 
 from referee.engine import cards_of, deck_from_seed, event_for, new_game, public_view
 from referee.log import get_logger
@@ -346,10 +345,3 @@ class Run(GameHooks):
             if game is not None:
                 game.end()
         self.in_flight.clear()
-
-
-def record_file(store: SqliteStore, relative: str | None) -> Path | None:
-    if relative is None:
-        return None
-    p = Path(relative)
-    return p if p.is_absolute() else store.data / p

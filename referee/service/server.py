@@ -39,7 +39,7 @@ from referee.log import get_logger
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
-from referee.records import RecordError, read_record, withhold_deal
+from referee.records import FAULT_PB, RecordError, read_record, withhold_deal
 from referee.records.paths import VALIDATION
 from referee.store import SqliteStore, open_store
 from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
@@ -51,12 +51,11 @@ from .auth import Auth, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
-from .runs import FELL_BEHIND, Hub, LiveGame, Run, opening, public_decision, record_file
+from .runs import FELL_BEHIND, Hub, LiveGame, Run, opening, public_decision
 from .settings import NAME, Settings
 from .submit import UNREACHABLE, Passed, check_bot
 
 SERVICE_NAME = "abluxxen.v1.Referee"
-FAULT_KINDS = {rec_pb.FaultKind.Name(v).removeprefix("FAULT_KIND_").lower() for v in rec_pb.FaultKind.values() if v}
 
 
 async def _abort(service: RefereeService, context: grpc.aio.ServicerContext, method: str, e: Exception) -> None:
@@ -557,8 +556,8 @@ class RefereeService(ref_grpc.RefereeServicer):
     async def ListGames(self, request: ref_pb.ListGamesRequest, context) -> ref_pb.ListGamesResponse:
         self.auth.reader(context)
         fault = request.fault.strip().lower()
-        if fault and fault != "any" and fault not in FAULT_KINDS:
-            raise BadInput(f"fault: {request.fault!r} is not 'any' or a fault kind ({', '.join(sorted(FAULT_KINDS))})")
+        if fault and fault != "any" and fault not in FAULT_PB:
+            raise BadInput(f"fault: {request.fault!r} is not 'any' or a fault kind ({', '.join(sorted(FAULT_PB))})")
         start, size = _page(request)
         tids = [self._tid(request.tournament_id)] if request.tournament_id else []
         entrant = request.entrant
@@ -599,7 +598,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             if self.registry.scheduled_game(game_id) is not None:
                 raise Precondition(unfinished)
             raise NotFound(f"no game {game_id!r} on this server")
-        path = record_file(self.store, where[1])
+        path = self.store.record_file(where[1])
         if path is None:
             raise NotFound(f"game {game_id} was stored without a record")
         try:

@@ -30,6 +30,7 @@ from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.records.paths import record_in
 from referee.tournament.deals import fresh_seed
 
 from .settings import Settings
@@ -99,7 +100,7 @@ async def check_bot(name: str, address: str, settings: Settings, folder: Path) -
     folder.mkdir(parents=True, exist_ok=True)
     async with ChannelPool() as pool:
         game = asyncio.create_task(
-            play_game(spec, pool=pool, record_path=folder / f"{game_id}.abluxx", on_decision=on_decision)
+            play_game(spec, pool=pool, record_path=record_in(folder, game_id), on_decision=on_decision)
         )
         fault_seen = asyncio.create_task(faulted.wait())
         try:

@@ -7,6 +7,6 @@ match runner has written and synced the record file before that.
 
 from __future__ import annotations
 
-from .sqlite import DEFAULT_DATA, GameRow, SeatRow, SqliteStore, StoreError, TournamentRow, open_store
+from .sqlite import GameRow, SeatRow, SqliteStore, StoreError, TournamentRow, open_store
 
-__all__ = ["DEFAULT_DATA", "GameRow", "SeatRow", "SqliteStore", "StoreError", "TournamentRow", "open_store"]
+__all__ = ["GameRow", "SeatRow", "SqliteStore", "StoreError", "TournamentRow", "open_store"]

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import BadInput
+from referee.records.paths import DEFAULT_DATA_DIR, RECORDS
 
 if TYPE_CHECKING:
     from referee.match.spec import GameResult
     from referee.tournament.config import TournamentConfig
     from referee.tournament.schedule import Slot
 
-DEFAULT_DATA = Path("abluxx-data")
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -157,9 +157,9 @@ class SqliteStore:
     """One connection, used from one thread (the tournament's event loop). Other processes may read at the same
     time: WAL mode lets readers see the last commit while a tournament writes."""
 
-    def __init__(self, data: str | Path = DEFAULT_DATA) -> None:
+    def __init__(self, data: str | Path = DEFAULT_DATA_DIR) -> None:
         self.data = Path(data)
-        self.records = self.data / "records"
+        self.records = self.data / RECORDS
         # Owner-only (docs/security.md): the store holds the deal keys and the records hold decks still to be played.
         for folder in (self.data, self.records):
             private_folder(folder)
@@ -308,10 +308,12 @@ class SqliteStore:
             "SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?", (deck_seed, game_id)
         ).fetchone()[0]
 
-    def record_file(self, row: GameRow) -> Path | None:
-        if row.record_path is None:
+    def record_file(self, stored: str | None) -> Path | None:
+        """The file of a game's record from its stored path (GameRow.record_path: relative to the data folder, or
+        absolute); None for a game stored without one."""
+        if stored is None:
             return None
-        p = Path(row.record_path)
+        p = Path(stored)
         return p if p.is_absolute() else self.data / p
 
     def _tx(self) -> _Transaction:
@@ -331,7 +333,7 @@ class _Transaction:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def open_store(data: str | Path = DEFAULT_DATA) -> SqliteStore:
+def open_store(data: str | Path = DEFAULT_DATA_DIR) -> SqliteStore:
     """The store in data folder ``data`` (created if missing)."""
     try:
         return SqliteStore(data)

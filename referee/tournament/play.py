@@ -9,6 +9,7 @@ from pathlib import Path
 
 from referee.match import ChannelPool, play_game
 from referee.match.spec import GameResult, GameSpec
+from referee.records.paths import record_in
 
 from .runner import OnDecision, PlayFn
 
@@ -19,7 +20,7 @@ async def match_player(records: Path) -> AsyncIterator[PlayFn]:
 
         async def play(spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
             return await play_game(
-                spec, pool=pool, record_path=records / f"{spec.game_id}.abluxx", on_decision=on_decision
+                spec, pool=pool, record_path=record_in(records, spec.game_id), on_decision=on_decision
             )
 
         yield play

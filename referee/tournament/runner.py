@@ -20,6 +20,7 @@ from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
+from referee.records.paths import record_in
 from referee.store import SqliteStore
 
 from . import deals
@@ -210,7 +211,7 @@ async def _play_slots(
     async def one(slot: Slot) -> GameResult:
         # a game in flight when the referee was killed left a partial record: it is played again from its deal
         with contextlib.suppress(FileNotFoundError):
-            (store.records / f"{slot.game_id}.abluxx").unlink()
+            record_in(store.records, slot.game_id).unlink()
         committed = None
         try:
             async with _fresh(config, slot, addresses, store.data / "logs") as seats_at:

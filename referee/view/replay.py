@@ -14,25 +14,13 @@ from typing import Any
 from referee.engine import Abluxxed, Drew, GameOver, State, cards_of, scores
 from referee.engine.words import END_WORDS, say_action, say_event
 from referee.proto.abluxxen.v1 import game_pb2, record_pb2
-from referee.records import VerifyError, check_footer, start_state
+from referee.records import FAULT_WORDS, VerifyError, check_footer, start_state
 from referee.records import replay as replay_record
 from referee.wire import END_FROM_PB
 
 
 class ReplayError(ValueError):
     """A record that does not replay: it names the decision and what went wrong."""
-
-
-FAULT_WORDS = {
-    record_pb2.FAULT_KIND_TIMEOUT: "timeout",
-    record_pb2.FAULT_KIND_INVALID: "invalid reply",
-    record_pb2.FAULT_KIND_MALFORMED: "malformed reply",
-    record_pb2.FAULT_KIND_RPC_ERROR: "RPC error",
-    record_pb2.FAULT_KIND_DISCONNECTED: "disconnected",
-    record_pb2.FAULT_KIND_UNREACHABLE: "unreachable",
-    record_pb2.FAULT_KIND_RETIRED: "retired seat",
-    record_pb2.FAULT_KIND_REFEREE: "referee fault",
-}
 
 
 @dataclass

@@ -142,7 +142,7 @@ def report_data(store: SqliteStore, tournament_id: str) -> ReportData:
                 if other_seat != seat and o.entrant != s.entrant:
                     cell = h2h[s.entrant][o.entrant]
                     cell[0 if s.place < o.place else 1 if s.place > o.place else 2] += 1
-        path = store.record_file(row)
+        path = store.record_file(row.record_path)
         games.append(
             GameLine(
                 slot=row.slot,

@@ -224,3 +224,15 @@ def test_commitment_is_sha256_of_salt_and_deck() -> None:
     assert len(salt) == 16 and new_salt() != salt
     assert commitment(salt, deck) == hashlib.sha256(salt + bytes(deck)).digest()
     assert commitment(salt, deck) != commitment(new_salt(), deck)
+
+
+def test_every_fault_kind_has_one_name_and_one_wording() -> None:
+    # the one table (records.build.FAULTS) that the runner's counts, ListGames' filter, the text replay and the
+    # viewer all read: a kind added to record.proto without a row would be counted and shown as nothing
+    from referee.records.build import FAULT_NAME, FAULT_PB, FAULT_WORDS, FAULTS
+
+    kinds = [k for k in rpb.FaultKind.values() if k != rpb.FAULT_KIND_UNSPECIFIED]
+    assert sorted(FAULTS) == sorted(kinds)
+    for k in kinds:
+        assert FAULT_NAME[k] == rpb.FaultKind.Name(k).removeprefix("FAULT_KIND_").lower()
+        assert FAULT_PB[FAULT_NAME[k]] == k and FAULT_WORDS[k]
