@@ -28,6 +28,9 @@ def register(sub) -> None:
         help="allow plaintext on a non-loopback address (only behind something that encrypts)",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    from .tournament import add_worker_args
+
+    add_worker_args(p)
     p.set_defaults(func=run)
 
 
@@ -40,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise BadInput("give both --tls-cert and --tls-key, or neither")
     settings = load(args.config)
+    from referee.tournament.config import WorkerSettings
+    from referee.tournament.workers import settings_from
+
+    workers = settings_from(WorkerSettings(), args.workers, args.backend, args.ray_address)
     if not settings.organiser_tokens:
         say(
             "abluxx serve: warning: no organiser token (set ABLUXX_ORGANISER_TOKENS or [auth] organiser_tokens); "
@@ -50,7 +57,15 @@ def run(args: argparse.Namespace) -> int:
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     try:
         asyncio.run(
-            serve(args.data, args.host, args.port, settings, tls=tls, allow_insecure_remote=args.allow_insecure_remote)
+            serve(
+                args.data,
+                args.host,
+                args.port,
+                settings,
+                tls=tls,
+                allow_insecure_remote=args.allow_insecure_remote,
+                workers=workers,
+            )
         )
     except StoreError as e:  # the data folder: found once the server starts, so it did not serve
         raise RefereeError(str(e)) from None

@@ -52,7 +52,19 @@ def _common_run(p: argparse.ArgumentParser) -> None:
     add_data_arg(p)
     p.add_argument("--concurrency", "-c", type=int, help="games at once (default: the config's, else 8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    add_worker_args(p)
     add_log_format(p)
+
+
+def add_worker_args(p: argparse.ArgumentParser) -> None:
+    """--workers, --backend and --ray-address (docs/scale.md), for tournament run|resume and serve."""
+    p.add_argument("--workers", type=int, metavar="N", help="play the games on N workers (default: the config's "
+                   "[workers], else in this process; N alone means local worker processes)")  # fmt: skip
+    p.add_argument("--backend", choices=["inline", "processes", "ray"],
+                   help="where the games are played: inline (this process), processes (local worker processes) or "
+                   'ray (Ray actors; needs pip install -e ".[ray]")')  # fmt: skip
+    p.add_argument("--ray-address", metavar="A", help="the Ray cluster to join (host:port); without it a local Ray "
+                   "is started")  # fmt: skip
 
 
 def run(args) -> int:
@@ -96,8 +108,10 @@ def _run(config, args, source: str) -> int:
     from referee.tournament.entrants import EntrantError
     from referee.tournament.play import match_player
     from referee.tournament.runner import NoDealKey, TournamentError, run_tournament
+    from referee.tournament.workers import WorkerError, settings_from
 
     _check_concurrency(args)
+    workers = settings_from(config.workers, args.workers, args.backend, args.ray_address)
     configure_logs(args)
     store = open_store(args.data)
     tid = config.tournament_id
@@ -111,11 +125,12 @@ def _run(config, args, source: str) -> int:
                     source=source,
                     concurrency=args.concurrency,
                     progress=not args.no_progress,
+                    workers=workers,
                 )
             )
         except EntrantError as e:
             raise RefereeError(f"{e}\nthe tournament {tid} did not start") from None
-        except NoDealKey:  # its own exit code: resuming cannot help without the key
+        except (NoDealKey, WorkerError):  # their own exit code: resuming cannot help
             raise
         except (TournamentError, StoreError) as e:
             raise RefereeError(f"{e}\nresume with: abluxx tournament resume {tid} --data {args.data}") from None

@@ -21,13 +21,13 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.rating import Ratings
 from referee.store import SqliteStore
-from referee.tournament import entrants
-from referee.tournament.config import TournamentConfig
+from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.entrants import EntrantError
 from referee.tournament.play import match_player
 from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
 from referee.tournament.standings import Standings
+from referee.tournament.workers import open_games
 from referee.wire import END_PB, event_from_pb, event_pb, options_pb
 
 from .reads import Boards
@@ -214,6 +214,7 @@ class Run(GameHooks):
         snapshot: Callable[[str], ref_pb.Tournament],
         boards: Boards,
         standings_pb: Callable[[Standings], ref_pb.Standings],
+        workers: WorkerSettings | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -225,6 +226,7 @@ class Run(GameHooks):
         self.snapshot = snapshot
         self.boards = boards
         self.standings_pb = standings_pb
+        self.workers = workers or WorkerSettings()  # where its games are played (abluxx serve --workers, docs/scale.md)
         self.in_flight: set[str] = set()
         self.taking = True  # False once draining: no new game starts
         self.task: asyncio.Task | None = None
@@ -236,13 +238,10 @@ class Run(GameHooks):
     async def _run(self) -> None:
         config = self.config
         try:
-            async with (
-                entrants.ready(
-                    config, self.store.data / "logs", retry_s=RETRY_S, keep_trying=lambda: self.taking
-                ) as addresses,
-                match_player(self.store.records) as play,
-            ):
-                _, ratings = await play_slots(self.store, config, play, addresses, config.concurrency, hooks=self)
+            async with open_games(
+                self.workers, config, self.store, match_player, retry_s=RETRY_S, keep_trying=lambda: self.taking
+            ) as (play, addresses, scheduled):
+                _, ratings = await play_slots(self.store, scheduled, play, addresses, config.concurrency, hooks=self)
         except asyncio.CancelledError:
             raise
         except Exception as e:

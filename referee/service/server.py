@@ -42,7 +42,7 @@ from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.records import FAULT_PB, RecordError, read_record, withhold_deal
 from referee.records.paths import VALIDATION
 from referee.store import SqliteStore, open_store
-from referee.tournament.config import ConfigError, TournamentConfig, check_address, parse
+from referee.tournament.config import ConfigError, TournamentConfig, WorkerSettings, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
 
@@ -182,9 +182,10 @@ class Streams:
 
 
 class RefereeService(ref_grpc.RefereeServicer):
-    def __init__(self, store: SqliteStore, settings: Settings) -> None:
+    def __init__(self, store: SqliteStore, settings: Settings, workers: WorkerSettings | None = None) -> None:
         self.store = store
         self.settings = settings
+        self.workers = workers or WorkerSettings()  # where every tournament's games are played (docs/scale.md)
         self.registry = Registry(store)
         self.reader = Reader(store.data)
         self.boards = Boards(self.reader)
@@ -226,6 +227,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             snapshot=self._tournament,
             boards=self.boards,
             standings_pb=standings_pb,
+            workers=self.workers,
         )
         self.runs[config.tournament_id] = run
         run.start()
@@ -683,12 +685,14 @@ async def serve(
     tls: tuple[Path, Path] | None = None,
     allow_insecure_remote: bool = False,
     stop: asyncio.Event | None = None,
+    workers: WorkerSettings | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``."""
+    """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``.
+    Every tournament's games are played on ``workers`` (default: in this process)."""
     _check_listen(host, tls, allow_insecure_remote)
     log = get_logger(service="referee")
     store = open_store(data)
-    service = RefereeService(store, settings)
+    service = RefereeService(store, settings, workers)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     ref_grpc.add_RefereeServicer_to_server(service, server)
     health = health_aio.HealthServicer()

@@ -60,6 +60,21 @@ class EntrantConfig:
         return EntrantRef(name=self.name, address=address or self.address, policy=self.policy)
 
 
+BACKENDS = ("inline", "processes", "ray")  # where the games are played (docs/scale.md)
+MAX_WORKERS = 256
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Where a tournament's games are played: ``inline`` in the coordinator's loop, or on ``count`` local worker
+    ``processes`` or ``ray`` actors (on the cluster at ``ray_address``, else a local Ray). How, not what: it
+    is not part of the tournament's identity."""
+
+    backend: str = "inline"
+    count: int = 1
+    ray_address: str | None = None
+
+
 @dataclass(frozen=True)
 class TournamentConfig:
     name: str
@@ -76,6 +91,7 @@ class TournamentConfig:
     # true: decks follow from ``seed`` (reproducible from this file; unsafe with untrusted bots, deals.py)
     public_deals: bool = False
     fresh_process: bool = False  # start command entrants afresh for every game, so they cannot remember a deal
+    workers: WorkerSettings = field(default_factory=WorkerSettings)
     options: Options = field(default_factory=Options)
     time_control: TimeControl = field(default_factory=TimeControl)
 
@@ -85,6 +101,9 @@ class TournamentConfig:
                          for e in d["entrants"]]  # fmt: skip
         if not d["public_deals"]:
             del d["public_deals"]  # the default is left out, so configs written before it keep their identity
+        d["workers"] = {k: v for k, v in d["workers"].items() if v is not None}
+        if self.workers == WorkerSettings():
+            del d["workers"]
         return d
 
     @classmethod
@@ -92,11 +111,13 @@ class TournamentConfig:
         return parse(d, "<stored config>")
 
     def identity(self) -> str:
-        """A short hash of everything that decides the games (not ``concurrency`` or ``fresh_process``, which say
-        how they are run): the same file names the same tournament, so running it again resumes it."""
+        """A short hash of everything that decides the games (not ``concurrency``, ``fresh_process`` or
+        ``workers``, which say how they are run): the same file names the same tournament, so running it again
+        resumes it."""
         d = self.to_json()
         d.pop("concurrency")
         d.pop("fresh_process")
+        d.pop("workers", None)
         blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:8]
 
@@ -122,7 +143,8 @@ def load(path: str | Path) -> TournamentConfig:
 
 
 _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
-        "fresh_process", "options", "time_control", "entrants"}  # fmt: skip
+        "fresh_process", "workers", "options", "time_control", "entrants"}  # fmt: skip
+_WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = {"decision_ms", "bank_ms", "grace_ms"}
 _ENTRANT = {"name", "address", "command", "policy", "owner"}
@@ -234,6 +256,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     if not isinstance(public_deals, bool):
         raise ConfigError(src, "public_deals", f"must be true or false, not {said(public_deals)}")
 
+    workers = _workers(src, data.get("workers", {}))
     opts = data.get("options", {})
     if not isinstance(opts, dict):
         raise ConfigError(src, "options", "must be a table")
@@ -274,6 +297,30 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), *RANGES["max_strikes"]),
         public_deals=public_deals,
         fresh_process=fresh_process,
+        workers=workers,
         options=Options(**opts),
         time_control=time_control,
     )
+
+
+def _workers(src: str, raw: Any) -> WorkerSettings:
+    """The ``[workers]`` table: ``count`` alone means local worker processes."""
+    if not isinstance(raw, dict):
+        raise ConfigError(src, "workers", "must be a table: [workers] with count, backend, ray_address")
+    _unknown(src, "workers.", raw, _WORKERS)
+    backend = raw.get("backend", "ray" if "ray_address" in raw else "processes" if "count" in raw else "inline")
+    if backend not in BACKENDS:
+        raise ConfigError(src, "workers.backend", f"{said(backend)} must be one of: {', '.join(BACKENDS)}")
+    count = _int(src, "workers.count", raw.get("count", 1 if backend == "inline" else default_workers()), 1,
+                 MAX_WORKERS)  # fmt: skip
+    address = raw.get("ray_address")
+    if address is not None and (backend != "ray" or not isinstance(address, str) or not address):
+        raise ConfigError(src, "workers.ray_address", 'names a Ray cluster (host:port) for backend = "ray" only')
+    return WorkerSettings(backend, count, address)
+
+
+def default_workers() -> int:
+    """Workers when none are counted: one per core of this machine."""
+    import os
+
+    return max(1, os.cpu_count() or 1)

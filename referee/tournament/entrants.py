@@ -232,14 +232,16 @@ async def ready(
     *,
     retry_s: float | None = None,
     keep_trying: Callable[[], bool] = lambda: True,
+    prefix: str | None = None,
 ) -> AsyncIterator[dict[str, str]]:
     """Start the command entrants, wait until every entrant answers Hello, and yield each one's address; the
     command entrants are stopped on leaving (with ``fresh_process``, at once: each game starts its own).
 
     Without ``retry_s`` an unreachable entrant raises EntrantError at once. With it, Hello is asked again every
     ``retry_s`` seconds for as long as ``keep_trying()`` (the service's resumed run waits for its bots to come back
-    rather than fault them all); EntrantError is raised once it says stop."""
-    async with LocalBots(config.entrants, log_dir, config.tournament_id) as bots:
+    rather than fault them all); EntrantError is raised once it says stop. Command entrants log to
+    ``<log_dir>/<prefix>-<name>.log`` (the prefix defaults to the tournament id; a worker adds its own name)."""
+    async with LocalBots(config.entrants, log_dir, prefix or config.tournament_id) as bots:
         addresses = {e.name: e.address for e in config.entrants if e.address}
         addresses.update(bots.addresses)
         while True:

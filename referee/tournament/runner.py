@@ -27,7 +27,7 @@ from . import deals
 from . import entrants as entrants_mod
 from . import schedule as schedule_mod
 from . import standings as standings_mod
-from .config import TournamentConfig
+from .config import TournamentConfig, WorkerSettings
 from .progress import Progress
 from .schedule import Slot
 
@@ -214,7 +214,7 @@ async def _play_slots(
             record_in(store.records, slot.game_id).unlink()
         committed = None
         try:
-            async with _fresh(config, slot, addresses, store.data / "logs") as seats_at:
+            async with fresh_commands(config, slot.seats, addresses, store.data / "logs", tid) as seats_at:
                 # the bots are told the deck at the end only if no other game still has it to play (in any
                 # tournament)
                 reveal = store.deal_in_play(slot.deck_seed, slot.game_id) == 0
@@ -257,16 +257,16 @@ async def _play_slots(
 
 
 @contextlib.asynccontextmanager
-async def _fresh(
-    config: TournamentConfig, slot: Slot, addresses: dict[str, str], log_dir: Path
+async def fresh_commands(
+    config: TournamentConfig, seats: tuple[str, ...], addresses: dict[str, str], log_dir: Path, prefix: str
 ) -> AsyncIterator[dict[str, str]]:
     """The addresses to seat a game with. With ``fresh_process``, the game's command entrants are started for it
     alone and stopped after it, so no process of theirs outlives one game (it cannot remember a deal)."""
-    commands = [e for e in config.entrants if e.command and e.name in slot.seats] if config.fresh_process else []
+    commands = [e for e in config.entrants if e.command and e.name in seats] if config.fresh_process else []
     if not commands:
         yield addresses
         return
-    async with entrants_mod.LocalBots(tuple(commands), log_dir, config.tournament_id) as bots:
+    async with entrants_mod.LocalBots(tuple(commands), log_dir, prefix) as bots:
         yield {**addresses, **bots.addresses}
 
 
@@ -310,11 +310,15 @@ async def run_tournament(
     source: str = "",
     concurrency: int | None = None,
     progress: bool = True,
+    workers: WorkerSettings | None = None,
 ) -> Outcome:
-    """Create (or resume) the tournament ``config`` names and play it to the end.
+    """Create (or resume) the tournament ``config`` names and play it to the end, inline with ``player`` or on
+    the ``workers`` (default: the config's; workers.py).
 
     Command entrants are started first and every entrant must answer Hello; otherwise EntrantError is raised and
     nothing is stored."""
+    from .workers import open_games
+
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     row = store.tournament(tid)
@@ -327,16 +331,15 @@ async def run_tournament(
     played, ratings = 0, None
     resumed = row is not None and row.done > 0
     if row is None or row.finished_at is None:
-        async with entrants_mod.ready(config, store.data / "logs") as addresses:
+        async with open_games(workers or config.workers, config, store, player) as (play, addresses, scheduled):
             if row is None:
                 games = len(create_tournament(store, config, source))
                 log.info("tournament created", games=games, entrants=len(config.entrants))
             else:
                 log.info("tournament resumed", done=row.done, games=row.games)
             bar = Progress(games, row.done if row else 0, enabled=progress)
-            async with player(store.records) as play:
-                c = concurrency or config.concurrency
-                played, ratings = await play_slots(store, config, play, addresses, c, bar)
+            c = concurrency or config.concurrency
+            played, ratings = await play_slots(store, scheduled, play, addresses, c, bar)
     # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them
     final, json_path, csv_path = finish_tournament(store, tid, ratings)
     return Outcome(tid, final, played, resumed, json_path, csv_path)

@@ -1,0 +1,152 @@
+"""The Ray backend (docs/scale.md): each worker is an async Ray actor, one event loop, running a GameWorker.
+
+Imported only when ``--backend ray`` is asked for, since Ray is an optional extra (``pip install -e ".[ray]"``).
+Every node of a cluster needs the referee installed in the Python its Ray workers run. A game's decisions stream
+back to the coordinator as they are made (a Ray generator) when a spectator wants them; otherwise one reply
+carries the result and the record's bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, WorkerCrashedError
+
+from referee.log import configure, json_lines
+from referee.match.spec import GameResult, GameSpec
+
+from .config import TournamentConfig, WorkerSettings
+from .entrants import EntrantError
+from .runner import TournamentError
+from .worker import GameWorker
+from .workers import WorkerError, WorkerLost, check_ray_address
+
+# What a dead actor, its worker process or its node looks like to the caller.
+_LOST = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
+
+
+@ray.remote(num_cpus=1)  # one actor per core: Ray spreads them over a cluster's nodes
+class GameActor:
+    def __init__(self, config_json: dict[str, Any], log_dir: str, prefix: str, json_logs: bool) -> None:
+        configure(json=json_logs)
+        self.worker = GameWorker(TournamentConfig.from_json(config_json), Path(log_dir), prefix)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    async def open(self) -> str | None:
+        """Start the command entrants and check every entrant: None, or why one cannot take part."""
+        try:
+            await self.worker.open()
+        except EntrantError as e:
+            return str(e)
+        return None
+
+    async def close(self) -> None:
+        await self.worker.close()
+
+    async def play(self, spec: GameSpec, want: bool) -> AsyncIterator[tuple[Any, ...]]:
+        """("decision", bytes) for each decision when ``want``, then ("done", result, record) or ("failed", why)."""
+        decisions: asyncio.Queue[bytes] = asyncio.Queue()
+        game = asyncio.ensure_future(self.worker.play(spec, decisions.put_nowait if want else None))
+        try:
+            while not game.done():
+                waiting = asyncio.ensure_future(decisions.get())
+                await asyncio.wait({waiting, game}, return_when=asyncio.FIRST_COMPLETED)
+                if waiting.done():
+                    yield ("decision", waiting.result())
+                else:
+                    waiting.cancel()
+            while not decisions.empty():
+                yield ("decision", decisions.get_nowait())
+            if (e := game.exception()) is not None:
+                yield ("failed", repr(e))
+                return
+            result, record = game.result()
+            yield ("done", result, record)
+        finally:
+            game.cancel()
+
+
+class RayWorker:
+    """The coordinator's handle on one GameActor."""
+
+    def __init__(self, name: str, actor: Any) -> None:
+        self.name = name
+        self.actor = actor
+        self.load = 0
+
+    async def play(self, spec: GameSpec, on_decision: Any) -> tuple[GameResult, bytes]:
+        self.load += 1
+        try:
+            async for ref in self.actor.play.remote(spec, on_decision is not None):
+                message = await ref
+                if message[0] == "decision":
+                    on_decision(message[1])
+                elif message[0] == "done":
+                    return message[1], message[2]
+                else:
+                    raise TournamentError(f"failed in worker {self.name}: {message[1]}")
+        except _LOST as e:
+            raise WorkerLost(f"Ray actor {self.name} died: {type(e).__name__}") from None
+        finally:
+            self.load -= 1
+        raise WorkerLost(f"Ray actor {self.name} ended a game without its result")
+
+    async def close(self) -> None:
+        with contextlib.suppress(*_LOST):
+            async with asyncio.timeout(30):
+                await self.actor.close.remote()
+        ray.kill(self.actor)
+
+
+async def start(config: TournamentConfig, log_dir: Path, prefix: str) -> RayWorker:
+    actor = GameActor.options(name=None).remote(config.to_json(), str(log_dir), prefix, json_lines())  # type: ignore[attr-defined]
+    worker = RayWorker(prefix, actor)
+    try:
+        problem = await actor.open.remote()
+    except _LOST as e:
+        ray.kill(actor)
+        raise WorkerError(f"Ray actor {prefix} died at start: {type(e).__name__}") from None
+    if problem is not None:
+        ray.kill(actor)
+        raise EntrantError(f"worker {prefix}: {problem}")
+    return worker
+
+
+_users = 0  # pools using the Ray this process joined; the last one out shuts it down
+_owned = False  # whether this process called ray.init (a test or a driver script may have done so itself)
+
+
+def connect(settings: WorkerSettings) -> None:
+    """Join the cluster at ``settings.ray_address``, or start a local Ray sized to the machine on loopback only
+    (once per process: the service's tournaments share it)."""
+    global _users, _owned
+    if not ray.is_initialized():
+        quiet: dict[str, Any] = {"logging_level": logging.WARNING}
+        if settings.ray_address:
+            check_ray_address(settings.ray_address)
+            try:
+                ray.init(address=settings.ray_address, **quiet)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise WorkerError(f"cannot join the Ray cluster at {settings.ray_address}: {e}") from None
+        else:
+            cpus = max(os.cpu_count() or 1, settings.count)
+            ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1", **quiet)
+        _owned = True
+    _users += 1
+
+
+def disconnect() -> None:
+    global _users, _owned
+    _users -= 1
+    if _users == 0 and _owned:
+        ray.shutdown()
+        _owned = False

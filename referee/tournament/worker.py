@@ -1,0 +1,193 @@
+"""A referee worker: plays the games a coordinator sends it, in its own asyncio loop, and returns each game's
+result and record bytes (docs/scale.md). The coordinator keeps the store, the schedule, the ratings and the
+tournament lock; a worker holds no secret but the deck seeds of the games it is sent (never the deal key).
+
+A worker starts its own command entrants (the same start check, logs and stopping rules as ``abluxx tournament``
+in one process: entrants.ready), dials the address entrants itself, and runs the built-in policies inside.
+
+``GameWorker`` is the part every backend shares; ``main`` runs one as a local worker process, speaking framed
+pickles over its stdin and stdout with the coordinator (workers.ProcessPool), which started it and trusts it.
+The Ray backend runs a GameWorker inside an async actor (workers.RayPool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import struct
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from referee.log import configure, get_logger
+from referee.match import ChannelPool, play_game
+from referee.match.spec import EntrantRef, GameResult, GameSpec
+
+from . import entrants as entrants_mod
+from .config import TournamentConfig
+from .runner import fresh_commands
+
+# One frame on a worker process's pipes: a 4-byte big-endian length, then a pickle (the two ends are one program).
+_LENGTH = struct.Struct(">I")
+
+
+def frame(message: object) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(body)) + body
+
+
+async def read_frame(reader: asyncio.StreamReader) -> Any:
+    """The next message, or None at the end of the stream (the other side closed it or died)."""
+    try:
+        head = await reader.readexactly(_LENGTH.size)
+        return pickle.loads(await reader.readexactly(_LENGTH.unpack(head)[0]))
+    except asyncio.IncompleteReadError:
+        return None
+
+
+@contextlib.contextmanager
+def _scratch_record(game_id: str) -> Any:
+    """A path the match runner writes a game's record to, and a function that reads the bytes back. On Linux it
+    is an anonymous memory file (memfd) that vanishes with the process, so a killed worker leaves no record of a
+    deal behind on disk; elsewhere a private temporary folder."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create(f"abluxx-{game_id}")
+        try:
+
+            def read() -> bytes:
+                size = os.fstat(fd).st_size
+                return os.pread(fd, size, 0)
+
+            yield Path(f"/proc/self/fd/{fd}"), read
+        finally:
+            os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="abluxx-worker-") as folder:
+        path = Path(folder) / "game.abluxx"
+        yield path, path.read_bytes
+
+
+class GameWorker:
+    """Plays games for a coordinator: ``open`` starts the command entrants and checks every entrant answers Hello
+    (EntrantError says why one cannot, once for the worker, not once per game); ``play`` plays one game."""
+
+    def __init__(self, config: TournamentConfig, log_dir: Path, prefix: str) -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.prefix = prefix  # command entrants log to <log_dir>/<prefix>-<name>.log
+        self.addresses: dict[str, str] = {}
+        self.pool = ChannelPool()  # one channel per bot address, as in one process
+        self._stack = contextlib.AsyncExitStack()
+
+    async def open(self) -> None:
+        try:
+            self._stack.push_async_callback(self.pool.close)
+            self.addresses = await self._stack.enter_async_context(
+                entrants_mod.ready(self.config, self.log_dir, prefix=self.prefix)
+            )
+        except BaseException:
+            await self._stack.aclose()
+            raise
+
+    async def close(self) -> None:
+        await self._stack.aclose()
+
+    async def play(
+        self, spec: GameSpec, on_decision: Callable[[bytes], None] | None = None
+    ) -> tuple[GameResult, bytes]:
+        """Play ``spec`` (its command seats come from this worker) and return its result and record bytes;
+        ``on_decision`` gets each decision's serialized DecisionRecord as it is made."""
+        names = tuple(e.name for e in spec.entrants)
+        async with fresh_commands(self.config, names, self.addresses, self.log_dir, self.prefix) as at:
+            spec = replace(spec, entrants=tuple(_seat(e, at) for e in spec.entrants))
+            with _scratch_record(spec.game_id) as (path, read):
+                result = await play_game(
+                    spec,
+                    pool=self.pool,
+                    record_path=path,
+                    on_decision=None if on_decision is None else (lambda d: on_decision(d.SerializeToString())),
+                )
+                record = read()
+        result.record_path = None
+        return result, record
+
+
+def _seat(entrant: EntrantRef, addresses: dict[str, str]) -> EntrantRef:
+    """A command entrant's seat gets this worker's address for it; other seats are as the coordinator sent them."""
+    if entrant.address is None and entrant.policy is None:
+        return replace(entrant, address=addresses.get(entrant.name))
+    return entrant
+
+
+# --- the local worker process ---------------------------------------------------------------------------------
+
+
+async def _serve(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
+    init = await read_frame(reader)
+    if init is None:
+        return
+    _, config_json, log_dir, prefix, json_logs = init
+    configure(json=json_logs)
+    worker = GameWorker(TournamentConfig.from_json(config_json), Path(log_dir), prefix)
+
+    def send(message: object) -> None:
+        out.write(frame(message))  # buffered by the pipe's transport: never blocks the games
+
+    try:
+        await worker.open()
+    except entrants_mod.EntrantError as e:
+        send(("ready", str(e)))
+        await out.drain()
+        return
+    send(("ready", None))
+    log = get_logger(worker=prefix)
+    games: set[asyncio.Task] = set()
+
+    async def one(rid: int, spec: GameSpec, want: bool) -> None:
+        try:
+            result, record = await worker.play(spec, (lambda d: send(("decision", rid, d))) if want else None)
+        except Exception as e:
+            log.error("game failed in the worker", game_id=spec.game_id, error=repr(e))
+            send(("failed", rid, repr(e)))
+            return
+        send(("done", rid, result, record))
+        await out.drain()
+
+    try:
+        while (message := await read_frame(reader)) is not None:
+            _, rid, spec, want = message  # ("play", rid, spec, want_decisions)
+            task = asyncio.create_task(one(rid, spec, want))
+            games.add(task)
+            task.add_done_callback(games.discard)
+    finally:
+        # the coordinator closed the pipe (it stops, or it died): abandon the games in flight, stop the bots
+        for task in list(games):
+            task.cancel()
+        await asyncio.gather(*games, return_exceptions=True)
+        await worker.close()
+
+
+async def _main() -> None:
+    # Replies go to a private copy of stdout; fd 1 becomes stderr, so a stray print cannot break a frame.
+    reply_fd = os.dup(1)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 30)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(reply_fd, "wb"))
+    out = asyncio.StreamWriter(transport, protocol, None, loop)
+    await _serve(reader, out)
+
+
+def main() -> None:
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main())
+
+
+if __name__ == "__main__":
+    main()
