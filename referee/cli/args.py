@@ -12,3 +12,19 @@ def add_data_arg(p: argparse.ArgumentParser) -> None:
     """``--data DIR``: the data folder (the store, the records), ``./abluxx-data`` by default."""
     p.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR",
                    help=f"data folder (default ./{DEFAULT_DATA_DIR})")  # fmt: skip
+
+
+def add_tournament_arg(p: argparse.ArgumentParser, latest: bool = True) -> None:
+    """The tournament a command is about: an id, or a name one tournament has (cli/lookup.py); with ``latest``, it
+    may be left out for the latest."""
+    if latest:
+        p.add_argument("id", nargs="?", help="the tournament's id or name (default: the latest)")
+    else:
+        p.add_argument("id", help="the tournament's id or name")
+
+
+def add_table_formats(p: argparse.ArgumentParser) -> None:
+    """``--json`` or ``--csv`` instead of the table: one schema, local or remote (docs/cli.md)."""
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    out.add_argument("--csv", action="store_true", help="print CSV instead of a table")

@@ -26,6 +26,8 @@ import grpc
 from referee.errors import BadInput, RefereeError, from_status
 from referee.terminal import say
 
+from .args import add_table_formats, add_tournament_arg
+
 DEFAULT_SERVER = "127.0.0.1:50050"
 
 
@@ -48,72 +50,54 @@ def _conn(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("submit", help="submit a bot to a referee service (it must pass Hello and a validation game)")
+    def command(where, name: str, fn: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+        p = where.add_parser(name, help=text)
+        _conn(p)
+        p.set_defaults(func=fn)
+        return p
+
+    p = command(sub, "submit", submit, "submit a bot to a referee service (it must pass Hello and a validation game)")
     p.add_argument("name", help="the bot's name on the server; the same name again submits a new version")
     p.add_argument("address", help="HOST:PORT where the bot serves, reachable from the referee")
     p.add_argument("--owner", default="", help="the owning author (default: the token's author)")
-    _conn(p)
-    p.set_defaults(func=submit)
 
     r = sub.add_parser("remote", help="drive a referee service: tournaments, standings, entrants, games")
     rsub = r.add_subparsers(dest="remote_command", metavar="WHAT", required=True)
     t = rsub.add_parser("tournament", help="create, start, watch, cancel or show a tournament on the server")
     tsub = t.add_subparsers(dest="tournament_action", metavar="ACTION", required=True)
-    p = tsub.add_parser("create", help="create a tournament from a TOML file (entrants may name submitted bots)")
+    p = command(tsub, "create", create, "create a tournament from a TOML file (entrants may name submitted bots)")
     p.add_argument(
         "config", type=Path, help="TOML: the fields of docs/tournaments.md; entrants: bot, address or policy"
     )
     p.add_argument("--start", action="store_true", help="start it at once")
-    _conn(p)
-    p.set_defaults(func=create)
-    for action, helptext, fn, latest in (
+    for action, text, fn, latest in (
         ("start", "start a created tournament", start, False),
         ("watch", "follow a tournament's games and standings until it ends", watch, True),
         ("cancel", "cancel a tournament", cancel, False),
         ("show", "a tournament's state and progress", show, True),
     ):
-        p = tsub.add_parser(action, help=helptext)
-        if latest:
-            p.add_argument("id", nargs="?", help="the tournament's id or name (default: the latest)")
-        else:
-            p.add_argument("id", help="the tournament's id or name")
-        _conn(p)
-        p.set_defaults(func=fn)
-    p = rsub.add_parser("tournaments", help="the server's tournaments, oldest first: ids, names, states, progress")
+        add_tournament_arg(command(tsub, action, fn, text), latest)
+    p = command(
+        rsub, "tournaments", tournaments, "the server's tournaments, oldest first: ids, names, states, progress"
+    )
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    _conn(p)
-    p.set_defaults(func=tournaments)
-    p = rsub.add_parser("standings", help="a tournament's standings from the server")
-    p.add_argument("id", nargs="?", help="the tournament's id or name (default: the latest)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print JSON (the schema of `abluxx standings --json`)")
-    out.add_argument("--csv", action="store_true", help="print CSV (the columns of `abluxx standings --csv`)")
-    _conn(p)
-    p.set_defaults(func=standings)
-    p = rsub.add_parser("entrants", help="the bots submitted to the server")
+    p = command(rsub, "standings", standings, "a tournament's standings from the server")
+    add_tournament_arg(p)
+    add_table_formats(p)
+    p = command(rsub, "entrants", entrants, "the bots submitted to the server")
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    _conn(p)
-    p.set_defaults(func=entrants)
-    p = rsub.add_parser("retire", help="retire a bot (its owner, or an organiser): it plays no new tournament")
+    p = command(rsub, "retire", retire, "retire a bot (its owner, or an organiser): it plays no new tournament")
     p.add_argument("name", help="the bot's name on the server")
-    _conn(p)
-    p.set_defaults(func=retire)
-    p = rsub.add_parser("games", help="finished games on the server")
+    p = command(rsub, "games", games, "finished games on the server")
     p.add_argument("id", nargs="?", default="", help="a tournament's id or name (default: every tournament)")
     p.add_argument("--entrant", default="", help="only games this entrant played")
     p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
     p.add_argument("--json", action="store_true", help="print JSON lines (the schema of `abluxx games --json`)")
-    _conn(p)
-    p.set_defaults(func=games)
-    p = rsub.add_parser("record", help="fetch a game's record into a file, to replay, view or verify it locally")
+    p = command(rsub, "record", record, "fetch a game's record into a file, to replay, view or verify it locally")
     p.add_argument("game_id", help="the game's id (abluxx remote games lists them)")
     p.add_argument("-o", "--output", type=Path, help="the file to write (default: GAME_ID.abluxx here)")
-    _conn(p)
-    p.set_defaults(func=record)
-    p = rsub.add_parser("watch-game", help="follow one game live as a spectator sees it, as text")
+    p = command(rsub, "watch-game", watch_game, "follow one game live as a spectator sees it, as text")
     p.add_argument("game_id", help="the game's id (abluxx remote tournament watch names each as it starts)")
-    _conn(p)
-    p.set_defaults(func=watch_game)
 
 
 def _stub(args: argparse.Namespace):
@@ -179,64 +163,6 @@ def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespac
     return wrapped
 
 
-# -- the TOML file as a request --------------------------------------------------------------------------------
-
-_INTS = ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes")
-
-
-def config_pb(data: dict[str, Any], source: str):
-    """The TOML tournament mapping as a TournamentConfig message; the server checks ranges and names."""
-    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
-
-    known = {*_INTS, "name", "seat_orders", "public_deals", "options", "time_control", "entrants"}
-    for k in data:
-        if k not in known:
-            raise BadInput(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})")
-    c = ref_pb.TournamentConfig(name=data.get("name", Path(source).stem))
-    for k in _INTS:
-        if k in data:
-            if isinstance(data[k], bool) or not isinstance(data[k], int):
-                raise BadInput(f"{source}: {k}: must be an integer, not {data[k]!r}")
-            setattr(c, k, data[k])
-    if "seat_orders" in data:
-        c.seat_orders = str(data["seat_orders"])
-    if "public_deals" in data:
-        if not isinstance(data["public_deals"], bool):
-            raise BadInput(f"{source}: public_deals: must be true or false, not {data['public_deals']!r}")
-        c.public_deals = data["public_deals"]
-    for table, msg, keys, kind in (
-        ("options", c.options, ("draw_one", "end_on_empty_pile"), bool),
-        ("time_control", c.time_control, ("decision_ms", "bank_ms", "grace_ms"), int),
-    ):
-        given = data.get(table, {})
-        if not isinstance(given, dict):
-            raise BadInput(f"{source}: {table}: must be a table")
-        for k, v in given.items():
-            if k not in keys:
-                raise BadInput(f"{source}: {table}.{k}: unknown key (known: {', '.join(keys)})")
-            if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
-                raise BadInput(f"{source}: {table}.{k}: must be {'true or false' if kind is bool else 'an integer'}")
-            setattr(msg, k, v)
-        if table == "options" and given:
-            c.options.SetInParent()
-    for i, e in enumerate(data.get("entrants", [])):
-        at = f"{source}: entrants[{i}]"
-        if not isinstance(e, dict):
-            raise BadInput(f"{at}: must be a table with name and bot, address or policy")
-        if "command" in e:
-            raise BadInput(
-                f"{at}.command: a server does not start bots; run the bot, then submit it or give its address"
-            )
-        for k in e:
-            if k not in ("name", "bot", "address", "policy"):
-                raise BadInput(f"{at}.{k}: unknown key (known: name, bot, address, policy)")
-        entrant = c.entrants.add(name=str(e.get("name", "")))
-        for k in ("bot", "address", "policy"):
-            if k in e:
-                setattr(entrant, k, str(e[k]))
-    return c
-
-
 # -- commands --------------------------------------------------------------------------------------------------
 
 
@@ -268,9 +194,18 @@ def _say(t) -> str:
     return f"tournament {t.tournament_id}: {_state(t)}, {t.finished}/{t.games} games, {t.in_flight} in flight"
 
 
+# The keys of a local tournament file that a server has no use for, and why.
+_NOT_REMOTE = {
+    "command": "a server does not start bots; run the bot, then submit it or give its address",
+    "owner": "a submitted bot's owner is its author; give its name as bot",
+    "fresh_process": "a server starts no bots, so it has none to start afresh",
+}
+
+
 @_run
 def create(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+    from referee.service.convert import message_from
 
     try:
         data = tomllib.loads(args.config.read_text(encoding="utf-8"))
@@ -278,7 +213,10 @@ def create(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.config}: cannot read the file ({e.strerror})") from None
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"{args.config}: not valid TOML ({e})") from None
-    t = _call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config_pb(data, str(args.config))))
+    # the file as the API's message, key for key; the server checks the values (docs/service.md)
+    data.setdefault("name", args.config.stem)
+    config = message_from(data, ref_pb.TournamentConfig(), str(args.config), hints=_NOT_REMOTE)
+    t = _call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config))
     say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
     if args.start:
         t = _call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=t.tournament_id))
@@ -288,31 +226,24 @@ def create(args: argparse.Namespace) -> int:
     return 0
 
 
-@_run
-def start(args: argparse.Namespace) -> int:
-    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+def _on_tournament(method: str) -> Callable[[argparse.Namespace], int]:
+    """The command that calls ``method`` (StartTournament, ...) on the tournament ``args.id`` names, and says how
+    the tournament stands."""
 
-    tid = _tournament_id(args, args.id)
-    say(_say(_call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=tid))))
-    return 0
+    def command(args: argparse.Namespace) -> int:
+        from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
+        request = getattr(ref_pb, f"{method}Request")(tournament_id=_tournament_id(args, args.id))
+        say(_say(_call(args, method, request)))
+        return 0
 
-@_run
-def cancel(args: argparse.Namespace) -> int:
-    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
-
-    tid = _tournament_id(args, args.id)
-    say(_say(_call(args, "CancelTournament", ref_pb.CancelTournamentRequest(tournament_id=tid))))
-    return 0
+    command.__name__ = method
+    return _run(command)
 
 
-@_run
-def show(args: argparse.Namespace) -> int:
-    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
-
-    tid = _tournament_id(args, args.id)
-    say(_say(_call(args, "GetTournament", ref_pb.GetTournamentRequest(tournament_id=tid))))
-    return 0
+start = _on_tournament("StartTournament")
+cancel = _on_tournament("CancelTournament")
+show = _on_tournament("GetTournament")
 
 
 def _game_line(g) -> str:

@@ -12,7 +12,7 @@ from referee.errors import BadInput, Interrupted, NotFound, NoTournament, Refere
 from referee.store import SqliteStore
 from referee.terminal import say
 
-from .args import add_data_arg
+from .args import add_data_arg, add_table_formats, add_tournament_arg
 from .logs import add_log_format, configure_logs
 from .lookup import pick_tournament
 
@@ -34,15 +34,13 @@ def register(sub) -> None:
     p.set_defaults(func=resume)
 
     p = sub.add_parser("standings", help="a tournament's standings: ratings, scores, faults, head to head")
-    p.add_argument("id", nargs="?", help="tournament id or name (default: the latest)")
+    add_tournament_arg(p)
     add_data_arg(p)
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    out.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    add_table_formats(p)
     p.set_defaults(func=standings)
 
     p = sub.add_parser("games", help="list a tournament's finished games and their records")
-    p.add_argument("id", nargs="?", help="tournament id or name (default: the latest)")
+    add_tournament_arg(p)
     add_data_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     p.set_defaults(func=games)

@@ -1,11 +1,18 @@
-"""The service's objects as referee.proto messages."""
+"""The service's objects as referee.proto messages, and a config message to and from the TOML file's mapping."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.store import GameRow
+from referee.tournament.config import said
 from referee.tournament.standings import Standings
 
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, SUPERSEDED, BotVersion
@@ -90,3 +97,62 @@ def game_summary(tid: str, g: GameRow) -> ref_pb.GameSummary:
         decisions=g.decisions,
         finished_at=rfc3339(g.finished_at),
     )
+
+
+# A config message's fields have the TOML file's names (proto/abluxxen/v1/referee.proto), so one generic walk each
+# way carries a file to the server and back to the mapping tournament/config.parse checks, the one check.
+M = TypeVar("M", bound=Message)
+_SCALARS: dict[int, tuple[type, str]] = {
+    FieldDescriptor.CPPTYPE_INT64: (int, "a whole number"),
+    FieldDescriptor.CPPTYPE_UINT32: (int, "a whole number"),
+    FieldDescriptor.CPPTYPE_BOOL: (bool, "true or false"),
+    FieldDescriptor.CPPTYPE_STRING: (str, "a string"),
+}
+
+
+def message_from(data: object, message: M, source: str, key: str = "", hints: Mapping[str, str] = {}) -> M:
+    """``message`` filled from a TOML table of ``source`` whose keys are its fields' names. A key it has no field
+    for (with the reason in ``hints``, if given) or a value of another type is BadInput naming the key; what the
+    values may be is for the receiver to check."""
+    if not isinstance(data, dict):
+        raise BadInput(f"{source}: {key}: must be a table")
+    fields = message.DESCRIPTOR.fields_by_name
+    for name, value in data.items():
+        at = f"{key}.{name}" if key else name
+        field = fields.get(name)
+        if field is None:
+            known = ", ".join(sorted(fields))
+            raise BadInput(f"{source}: {at}: {hints.get(name) or f'unknown key (known: {known})'}")
+        if field.containing_oneof is not None and message.WhichOneof(field.containing_oneof.name) is not None:
+            given = ", ".join(f.name for f in field.containing_oneof.fields)
+            raise BadInput(f"{source}: {key}: give only one of {given}")
+        if field.message_type is None:
+            kind, words = _SCALARS[field.cpp_type]
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise BadInput(f"{source}: {at}: must be {words}, not {said(value)}")
+            try:
+                setattr(message, name, value)
+            except ValueError:  # a number beyond the field's range
+                raise BadInput(f"{source}: {at}: {value} is out of range") from None
+        elif field.is_repeated:
+            if not isinstance(value, list):
+                raise BadInput(f"{source}: {at}: must be a list of tables")
+            for i, item in enumerate(value):
+                message_from(item, getattr(message, name).add(), source, f"{at}[{i}]", hints)
+        else:
+            getattr(message, name).SetInParent()
+            message_from(value, getattr(message, name), source, at, hints)
+    return message
+
+
+def fields_of(message: Message) -> dict[str, Any]:
+    """The fields ``message`` sets, by name, nested messages as tables: the TOML file's mapping it came from."""
+    out: dict[str, Any] = {}
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            out[field.name] = value
+        elif field.is_repeated:
+            out[field.name] = [fields_of(m) for m in value]
+        else:
+            out[field.name] = fields_of(value)
+    return out

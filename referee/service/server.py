@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import re
@@ -48,7 +49,7 @@ from referee.tournament.runner import NoDealKey, check_deal_key, create_tourname
 
 from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, is_loopback, resolve, same_place
 from .auth import Auth, Principal
-from .convert import TOURNAMENT_STATE, entrant_pb, game_summary, rfc3339, standings_pb
+from .convert import TOURNAMENT_STATE, entrant_pb, fields_of, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
 from .runs import FELL_BEHIND, Hub, LiveGame, Run, opening, public_decision
@@ -378,47 +379,27 @@ class RefereeService(ref_grpc.RefereeServicer):
         )
 
     def _config(self, c: ref_pb.TournamentConfig) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
-        """The request's config as the TOML file's mapping, and which submitted bot versions it names."""
+        """The request's config as the TOML file's mapping, with the server's time control where it sets none and
+        each submitted bot it names as its address and owner; and which bot versions it names."""
         if not c.name:
             raise BadInput("config.name: must not be empty")
-        d: dict[str, Any] = {"name": c.name}
-        for key in ("seed", "table_size", "deals", "tables", "concurrency", "max_strikes", "public_deals"):
-            if c.HasField(key):
-                d[key] = getattr(c, key)
-        if c.seat_orders:
-            d["seat_orders"] = c.seat_orders
-        if c.HasField("options"):
-            d["options"] = {
-                k: getattr(c.options, k) for k in ("draw_one", "end_on_empty_pile") if c.options.HasField(k)
-            }
-        tc = self.settings.time_control
-        d["time_control"] = {"decision_ms": tc.decision_ms, "bank_ms": tc.bank_ms, "grace_ms": tc.grace_ms}
-        for k in ("decision_ms", "bank_ms", "grace_ms"):
-            if c.time_control.HasField(k):
-                d["time_control"][k] = getattr(c.time_control, k)
-        entrants: list[dict[str, Any]] = []
+        d = fields_of(c)
+        d["time_control"] = dataclasses.asdict(self.settings.time_control) | d.get("time_control", {})
         links: dict[str, tuple[str, int]] = {}
-        for i, e in enumerate(c.entrants):
+        for i, entry in enumerate(d.get("entrants", [])):
             at = f"config.entrants[{i}]"
-            source = e.WhichOneof("source")
-            if source is None:
+            if c.entrants[i].WhichOneof("source") is None:
                 raise BadInput(f"{at}: give one of bot, address or policy")
-            entry: dict[str, Any] = {
-                "name": e.name or (e.bot if source == "bot" else e.policy if source == "policy" else "")
-            }
-            if source == "bot":
-                bot = self.registry.bot(e.bot)
+            entry.setdefault("name", entry.get("bot") or entry.get("policy") or "")
+            if "bot" in entry:
+                bot = self.registry.bot(entry.pop("bot"))
                 if bot is None:
-                    raise NotFound(f"{at}.bot: no bot {e.bot!r} on this server")
+                    raise NotFound(f"{at}.bot: no bot {c.entrants[i].bot!r} on this server")
                 if bot.state != ACTIVE:
-                    raise Precondition(f"{at}.bot: bot {e.bot!r} is retired")
+                    raise Precondition(f"{at}.bot: bot {bot.name!r} is retired")
                 entry["address"] = bot.address
                 entry["owner"] = bot.owner  # an owner's entrants never receive the same deck
                 links[entry["name"]] = (bot.name, bot.version)
-            else:
-                entry[source] = getattr(e, source)
-            entrants.append(entry)
-        d["entrants"] = entrants
         return d, links
 
     @_handle
@@ -455,12 +436,16 @@ class RefereeService(ref_grpc.RefereeServicer):
             raise NoTournament(tid, "on this server")
         return tid
 
+    def _organiser_on(self, context: grpc.aio.ServicerContext, tid: str, what: str) -> str:
+        """For an organiser's call ``what`` on tournament ``tid`` while the server takes work: its state."""
+        self.auth.organiser(context, what)
+        self._writable()
+        return self.registry.state(self._tid(tid))[0]
+
     @_handle
     async def StartTournament(self, request: ref_pb.StartTournamentRequest, context) -> ref_pb.Tournament:
-        self.auth.organiser(context, "start a tournament")
-        self._writable()
-        tid = self._tid(request.tournament_id)
-        state, _ = self.registry.state(tid)
+        tid = request.tournament_id
+        state = self._organiser_on(context, tid, "start a tournament")
         if state in (FINISHED, CANCELLED):
             raise Precondition(f"tournament {tid} is {state}")
         if state == RUNNING:
@@ -488,10 +473,8 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     @_handle
     async def CancelTournament(self, request: ref_pb.CancelTournamentRequest, context) -> ref_pb.Tournament:
-        self.auth.organiser(context, "cancel a tournament")
-        self._writable()
-        tid = self._tid(request.tournament_id)
-        state, _ = self.registry.state(tid)
+        tid = request.tournament_id
+        state = self._organiser_on(context, tid, "cancel a tournament")
         if state == FINISHED:
             raise Precondition(f"tournament {tid} is finished")
         if state == CANCELLED:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match.spec import TimeControl
-from referee.tournament.config import POLICIES, ConfigError
+from referee.tournament.config import POLICIES, ConfigError, Table, said, time_control
 
 from .addresses import AddressPolicy
 
@@ -94,49 +94,24 @@ def _author(source: str, key: str, name: str) -> None:
         raise ConfigError(source, key, f"the author name {name!r} is reserved for organisers")
 
 
-def _int(source: str, key: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ConfigError(source, key, f"must be an integer from {lo} to {hi}, not {value!r}")
-    return value
-
-
-def _check_keys(source: str, prefix: str, got: Mapping[str, Any], known: set[str]) -> None:
-    for k in got:
-        if k not in known:
-            raise ConfigError(source, prefix + k, f"unknown key (known: {', '.join(sorted(known))})")
-
-
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    _check_keys(source, "", data, {"auth", "service", "time_control", "addresses"})
-    auth = data.get("auth", {})
-    service = data.get("service", {})
-    tc = data.get("time_control", {})
-    addresses = data.get("addresses", {})
-    for key, table in (("auth", auth), ("service", service), ("time_control", tc), ("addresses", addresses)):
-        if not isinstance(table, dict):
-            raise ConfigError(source, key, "must be a table")
-    _check_keys(source, "auth.", auth, {"organiser_tokens", "open_reads", "authors"})
-    if "validation_seed" in service:
+    top = Table(data, source, known={"auth", "service", "time_control", "addresses"})
+    auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
+    if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
             source,
             "service.validation_seed",
             "no longer a setting: every validation game is dealt a fresh random deck (a fixed one let a bot learn "
             "the validation deal); delete the line",
         )
-    _check_keys(
-        source,
-        "service.",
-        service,
-        {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents", *_LIMITS},
-    )
-    _check_keys(source, "time_control.", tc, {"decision_ms", "bank_ms", "grace_ms"})
-    _check_keys(source, "addresses.", addresses, {"allow", "deny", "allow_unix"})
+    service = top.table("service", {"spectator_delay_ms", "shutdown_grace_s", "validation_opponents", *_LIMITS})
+    addresses = top.table("addresses", {"allow", "deny", "allow_unix"})
 
     raw = auth.get("organiser_tokens", [])
     if not isinstance(raw, list):
-        raise ConfigError(source, "auth.organiser_tokens", "must be a list of strings")
+        raise auth.error("organiser_tokens", "must be a list of strings")
     organisers = [_token(source, f"auth.organiser_tokens[{i}]", t) for i, t in enumerate(raw)]
     if env.get("ABLUXX_ORGANISER_TOKENS"):
         organisers += [
@@ -145,7 +120,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         ]
     authors_raw = auth.get("authors", {})
     if not isinstance(authors_raw, dict):
-        raise ConfigError(source, "auth.authors", "must be a table of author = token")
+        raise auth.error("authors", "must be a table of author = token")
     authors: dict[str, str] = {}
     for name, t in authors_raw.items():
         _author(source, f"auth.authors.{name}", name)
@@ -160,52 +135,38 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
     if len(set(every)) != len(every):
         raise ConfigError(source, "auth", "the same token is given twice; every organiser and author needs their own")
 
-    open_reads = auth.get("open_reads", True)
-    if not isinstance(open_reads, bool):
-        raise ConfigError(source, "auth.open_reads", "must be true or false")
     opponents = service.get("validation_opponents", list(Settings.validation_opponents))
     if not isinstance(opponents, list) or not 1 <= len(opponents) <= 4 or any(o not in POLICIES for o in opponents):
-        raise ConfigError(source, "service.validation_opponents", f"1 to 4 of: {', '.join(POLICIES)}")
+        raise service.error("validation_opponents", f"1 to 4 of: {', '.join(POLICIES)}")
     grace = service.get("shutdown_grace_s", Settings.shutdown_grace_s)
     if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600:
-        raise ConfigError(source, "service.shutdown_grace_s", f"must be 0 to 3600 seconds, not {grace!r}")
-    default_tc = TimeControl()
-    allow_unix = addresses.get("allow_unix", False)
-    if not isinstance(allow_unix, bool):
-        raise ConfigError(source, "addresses.allow_unix", "must be true or false")
+        raise service.error("shutdown_grace_s", f"must be 0 to 3600 seconds, not {said(grace)}")
     policy = AddressPolicy(
-        allow=_networks(source, "addresses.allow", addresses.get("allow", [])),
-        deny=_networks(source, "addresses.deny", addresses.get("deny", [str(n) for n in AddressPolicy.deny])),
-        allow_unix=allow_unix,
+        allow=_networks(addresses, "allow", []),
+        deny=_networks(addresses, "deny", [str(n) for n in AddressPolicy.deny]),
+        allow_unix=addresses.boolean("allow_unix", False),
     )
     return Settings(
         organiser_tokens=tuple(organisers),
         author_tokens=authors,
-        open_reads=open_reads,
-        spectator_delay_ms=_int(
-            source, "service.spectator_delay_ms", service.get("spectator_delay_ms", 2000), 0, 3_600_000
-        ),
+        open_reads=auth.boolean("open_reads", True),
+        spectator_delay_ms=service.integer("spectator_delay_ms", Settings.spectator_delay_ms, 0, 3_600_000),
         shutdown_grace_s=float(grace),
         validation_opponents=tuple(opponents),
-        time_control=TimeControl(
-            decision_ms=_int(
-                source, "time_control.decision_ms", tc.get("decision_ms", default_tc.decision_ms), 1, 600_000
-            ),
-            bank_ms=_int(source, "time_control.bank_ms", tc.get("bank_ms", default_tc.bank_ms), 0, 3_600_000),
-            grace_ms=_int(source, "time_control.grace_ms", tc.get("grace_ms", default_tc.grace_ms), 0, 10_000),
-        ),
+        time_control=time_control(top),
         addresses=policy,
-        **{k: _int(source, f"service.{k}", service.get(k, v), 1, hi) for k, (v, hi) in _LIMITS.items()},
+        **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 
 
-def _networks(source: str, key: str, value: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+def _networks(table: Table, key: str, default: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    value = table.get(key, default)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(source, key, 'must be a list of CIDR networks, e.g. ["10.0.0.0/8", "fd00::/8"]')
+        raise table.error(key, 'must be a list of CIDR networks, e.g. ["10.0.0.0/8", "fd00::/8"]')
     try:
         return tuple(ipaddress.ip_network(v) for v in value)
     except ValueError as e:
-        raise ConfigError(source, key, f"not a CIDR network: {e}") from None
+        raise table.error(key, f"not a CIDR network: {e}") from None
 
 
 def load(path: str | Path | None, env: Mapping[str, str] | None = None) -> Settings:

@@ -10,6 +10,7 @@ import json
 import re
 import shlex
 import tomllib
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,23 +147,56 @@ _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurr
         "fresh_process", "workers", "options", "time_control", "entrants"}  # fmt: skip
 _WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
-_TIME = {"decision_ms", "bank_ms", "grace_ms"}
+_TIME = ("decision_ms", "bank_ms", "grace_ms")
 _ENTRANT = {"name", "address", "command", "policy", "owner"}
 POLICIES = ("random", "greedy", "counter")
 
 
-def _int(src: str, key: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(src, key, f"must be a whole number, not {said(value)}")
-    if not lo <= value <= hi:
-        raise ConfigError(src, key, f"{value} is out of range ({lo} to {hi})")
-    return value
+class Table:
+    """One table of a TOML file as it is checked, the one checker behind a tournament file (here) and the server's
+    settings (service/settings.py): a value read through it that is wrong is refused with a ConfigError naming the
+    file and the key (``time_control.bank_ms``)."""
+
+    def __init__(self, data: object, source: str, key: str = "", known: Collection[str] = ()) -> None:
+        """``data``, the table at ``key`` of ``source``; with ``known``, a key not in it is refused."""
+        if not isinstance(data, dict):
+            raise ConfigError(source, key, "must be a table")
+        self.data: dict[str, Any] = data
+        self.source, self.key = source, key
+        for k in data if known else ():
+            if k not in known:
+                raise self.error(k, f"unknown key (known: {', '.join(sorted(known))})")
+
+    def error(self, key: str, reason: str) -> ConfigError:
+        return ConfigError(self.source, f"{self.key}.{key}" if self.key else key, reason)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def integer(self, key: str, default: int, lo: int, hi: int) -> int:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"must be a whole number, not {said(value)}")
+        if not lo <= value <= hi:
+            raise self.error(key, f"{value} is out of range ({lo} to {hi})")
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, not {said(value)}")
+        return value
+
+    def table(self, key: str, known: Collection[str]) -> Table:
+        """The table at ``key`` (empty when left out)."""
+        return Table(self.data.get(key, {}), self.source, f"{self.key}.{key}" if self.key else key, known)
 
 
-def _unknown(src: str, prefix: str, got: dict, known: set[str]) -> None:
-    for key in got:
-        if key not in known:
-            raise ConfigError(src, prefix + key, f"unknown key (known: {', '.join(sorted(known))})")
+def time_control(top: Table) -> TimeControl:
+    """The ``[time_control]`` table of ``top``: each of its keys in RANGES (match/spec.py), the default where left
+    out. A tournament file and the server's settings share it."""
+    tc, default = top.table("time_control", _TIME), TimeControl()
+    return TimeControl(**{k: tc.integer(k, getattr(default, k), *RANGES[k]) for k in _TIME})
 
 
 def address_problem(address: Any) -> str | None:
@@ -183,12 +217,12 @@ def check_address(src: str, key: str, address: Any) -> str:
 def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -> TournamentConfig:
     """Check a parsed config mapping; raises ConfigError on the first mistake."""
     src = source
-    _unknown(src, "", data, _TOP)
-    name = data.get("name", default_name)
+    top = Table(data, src, known=_TOP)
+    name = top.get("name", default_name)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(src, "name", f"the tournament's name {said(name)} must be 1-40 letters, digits or _.+-")
 
-    raw = data.get("entrants")
+    raw = top.get("entrants")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(src, "entrants", "missing: list at least 2 entrants as [[entrants]] tables")
     entrants: list[EntrantConfig] = []
@@ -198,7 +232,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         who = f"entrant {i + 1}"  # people count from 1; the key keeps the list index
         if not isinstance(e, dict):
             raise ConfigError(src, f"entrants[{i}]", f"{who} must be a table with name and address, command or policy")
-        _unknown(src, at, e, _ENTRANT)
+        Table(e, src, f"entrants[{i}]", _ENTRANT)
         ename = e.get("name")
         if ename is None or ename == "":
             raise ConfigError(src, at + "name", f"{who} has no name (give it 1-40 letters, digits or _.+-)")
@@ -232,11 +266,11 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     if len(entrants) < 2:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
 
-    table_size = _int(src, "table_size", data.get("table_size", 2), 2, 5)
+    table_size = top.integer("table_size", 2, 2, 5)
     if table_size > len(entrants):
         raise ConfigError(src, "table_size", f"{table_size} is more than the {len(entrants)} entrants")
     # head to head (as many entrants as seats) has no other table to take a deal across to
-    seat_orders = data.get("seat_orders", "across" if len(entrants) > table_size else "rotations")
+    seat_orders = top.get("seat_orders", "across" if len(entrants) > table_size else "rotations")
     if seat_orders not in SEAT_ORDERS:
         raise ConfigError(src, "seat_orders", f"{said(seat_orders)} must be one of: {', '.join(SEAT_ORDERS)}")
     if seat_orders == "across" and len(entrants) == table_size:
@@ -248,35 +282,15 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         raise ConfigError(src, "seat_orders", f'"across" seats entrants of {table_size} different owners at each '
                           f"table, and these entrants have {len(set(owners))}; add entrants of other owners, or use "
                           '"rotations" (it trusts the bots and their authors with a deal)')  # fmt: skip
-    fresh_process = data.get("fresh_process", False)
-    if not isinstance(fresh_process, bool):
-        raise ConfigError(src, "fresh_process", f"must be true or false, not {said(fresh_process)}")
-
-    public_deals = data.get("public_deals", False)
-    if not isinstance(public_deals, bool):
-        raise ConfigError(src, "public_deals", f"must be true or false, not {said(public_deals)}")
-
-    workers = _workers(src, data.get("workers", {}))
-    opts = data.get("options", {})
-    if not isinstance(opts, dict):
-        raise ConfigError(src, "options", "must be a table")
-    _unknown(src, "options.", opts, _OPTIONS)
-    for k, v in opts.items():
-        if not isinstance(v, bool):
-            raise ConfigError(src, f"options.{k}", f"must be true or false, not {said(v)}")
-    tc = data.get("time_control", {})
-    if not isinstance(tc, dict):
-        raise ConfigError(src, "time_control", "must be a table")
-    _unknown(src, "time_control.", tc, _TIME)
-    default_tc = TimeControl()
-    time_control = TimeControl(**{
-        k: _int(src, f"time_control.{k}", tc.get(k, getattr(default_tc, k)), *RANGES[k])
-        for k in ("decision_ms", "bank_ms", "grace_ms")
-    })  # fmt: skip
+    fresh_process = top.boolean("fresh_process", False)
+    public_deals = top.boolean("public_deals", False)
+    workers = _workers(top)
+    opts = top.table("options", _OPTIONS)
+    options = Options(**{k: opts.boolean(k, False) for k in _OPTIONS})
     from .schedule import MAX_GAMES, size
 
-    deals = _int(src, "deals", data.get("deals", 1), 1, 100_000)
-    tables = _int(src, "tables", data.get("tables", 0), 0, 1_000_000)
+    deals = top.integer("deals", 1, 1, 100_000)
+    tables = top.integer("tables", 0, 0, 1_000_000)
     games = size(len(entrants), table_size, tables, deals, seat_orders, owners)
     if games > MAX_GAMES:
         raise ConfigError(
@@ -288,34 +302,35 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     return TournamentConfig(
         name=name,
         entrants=tuple(entrants),
-        seed=_int(src, "seed", data.get("seed", 1), 0, 2**63 - 1),
+        seed=top.integer("seed", 1, 0, 2**63 - 1),
         table_size=table_size,
         deals=deals,
         tables=tables,
         seat_orders=seat_orders,
-        concurrency=_int(src, "concurrency", data.get("concurrency", 8), 1, 1024),
-        max_strikes=_int(src, "max_strikes", data.get("max_strikes", 3), *RANGES["max_strikes"]),
+        concurrency=top.integer("concurrency", 8, 1, 1024),
+        max_strikes=top.integer("max_strikes", 3, *RANGES["max_strikes"]),
         public_deals=public_deals,
         fresh_process=fresh_process,
         workers=workers,
-        options=Options(**opts),
-        time_control=time_control,
+        options=options,
+        time_control=time_control(top),
     )
 
 
-def _workers(src: str, raw: Any) -> WorkerSettings:
+def _workers(top: Table) -> WorkerSettings:
     """The ``[workers]`` table: ``count`` alone means local worker processes."""
-    if not isinstance(raw, dict):
-        raise ConfigError(src, "workers", "must be a table: [workers] with count, backend, ray_address")
-    _unknown(src, "workers.", raw, _WORKERS)
-    backend = raw.get("backend", "ray" if "ray_address" in raw else "processes" if "count" in raw else "inline")
+    if not isinstance(top.get("workers", {}), dict):
+        raise top.error("workers", "must be a table: [workers] with count, backend, ray_address")
+    raw = top.table("workers", _WORKERS)
+    backend = raw.get(
+        "backend", "ray" if "ray_address" in raw.data else "processes" if "count" in raw.data else "inline"
+    )
     if backend not in BACKENDS:
-        raise ConfigError(src, "workers.backend", f"{said(backend)} must be one of: {', '.join(BACKENDS)}")
-    count = _int(src, "workers.count", raw.get("count", 1 if backend == "inline" else default_workers()), 1,
-                 MAX_WORKERS)  # fmt: skip
+        raise raw.error("backend", f"{said(backend)} must be one of: {', '.join(BACKENDS)}")
+    count = raw.integer("count", 1 if backend == "inline" else default_workers(), 1, MAX_WORKERS)
     address = raw.get("ray_address")
     if address is not None and (backend != "ray" or not isinstance(address, str) or not address):
-        raise ConfigError(src, "workers.ray_address", 'names a Ray cluster (host:port) for backend = "ray" only')
+        raise raw.error("ray_address", 'names a Ray cluster (host:port) for backend = "ray" only')
     return WorkerSettings(backend, count, address)
 
 

@@ -207,6 +207,11 @@ def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
         tid = out.stdout.split()[1].rstrip(":")
         assert tid.startswith("cup-") and "12 games" in out.stdout
+        # the server checks the file's values, with the checks of a local file: a wrong one exits 2 (docs/cli.md)
+        (tmp_path / "big.toml").write_text('table_size = 9\n[[entrants]]\nbot = "my-greedy"\n[[entrants]]\n'
+                                           'policy = "random"\n')  # fmt: skip
+        out = cli("remote", "tournament", "create", "big.toml", env=organiser, cwd=tmp_path)
+        assert out.returncode == 2 and "config.table_size: 9 is out of range (2 to 5)" in out.stderr, out.stderr
 
         out = cli("remote", "tournament", "watch", tid, env=env, cwd=tmp_path)
         assert out.returncode == 0, out.stderr

@@ -101,3 +101,41 @@ def test_config_errors_are_in_plain_words(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, GOOD.replace("deals = 2", "deals = true"))
     assert main(["tournament", "run", str(path), "--data", str(tmp_path / "d")]) == 2
     assert "deals: must be a whole number, not true" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("time_control", "reason"),
+    [
+        ({"decision_ms": 0}, "time_control.decision_ms: 0 is out of range (1 to 600000)"),
+        ({"bank_ms": "x"}, 'time_control.bank_ms: must be a whole number, not "x"'),
+        ({"grace": 1}, "time_control.grace: unknown key (known: bank_ms, decision_ms, grace_ms)"),
+    ],
+)
+def test_a_tournament_file_and_the_servers_settings_refuse_a_time_control_in_the_same_words(
+    time_control: dict, reason: str
+) -> None:
+    # one checker (config.Table) behind both files, where each had its own copy with its own words
+    from referee.service.settings import parse as parse_settings
+    from referee.tournament.config import parse
+
+    two = [{"name": "a", "policy": "random"}, {"name": "b", "policy": "greedy"}]
+    with pytest.raises(ConfigError) as tournament:
+        parse({"time_control": time_control, "entrants": two}, "t.toml")
+    with pytest.raises(ConfigError) as settings:
+        parse_settings({"time_control": time_control}, "server.toml", env={})
+    assert (str(tournament.value), str(settings.value)) == (f"t.toml: {reason}", f"server.toml: {reason}")
+
+
+def test_a_file_sent_to_a_server_arrives_as_the_mapping_it_was() -> None:
+    # abluxx remote tournament create sends the file's keys as the API's fields, and the server reads them back
+    # into the mapping it checks with the same parse as a local file: no copy of the schema on either side
+    import tomllib
+
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+    from referee.service.convert import fields_of, message_from
+
+    text = GOOD.replace('command = "abluxx bot greedy --port 0"', 'bot = "greedy-bot"')
+    text = text.replace('command = ["abluxx", "bot", "counter", "--port", "0"]', 'policy = "counter"')
+    text = text.replace("concurrency = 4", 'concurrency = 4\npublic_deals = false\nseat_orders = "all"')
+    data = tomllib.loads(text)
+    assert fields_of(message_from(data, ref_pb.TournamentConfig(), "t.toml")) == data
