@@ -1,0 +1,74 @@
+"""The Ray backend (docs/scale.md) on a real local Ray with 2 CPUs, on loopback: 2 actors store what one process
+stores, and an actor killed with ``ray.kill`` mid-game loses nothing and doubles nothing.
+
+Ray is an optional extra (``pip install -e ".[ray]"``): without it these tests skip, except under CI=true (.ci/run
+installs the extra), where they fail. A Ray start costs seconds, so one Ray serves the whole module."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.store import open_store
+from referee.tournament.config import WorkerSettings, load
+from referee.tournament.play import match_player
+from referee.tournament.runner import create_tournament, play_slots, run_tournament
+from referee.tournament.workers import WorkerPool
+
+from .test_workers import BOTS, POLICIES, same_as_inline, write_config
+
+if os.environ.get("CI") == "true":
+    import ray  # under CI a missing Ray is a failure, not a skip
+else:
+    ray = pytest.importorskip("ray", reason='Ray is an optional extra: pip install -e ".[ray]"')
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
+    yield
+    ray.shutdown()
+
+
+def test_two_ray_actors_store_what_one_process_stores(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, 'name = "ray"\nseed = 5\ntable_size = 3\ndeals = 2\n' + POLICIES)
+    config = load(cfg)
+    with open_store(tmp_path / "ray2") as store:
+        out = asyncio.run(run_tournament(config, store, match_player, progress=False,
+                                         workers=WorkerSettings("ray", 2)))  # fmt: skip
+    assert out.played == 20
+    assert ray.is_initialized()  # the run joined the module's Ray and left it running
+    same_as_inline(tmp_path, cfg, tmp_path / "ray2", 20)
+
+
+def test_a_ray_actor_killed_mid_game_loses_nothing_and_doubles_nothing(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, 'name = "rk"\nseed = 3\ntable_size = 2\ndeals = 4\n' + BOTS)
+    config = load(cfg)
+    data = tmp_path / "killed"
+
+    async def play() -> tuple[int, int, Any]:
+        with open_store(data) as store:
+            create_tournament(store, config, str(cfg))
+            async with WorkerPool(WorkerSettings("ray", 2), config, store.data) as pool:
+                # the workers start the command bots; the coordinator schedules without them (as open_games does)
+                run = asyncio.create_task(play_slots(store, replace(config, fresh_process=False), pool.play, {}, 4))
+                first = pool.slots[0].result()
+                while len(store.games(config.tournament_id)) < 3 or first.load == 0:
+                    assert not run.done()
+                    await asyncio.sleep(0.002)
+                in_flight = first.load
+                ray.kill(first.actor)
+                played, _ = await run
+                return played, in_flight, pool.lost
+
+    played, in_flight, lost = asyncio.run(play())
+    assert in_flight >= 1 and lost == 1  # it died with games in flight
+    assert played == 24  # every game, once
+    same_as_inline(tmp_path, cfg, data, 24)
