@@ -167,6 +167,41 @@ def _only_run(store: SqliteStore, tid: str) -> Iterator[None]:
         yield
 
 
+class _Pending:
+    """The slots still to play, handed out so that an entrant never plays two games of one deal at once (with
+    rotations it would see two seats' hands): such a game waits until the other has finished."""
+
+    def __init__(self, slots: list[Slot], hooks: GameHooks) -> None:
+        self.slots = slots
+        self.hooks = hooks
+        self.in_flight: list[Slot] = []
+        self.freed = asyncio.Condition()
+
+    def _may_start(self, slot: Slot) -> bool:
+        return not any(
+            f.duplicate_set == slot.duplicate_set and not set(f.seats).isdisjoint(slot.seats) for f in self.in_flight
+        )
+
+    async def take(self) -> Slot | None:
+        """The first pending slot that may start now (waiting while none may); None when none is left, or when
+        the hooks say stop."""
+        async with self.freed:
+            while self.slots and self.hooks.should_continue():
+                slot = next((s for s in self.slots if self._may_start(s)), None)
+                if slot is not None:
+                    self.slots.remove(slot)
+                    self.in_flight.append(slot)
+                    return slot
+                await self.freed.wait()
+            return None
+
+    async def finished(self, slot: Slot) -> None:
+        """``slot``'s game is over (or failed): the games that waited for it may start."""
+        async with self.freed:
+            self.in_flight.remove(slot)
+            self.freed.notify_all()
+
+
 async def _play_slots(
     store: SqliteStore,
     config: TournamentConfig,
@@ -182,31 +217,9 @@ async def _play_slots(
     live = _InOrder([e.name for e in config.entrants], slots)
     for g in store.games(tid):
         live.add(g.slot, g.names, g.places)
-    pending = store.slots(tid, pending_only=True)
-    done = len(slots) - len(pending)
+    pending = _Pending(store.slots(tid, pending_only=True), hooks)
+    done = len(slots) - len(pending.slots)
     played = 0
-    in_flight: list[Slot] = []
-    freed = asyncio.Condition()
-
-    def may_start(slot: Slot) -> bool:
-        # An entrant never plays two games of one deal at once (with rotations it would see two seats' hands):
-        # such a game waits until the other has finished.
-        return not any(
-            f.duplicate_set == slot.duplicate_set and not set(f.seats).isdisjoint(slot.seats) for f in in_flight
-        )
-
-    async def next_slot() -> Slot | None:
-        """The first pending slot that may start now (waiting while none may); None when none is left, or when
-        the hooks say stop."""
-        async with freed:
-            while pending and hooks.should_continue():
-                slot = next((s for s in pending if may_start(s)), None)
-                if slot is not None:
-                    pending.remove(slot)
-                    in_flight.append(slot)
-                    return slot
-                await freed.wait()
-            return None
 
     async def one(slot: Slot) -> GameResult:
         # a game in flight when the referee was killed left a partial record: it is played again from its deal
@@ -229,14 +242,12 @@ async def _play_slots(
             committed = result
         finally:
             hooks.on_done(slot, committed)
-            async with freed:
-                in_flight.remove(slot)
-                freed.notify_all()
+            await pending.finished(slot)
         return result
 
     async def worker() -> None:
         nonlocal done, played
-        while (slot := await next_slot()) is not None:
+        while (slot := await pending.take()) is not None:
             result = await one(slot)
             live.add(slot.slot, slot.seats, result.places)
             done += 1
@@ -244,7 +255,7 @@ async def _play_slots(
             if progress:
                 progress.update(done, live.top())
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending))))]
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending.slots))))]
     try:
         await asyncio.gather(*workers)
     finally:
