@@ -4,8 +4,13 @@ latest. The same rule for the local commands (standings, games, report) and the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.errors import NotFound, NoTournament
+
+if TYPE_CHECKING:
+    from referee.store import SqliteStore
 
 
 def pick_tournament(known: Sequence[tuple[str, str]], wanted: str | None, where: str) -> str:
@@ -27,3 +32,21 @@ def pick_tournament(known: Sequence[tuple[str, str]], wanted: str | None, where:
     if named:
         raise NotFound(f"{len(named)} tournaments are named {wanted!r} {where} ({', '.join(named)}): give its id")
     raise NoTournament(wanted, where, [tid for tid, _ in known])
+
+
+def open_tournament(data: Path, wanted: str | None) -> tuple[SqliteStore, str]:
+    """The store in the data folder ``data`` and the id of the tournament ``wanted`` names there (pick_tournament);
+    NotFound when there is none, or no data at all (a read never makes a data folder at a mistyped path). The
+    caller closes the store."""
+    from referee.store import DATABASE, open_store
+
+    if not (Path(data) / DATABASE).is_file():
+        raise NotFound(
+            f"no abluxx data in {data} (no {DATABASE} there: run a tournament there first, or pass --data DIR)"
+        )
+    store = open_store(data)
+    try:
+        return store, pick_tournament([(t.id, t.name) for t in store.tournaments()], wanted, f"in {store.path}")
+    except NotFound:
+        store.close()
+        raise

@@ -8,13 +8,12 @@ import asyncio
 import json
 from pathlib import Path
 
-from referee.errors import BadInput, Interrupted, NotFound, NoTournament, RefereeError
-from referee.store import SqliteStore
+from referee.errors import BadInput, Interrupted, NoTournament, RefereeError
 from referee.terminal import say
 
 from .args import add_data_arg, add_table_formats, add_tournament_arg
 from .logs import add_log_format, configure_logs
-from .lookup import pick_tournament
+from .lookup import open_tournament
 
 
 def register(sub) -> None:
@@ -142,26 +141,11 @@ def _run(config, args, source: str) -> int:
     return 0
 
 
-def _open_tournament(args: argparse.Namespace) -> tuple[SqliteStore, str]:
-    """(store, tournament id) for ``args.id`` (an id, or a name one tournament has), the latest tournament without
-    one; NotFound when there is none. The caller closes the store."""
-    from referee.store import open_store
-
-    if not (Path(args.data) / "abluxx.db").exists():  # reading must not create a data folder at a mistyped path
-        raise NotFound(f"no abluxx data in {args.data} (run a tournament there first, or pass --data DIR)")
-    store = open_store(args.data)
-    try:
-        return store, pick_tournament([(t.id, t.name) for t in store.tournaments()], args.id, f"in {store.path}")
-    except NotFound:
-        store.close()
-        raise
-
-
 def standings(args) -> int:
     from referee.tournament.runner import standings_of
     from referee.tournament.standings import dumps
 
-    store, tid = _open_tournament(args)
+    store, tid = open_tournament(args.data, args.id)
     with store:
         s = standings_of(store, tid)
     say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
@@ -169,7 +153,7 @@ def standings(args) -> int:
 
 
 def games(args) -> int:
-    store, tid = _open_tournament(args)
+    store, tid = open_tournament(args.data, args.id)
     with store:
         rows = store.games(tid)
         row = store.tournament(tid)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from referee.errors import BadInput, NotFound
+from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.terminal import say
 
 from .args import add_data_arg
-from .lookup import pick_tournament
+from .lookup import open_tournament
 
 
 def register(sub) -> None:
@@ -60,13 +60,10 @@ def run_view(args) -> int:
 
 
 def run_report(args) -> int:
-    from referee.store import open_store
     from referee.view.report import write_report
 
-    if not (Path(args.data) / "abluxx.db").is_file():
-        raise NotFound(f"no tournaments: {Path(args.data) / 'abluxx.db'} does not exist")
-    with open_store(args.data) as store:
-        tid = pick_tournament([(t.id, t.name) for t in store.tournaments()], args.tournament, f"in {store.path}")
+    store, tid = open_tournament(args.data, args.tournament)
+    with store:
         try:
             files = write_report(store, tid, Path(args.output), all_games=args.all_games)
         except (OSError, ValueError) as e:

@@ -7,6 +7,6 @@ match runner has written and synced the record file before that.
 
 from __future__ import annotations
 
-from .sqlite import GameRow, SeatRow, SqliteStore, StoreError, TournamentRow, open_store
+from .sqlite import DATABASE, GameRow, SeatRow, SqliteStore, StoreError, TournamentRow, open_store
 
-__all__ = ["GameRow", "SeatRow", "SqliteStore", "StoreError", "TournamentRow", "open_store"]
+__all__ = ["DATABASE", "GameRow", "SeatRow", "SqliteStore", "StoreError", "TournamentRow", "open_store"]

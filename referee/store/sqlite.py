@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from referee.tournament.schedule import Slot
 
 SCHEMA_VERSION = 1
+DATABASE = "abluxx.db"  # the store's file in the data folder
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -163,7 +164,7 @@ class SqliteStore:
         # Owner-only (docs/security.md): the store holds the deal keys and the records hold decks still to be played.
         for folder in (self.data, self.records):
             private_folder(folder)
-        self.path = self.data / "abluxx.db"
+        self.path = self.data / DATABASE
         # SQLite gives the -wal and -shm files the database file's mode, so that one is made owner-only first.
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         _owner_only(self.path)
@@ -338,6 +339,6 @@ def open_store(data: str | Path = DEFAULT_DATA_DIR) -> SqliteStore:
     try:
         return SqliteStore(data)
     except sqlite3.DatabaseError as e:
-        raise StoreError(f"{Path(data) / 'abluxx.db'}: not a usable abluxx database ({e})") from None
+        raise StoreError(f"{Path(data) / DATABASE}: not a usable abluxx database ({e})") from None
     except OSError as e:  # e.g. --data names a file
         raise StoreError(f"{data}: cannot be a data folder ({e.strerror}: {e.filename})") from None

@@ -107,3 +107,10 @@ def test_a_missing_tournament_is_named_the_same_way_by_every_command(played: Pat
     out = abluxx(*command, "--data", "d", cwd=played)
     # exit 1: what was asked for is not there (docs/cli.md); the latest are named, to pick from
     refused(out, f"abluxx {command[0]}: no tournament 'nosuch' in d/abluxx.db (the latest: t-", code=1)
+
+
+@pytest.mark.parametrize("command", [["standings"], ["games"], ["report"]])
+def test_a_missing_data_folder_is_named_the_same_way_and_not_made(tmp_path: Path, command: list[str]) -> None:
+    out = abluxx(*command, "--data", "nowhere", cwd=tmp_path)
+    refused(out, f"abluxx {command[0]}: no abluxx data in nowhere (no abluxx.db there", "run a tournament", code=1)
+    assert not (tmp_path / "nowhere").exists()
