@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from referee.records.paths import DEFAULT_DATA_DIR
+
+if TYPE_CHECKING:  # generic only in typeshed
+    Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]  # what each register() adds to
 
 
 def add_data_arg(p: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ import sys
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -27,6 +27,9 @@ from referee.errors import BadInput, RefereeError, from_status
 from referee.terminal import say
 
 from .args import add_table_formats, add_tournament_arg
+
+if TYPE_CHECKING:
+    from .args import Commands
 
 DEFAULT_SERVER = "127.0.0.1:50050"
 
@@ -49,8 +52,10 @@ def _conn(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for an answer (default 600)")
 
 
-def register(sub) -> None:
-    def command(where, name: str, fn: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+def register(sub: Commands) -> None:
+    def command(
+        where: Commands, name: str, fn: Callable[[argparse.Namespace], int], text: str
+    ) -> argparse.ArgumentParser:
         p = where.add_parser(name, help=text)
         _conn(p)
         p.set_defaults(func=fn)
