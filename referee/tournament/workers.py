@@ -23,7 +23,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from referee.errors import BadInput, Unavailable
 from referee.log import get_logger, json_lines
@@ -34,7 +34,7 @@ from referee.records.recordfile import MAGIC
 from referee.store import SqliteStore
 
 from . import entrants as entrants_mod
-from .config import BACKENDS, MAX_WORKERS, WorkerSettings, default_workers
+from .config import BACKENDS, MAX_WORKERS, TournamentConfig, WorkerSettings, default_workers
 from .runner import OnDecision, PlayerFactory, PlayFn, TournamentError
 from .worker import frame, read_frame
 
@@ -100,13 +100,13 @@ def ray_missing() -> str | None:
 @contextlib.asynccontextmanager
 async def open_games(
     settings: WorkerSettings,
-    config: Any,
+    config: TournamentConfig,
     store: SqliteStore,
     player: PlayerFactory,
     *,
     retry_s: float | None = None,
     keep_trying: Callable[[], bool] = lambda: True,
-) -> AsyncIterator[tuple[PlayFn, dict[str, str], Any]]:
+) -> AsyncIterator[tuple[PlayFn, dict[str, str], TournamentConfig]]:
     """What ``play_slots`` needs to play ``config``'s games on ``settings``' backend: the play function, the
     entrants' addresses as the coordinator knows them, and the config it should schedule with.
 
@@ -152,7 +152,7 @@ class WorkerPool:
     def __init__(
         self,
         settings: WorkerSettings,
-        config: Any,
+        config: TournamentConfig,
         data: Path,
         *,
         retry_s: float | None = None,
@@ -268,7 +268,7 @@ class _ProcessWorker:
         self._reader: asyncio.Task[None] | None = None
 
     @classmethod
-    async def start(cls, config: Any, log_dir: Path, prefix: str) -> _ProcessWorker:
+    async def start(cls, config: TournamentConfig, log_dir: Path, prefix: str) -> _ProcessWorker:
         # The launcher gives the worker SIGKILL when the coordinator dies (entrants._launch); its own session keeps
         # a Ctrl-C at the terminal for the coordinator, which stops its workers itself.
         argv = entrants_mod._launch((sys.executable, "-m", "referee.tournament.worker"))
