@@ -222,47 +222,7 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(src, "name", f"the tournament's name {said(name)} must be 1-40 letters, digits or _.+-")
 
-    raw = top.get("entrants")
-    if not isinstance(raw, list) or not raw:
-        raise ConfigError(src, "entrants", "missing: list at least 2 entrants as [[entrants]] tables")
-    entrants: list[EntrantConfig] = []
-    seen: set[str] = set()
-    for i, e in enumerate(raw):
-        at = f"entrants[{i}]."
-        who = f"entrant {i + 1}"  # people count from 1; the key keeps the list index
-        if not isinstance(e, dict):
-            raise ConfigError(src, f"entrants[{i}]", f"{who} must be a table with name and address, command or policy")
-        Table(e, src, f"entrants[{i}]", _ENTRANT)
-        ename = e.get("name")
-        if ename is None or ename == "":
-            raise ConfigError(src, at + "name", f"{who} has no name (give it 1-40 letters, digits or _.+-)")
-        if not isinstance(ename, str) or not _NAME.fullmatch(ename):
-            raise ConfigError(src, at + "name", f"{who}'s name {said(ename)} must be 1-40 letters, digits or _.+-")
-        if ename in seen:
-            raise ConfigError(src, at + "name", f"{who}'s name {said(ename)} is used twice")
-        seen.add(ename)
-        given = [k for k in ("address", "command", "policy") if k in e]
-        if len(given) != 1:
-            raise ConfigError(src, at + "address", f"{who} ({ename}): give exactly one of address, command or policy")
-        address = command = policy = None
-        if "address" in e:
-            address = check_address(src, at + "address", e["address"])
-        elif "command" in e:
-            c = e["command"]
-            parts = shlex.split(c) if isinstance(c, str) else c
-            if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and p for p in parts):
-                raise ConfigError(src, at + "command", f"{who} ({ename}): the command must be a non-empty string "
-                                  "or list of strings")  # fmt: skip
-            command = tuple(parts)
-        else:
-            policy = e["policy"]
-            if policy not in POLICIES:
-                known = ", ".join(POLICIES)
-                raise ConfigError(src, at + "policy", f"{who} ({ename}): no policy {said(policy)} (known: {known})")
-        owner = e.get("owner")
-        if owner is not None and (not isinstance(owner, str) or not _NAME.fullmatch(owner)):
-            raise ConfigError(src, at + "owner", f"{who}'s owner {said(owner)} must be 1-40 letters, digits or _.+-")
-        entrants.append(EntrantConfig(ename, address, command, policy, owner))
+    entrants = _entrants(top.get("entrants"), src)
     if len(entrants) < 2:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
 
@@ -315,6 +275,57 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         options=options,
         time_control=time_control(top),
     )
+
+
+def _entrants(raw: Any, src: str) -> list[EntrantConfig]:
+    """The [[entrants]] tables, checked one by one; their names must differ."""
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(src, "entrants", "missing: list at least 2 entrants as [[entrants]] tables")
+    entrants: list[EntrantConfig] = []
+    seen: set[str] = set()
+    for i, e in enumerate(raw):
+        entrants.append(_entrant(e, i, src, seen))
+        seen.add(entrants[-1].name)
+    return entrants
+
+
+def _entrant(e: Any, i: int, src: str, seen: set[str]) -> EntrantConfig:
+    """The ``i``-th [[entrants]] table: a name not in ``seen``, exactly one of address, command or policy, and
+    maybe an owner."""
+    at = f"entrants[{i}]."
+    who = f"entrant {i + 1}"  # people count from 1; the key keeps the list index
+    if not isinstance(e, dict):
+        raise ConfigError(src, f"entrants[{i}]", f"{who} must be a table with name and address, command or policy")
+    Table(e, src, f"entrants[{i}]", _ENTRANT)
+    ename = e.get("name")
+    if ename is None or ename == "":
+        raise ConfigError(src, at + "name", f"{who} has no name (give it 1-40 letters, digits or _.+-)")
+    if not isinstance(ename, str) or not _NAME.fullmatch(ename):
+        raise ConfigError(src, at + "name", f"{who}'s name {said(ename)} must be 1-40 letters, digits or _.+-")
+    if ename in seen:
+        raise ConfigError(src, at + "name", f"{who}'s name {said(ename)} is used twice")
+    given = [k for k in ("address", "command", "policy") if k in e]
+    if len(given) != 1:
+        raise ConfigError(src, at + "address", f"{who} ({ename}): give exactly one of address, command or policy")
+    address = command = policy = None
+    if "address" in e:
+        address = check_address(src, at + "address", e["address"])
+    elif "command" in e:
+        c = e["command"]
+        parts = shlex.split(c) if isinstance(c, str) else c
+        if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and p for p in parts):
+            raise ConfigError(src, at + "command", f"{who} ({ename}): the command must be a non-empty string "
+                              "or list of strings")  # fmt: skip
+        command = tuple(parts)
+    else:
+        policy = e["policy"]
+        if policy not in POLICIES:
+            known = ", ".join(POLICIES)
+            raise ConfigError(src, at + "policy", f"{who} ({ename}): no policy {said(policy)} (known: {known})")
+    owner = e.get("owner")
+    if owner is not None and (not isinstance(owner, str) or not _NAME.fullmatch(owner)):
+        raise ConfigError(src, at + "owner", f"{who}'s owner {said(owner)} must be 1-40 letters, digits or _.+-")
+    return EntrantConfig(ename, address, command, policy, owner)
 
 
 def _workers(top: Table) -> WorkerSettings:
