@@ -152,14 +152,13 @@ def event_pb(e: Event) -> pb.Event:
     raise TypeError(f"not an event: {e!r}")
 
 
-_EVENT_CACHE: dict[tuple[type, Event], pb.Event] = {}
+_EVENT_CACHE: dict[Event, pb.Event] = {}
 
 
 def event_pb_shared(e: Event) -> pb.Event:
     """``event_pb(e)``, cached like ``action_pb``: callers copy it into a parent message and never change it."""
-    key = (type(e), e)  # the type too: events are tuples, and Taken(1, 2, g) == Abluxxed(1, 2, g)
-    m = _EVENT_CACHE.get(key)
-    return m if m is not None else remember(_EVENT_CACHE, key, event_pb(e))
+    m = _EVENT_CACHE.get(e)  # events compare by type: Taken(1, 2, g) != Abluxxed(1, 2, g)
+    return m if m is not None else remember(_EVENT_CACHE, e, event_pb(e))
 
 
 def event_from_pb(m: pb.Event) -> Event:
@@ -343,7 +342,7 @@ _STACK_BYTES: dict[tuple[Group, ...], tuple[bytes, bytes, int]] = {}
 
 def event_field(field: int, e: Event) -> bytes:
     """``e`` (already redacted for its reader) as the message field ``field``."""
-    key = (field, type(e), e)  # the type too: Taken(1, 2, g) == Abluxxed(1, 2, g)
+    key = (field, e)
     b = _FIELD_CACHE.get(key)
     return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, event_pb(e).SerializeToString()))
 

@@ -91,58 +91,72 @@ Action = Group | Draw | Choice
 
 
 # Events. Each names the seats involved; ``Drew.card`` is None in a view where that card is hidden (R17).
-class TurnStarted(NamedTuple):
+# Frozen slotted dataclasses: an event equals only an event of the same type with the same fields, so
+# ``Declined(1, 2) != TurnStarted(1, 2)`` (as tuples they were equal, and a test comparing event lists could pass
+# with the wrong event).
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
     seat: int
     turn: int
 
 
-class Played(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Played:
     seat: int
     group: Group
 
 
-class Abluxxed(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Abluxxed:
     seat: int  # the active player
     victim: int
     group: Group  # the victim's top group
 
 
-class Taken(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Taken:
     seat: int
     victim: int
     group: Group
 
 
-class Declined(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Declined:
     seat: int
     victim: int
 
 
-class Reclaimed(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Reclaimed:
     seat: int  # the victim
     group: Group
 
 
-class Discarded(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Discarded:
     seat: int  # the victim
     group: Group
 
 
-class Drew(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Drew:
     seat: int
     card: int | None  # None when hidden from the viewer
     from_market: bool
 
 
-class Skipped(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Skipped:
     seat: int  # option draw_one: drew nothing
 
 
-class Refilled(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Refilled:
     cards: tuple[int, ...]  # turned face up from the pile, in order
 
 
-class GameOver(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class GameOver:
     reason: EndReason
     scores: tuple[int, ...]
 
@@ -331,14 +345,22 @@ def _set(items: tuple[T, ...], i: int, item: T) -> tuple[T, ...]:
 
 
 def apply(state: State, action: Action) -> tuple[State, list[Event]]:
-    """Apply a legal ``action``; return the next state and the events, in order. Raises IllegalAction."""
+    """Apply a legal ``action``; return the next state and the events, in order. Raises IllegalAction.
+
+    The action must be a Group, Draw or Choice with int fields: a tuple or a bool that merely compares equal to a
+    legal action (``(5, True, 0)``, ``(None,)``) is refused, not swapped for it.
+    """
+    legal = state.legal
     try:
-        action = state.legal[state.legal.index(action)]
+        found = legal[legal.index(action)]
     except ValueError:
+        found = None
+    if found is not action and (found is None or not _exactly(action, found)):
         raise IllegalAction(
             f"illegal action {_describe(action)} for seat {state.seat} "
             f"({state.kind.value if state.kind else 'game over'}): {_why_illegal(state, action)}"
-        ) from None
+        )
+    action = found
     s = state._copy()
     events: list[Event] = []
     kind = s.kind
@@ -508,6 +530,15 @@ def scores(s: State) -> tuple[int, ...]:
     return tuple(sum(g.numbers + g.jokers for g in s.stacks[i]) - sum(s.hands[i]) for i in range(s.players))
 
 
+def _exactly(action: object, legal: Action) -> bool:
+    """``action``, equal to ``legal``, also has its type and its fields' types (an int, not a bool or a float)."""
+    if type(action) is not type(legal):
+        return False
+    if isinstance(action, Group | Draw) and isinstance(legal, Group | Draw):
+        return all(type(x) is type(y) for x, y in zip(action, legal, strict=True))
+    return True  # a Choice: enum members are singletons
+
+
 def _describe(action: object) -> str:
     if isinstance(action, Group):
         return f"play {action}" if action.count else "play of no cards"
@@ -529,10 +560,12 @@ def _why_illegal(s: State, action: object) -> str:
         Kind.DRAW: "a market card or the pile",
         Kind.DRAW_ONE: "a market card, the pile, or skip",
     }[s.kind]
+    if type(action) not in (Group, Draw, Choice):
+        return f"expected {expected} as a Group, Draw or Choice, got a {type(action).__name__}"
     if s.kind is Kind.PLAY and isinstance(action, Group):
         hand = s.hands[s.seat]
         v, n, j = action
-        if not isinstance(v, int) or not isinstance(n, int) or not isinstance(j, int) or n < 0 or j < 0:
+        if type(v) is not int or type(n) is not int or type(j) is not int or n < 0 or j < 0:
             return "value, numbers and jokers must be whole numbers >= 0"
         if n + j == 0:
             return "a group needs at least one card (R5)"
@@ -550,6 +583,8 @@ def _why_illegal(s: State, action: object) -> str:
     if s.kind in (Kind.DRAW, Kind.DRAW_ONE) and isinstance(action, Draw):
         if action.card is None:
             return "the pile is empty"
+        if type(action.card) is not int:
+            return f"a card is an int 1 to 14 or None (the pile), got {action.card!r}"
         if action.card not in CARD_CODES:
             return f"no such card {action.card!r}"
         return f"the market holds no {card_name(action.card)}"

@@ -11,11 +11,19 @@ from referee.engine import (
     DECK_SIZE,
     DRAW_PILE,
     JOKER,
+    Abluxxed,
     Choice,
+    Declined,
+    Discarded,
     Draw,
     Group,
     IllegalAction,
     Kind,
+    Played,
+    Reclaimed,
+    Skipped,
+    Taken,
+    TurnStarted,
     apply,
     check_deck,
     counts_of,
@@ -140,3 +148,34 @@ def test_apply_never_mutates_its_input() -> None:
         nxt, _ = apply(s, rng.choice(s.legal))
         assert s == before and digest(s) == d and nxt is not s
         s = nxt
+
+
+def test_near_miss_actions_are_refused_not_swapped_for_the_legal_one() -> None:
+    """A tuple, a bool or a float that only compares equal to a legal action is not that action."""
+    s = make_state(hands=["5,9,9", "1"], stacks=[[], ["2"]], market="3,3,4,5,6,7", pile_top="8")
+    assert Group(5, 1, 0) in s.legal
+    refused(s, (5, 1, 0), "expected a group to play as a Group, Draw or Choice, got a tuple")
+    refused(s, (5, True, 0), "got a tuple")
+    refused(s, Group(5, True, 0), "value, numbers and jokers must be whole numbers >= 0")
+    refused(s, Group(5.0, 1, 0), "value, numbers and jokers must be whole numbers >= 0")
+    s, _ = run(s, group("9"), Choice.TAKE)  # seat 1 now draws one card
+    assert DRAW_PILE in s.legal and Draw(3) in s.legal
+    refused(s, (None,), "expected a market card or the pile as a Group, Draw or Choice, got a tuple")
+    refused(s, (3,), "got a tuple")
+    refused(s, Draw(3.0), "a card is an int 1 to 14 or None (the pile), got 3.0")
+    after, _ = apply(s, Draw(3))  # a fresh Draw with an int is the action itself
+    assert after.hands[1][3] == 1
+
+
+def test_events_of_different_types_are_never_equal() -> None:
+    """Events compare by type: as tuples Declined(1, 2) == TurnStarted(1, 2), and a wrong event list passed."""
+    g = Group(5, 1, 0)
+    assert Declined(1, 2) != TurnStarted(1, 2)
+    assert Reclaimed(0, g) != Discarded(0, g) and Reclaimed(0, g) != Played(0, g)
+    assert Taken(1, 2, g) != Abluxxed(1, 2, g)
+    assert Declined(1, 2) == Declined(1, 2) and hash(Declined(1, 2)) == hash(Declined(1, 2))
+    assert Declined(1, 2) != (1, 2)
+    assert len({Declined(1, 2), TurnStarted(1, 2), Skipped(1), Skipped(1)}) == 3
+    s = make_state(hands=["9,9,1", "1"], stacks=[[], ["2,2"]])
+    s, events = run(s, group("9,9"), Choice.DECLINE)
+    assert events[-1] == Declined(0, 1) and events[-1] != TurnStarted(0, 1)
