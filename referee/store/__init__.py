@@ -7,6 +7,20 @@ match runner has written and synced the record file before that.
 
 from __future__ import annotations
 
-from .sqlite import DATABASE, GameRow, SeatRow, SqliteStore, StoreError, TournamentRow, open_store
+from .sqlite import (
+    DATABASE,
+    EntrantSpec,
+    GameRow,
+    SeatRow,
+    Slot,
+    SqliteStore,
+    StoreError,
+    TournamentRow,
+    TournamentSpec,
+    open_store,
+)
 
-__all__ = ["DATABASE", "GameRow", "SeatRow", "SqliteStore", "StoreError", "TournamentRow", "open_store"]
+__all__ = [
+    "DATABASE", "EntrantSpec", "GameRow", "SeatRow", "Slot", "SqliteStore", "StoreError", "TournamentRow",
+    "TournamentSpec", "open_store",
+]  # fmt: skip

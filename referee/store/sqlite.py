@@ -1,4 +1,10 @@
-"""The SQLite store: entrants, tournaments, the schedule, games, per-seat results and record paths."""
+"""The SQLite store: entrants, tournaments, the schedule, games, per-seat results and record paths.
+
+The store sits below the tournament (docs/architecture.md): it returns its own row types (``Slot`` is the row of
+the schedule, which tournament/schedule.py builds) and says with protocols what it reads from a tournament's
+config, so it imports nothing from referee.tournament. A finished game arrives as the match runner's
+``GameResult``, from the layer below.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +12,16 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.errors import BadInput
 from referee.records.paths import DEFAULT_DATA_DIR, RECORDS
 
 if TYPE_CHECKING:
     from referee.match.spec import GameResult
-    from referee.tournament.config import TournamentConfig
-    from referee.tournament.schedule import Slot
 
 SCHEMA_VERSION = 1
 DATABASE = "abluxx.db"  # the store's file in the data folder
@@ -110,6 +115,49 @@ def private_folder(path: Path) -> None:
     _owner_only(path)
 
 
+class EntrantSpec(Protocol):
+    """What the store keeps of an entrant (tournament/config.py's EntrantConfig is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def address(self) -> str | None: ...
+    @property
+    def command(self) -> tuple[str, ...] | None: ...
+    @property
+    def policy(self) -> str | None: ...
+
+
+class TournamentSpec(Protocol):
+    """What the store keeps of a tournament's config (tournament/config.py's TournamentConfig is one)."""
+
+    @property
+    def tournament_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def entrants(self) -> Sequence[EntrantSpec]: ...
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One game of the schedule (tournament/schedule.py builds them; the store keeps them)."""
+
+    slot: int  # position in the schedule; ratings apply results in this order
+    game_id: str
+    table: int  # which table (set of entrants); in "across" mode, which section (tables sharing their deals)
+    deal: int  # which deal of that table or section
+    order: int  # which seat order of the duplicate set; in "across" mode, which table of the section
+    deck_seed: int  # the deck is deck_from_seed(deck_seed); shared by the whole duplicate set; secret (deals.py)
+    seats: tuple[str, ...]  # entrant names by seat
+    start_seat: int = 0
+
+    @property
+    def duplicate_set(self) -> tuple[int, int]:
+        return (self.table, self.deal)
+
+
 @dataclass(frozen=True)
 class TournamentRow:
     id: str
@@ -187,7 +235,7 @@ class SqliteStore:
 
     # -- tournaments --------------------------------------------------------------------------------------------
 
-    def create_tournament(self, config: TournamentConfig, slots: list[Slot], source: str, key: bytes | None) -> None:
+    def create_tournament(self, config: TournamentSpec, slots: list[Slot], source: str, key: bytes | None) -> None:
         """The tournament, its deal key (None only with public deals), its entrants and its whole schedule, in one
         transaction."""
         tid = config.tournament_id
@@ -244,8 +292,6 @@ class SqliteStore:
     # -- schedule and games -------------------------------------------------------------------------------------
 
     def slots(self, tid: str, pending_only: bool = False) -> list[Slot]:
-        from referee.tournament.schedule import Slot
-
         q = ("SELECT slot, game_id, table_no, deal, seat_order, deck_seed, seats, start_seat FROM schedule"
              " WHERE tournament_id = ?" + (" AND done = 0" if pending_only else "") + " ORDER BY slot")  # fmt: skip
         return [Slot(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])), r[7])

@@ -26,28 +26,11 @@ import math
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from referee.store import Slot as Slot  # the schedule's row; the store keeps it
 
 from .config import TournamentConfig
 from .deals import DealKey, PublicDeals, deck_seed
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One game of the schedule."""
-
-    slot: int  # position in the schedule; ratings apply results in this order
-    game_id: str
-    table: int  # which table (set of entrants); in "across" mode, which section (tables sharing their deals)
-    deal: int  # which deal of that table or section
-    order: int  # which seat order of the duplicate set; in "across" mode, which table of the section
-    deck_seed: int  # the deck is deck_from_seed(deck_seed); shared by the whole duplicate set; secret (deals.py)
-    seats: tuple[str, ...]  # entrant names by seat
-    start_seat: int = 0
-
-    @property
-    def duplicate_set(self) -> tuple[int, int]:
-        return (self.table, self.deal)
 
 
 def _derive(seed: int, *parts: object) -> int:
