@@ -17,7 +17,7 @@ from typing import Any
 
 from referee.engine import Options
 from referee.errors import BadInput
-from referee.match.spec import RANGES, EntrantRef, TimeControl
+from referee.match.spec import RANGES, TimeControl
 
 SEAT_ORDERS = ("across", "rotations", "all")
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")  # whole strings only:
@@ -55,10 +55,6 @@ class EntrantConfig:
     command: tuple[str, ...] | None = None
     policy: str | None = None
     owner: str | None = None
-
-    def ref(self, address: str | None = None) -> EntrantRef:
-        """The match runner's view of this entrant; a command entrant needs the address it came up on."""
-        return EntrantRef(name=self.name, address=address or self.address, policy=self.policy)
 
 
 BACKENDS = ("inline", "processes", "ray")  # where the games are played (docs/scale.md)

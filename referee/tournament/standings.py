@@ -11,8 +11,13 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 
+from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import Ratings, rate
+from referee.records import FAULT_NAME
 from referee.store import GameRow
+
+# Fault kinds that cost no strike: the referee's own failures, and the fallback's turns for a retired seat.
+NOT_STRIKES = frozenset(FAULT_NAME[k] for k in (record_pb2.FAULT_KIND_REFEREE, record_pb2.FAULT_KIND_RETIRED))
 
 
 @dataclass
@@ -29,6 +34,11 @@ class Standing:
     faults: dict[str, int] = field(default_factory=dict)
     retired: int = 0  # games the fallback had to finish for this entrant
     median_decision_ms: float | None = None
+
+    @property
+    def strikes(self) -> int:
+        """The faults that cost a strike (every kind but those in ``NOT_STRIKES``)."""
+        return sum(n for kind, n in self.faults.items() if kind not in NOT_STRIKES)
 
 
 _H2H = ("wins", "losses", "ties")
@@ -106,6 +116,18 @@ class Standings:
 def ratings_of(names: Iterable[str], games: list[GameRow]) -> Ratings:
     """Ratings from stored games; ``games`` must be in schedule order (SqliteStore.games gives that)."""
     return rate(names, ((g.names, g.places) for g in games))
+
+
+def rating_history(names: list[str], games: list[GameRow]) -> tuple[Ratings, dict[str, list[tuple[int, float]]]]:
+    """The ratings after ``games`` (in schedule order), and for each entrant its conservative rating (mu - 3 sigma)
+    before its first game and after each of its games: ``[(0, start), (1, after one game), ...]``."""
+    ratings = Ratings(names)
+    history = {n: [(0, ratings.get(n).conservative)] for n in names}
+    for g in games:
+        ratings.add(g.names, g.places)
+        for n in g.names:
+            history[n].append((len(history[n]), ratings.get(n).conservative))
+    return ratings, history
 
 
 class Tally:

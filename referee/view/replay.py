@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.engine import Abluxxed, Drew, GameOver, State, cards_of, scores
+from referee.engine import Drew, GameOver, State, cards_of, scores
 from referee.engine.words import END_WORDS, say_action, say_event
 from referee.proto.abluxxen.v1 import game_pb2, record_pb2
 from referee.records import FAULT_WORDS, VerifyError, check_footer, start_state
@@ -84,23 +84,6 @@ class Replay:
     def turns(self) -> int:
         return self.steps[-1].turn if self.steps else 0
 
-    @property
-    def faults(self) -> list[dict[str, Any]]:
-        """Every faulted decision, with its step index."""
-        return [
-            {"step": i, **s.decision}
-            for i, s in enumerate(self.steps)
-            if s.decision is not None and (s.decision["fault"] or s.decision["retired"])
-        ]
-
-    def biggest_abluxx(self) -> int:
-        """The most cards in one group that an abluxx removed from a stack (0 if nobody was abluxxed)."""
-        best = 0
-        for step in self.steps:
-            for ev in step.events:
-                best = max(best, ev.get("abluxx", 0))
-        return best
-
     def to_json(self) -> dict[str, Any]:
         return {
             "game": {
@@ -144,8 +127,6 @@ def _event_words(events, names: list[str]) -> list[dict[str, Any]]:
             # R17: only the drawer sees which card came from the pile.
             item["hidden"] = say_event(Drew(e.seat, None, False), names)
             item["seat"] = e.seat
-        if type(e) is Abluxxed:
-            item["abluxx"] = e.group.count
         if type(e) is GameOver:
             item["end"] = True
         out.append(item)

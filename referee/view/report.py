@@ -16,9 +16,9 @@ from referee.engine import EndReason
 from referee.engine.words import END_WORDS
 from referee.errors import NoTournament
 from referee.proto.abluxxen.v1 import record_pb2
-from referee.rating import MU, SIGMA, Ratings
+from referee.rating import MU, SIGMA
 from referee.store import SqliteStore
-from referee.tournament.standings import compute
+from referee.tournament.standings import Standing, Standings, compute, rating_history
 
 from .page import asset, json_block, page
 from .viewer import write_viewer
@@ -26,33 +26,6 @@ from .viewer import write_viewer
 PAGE_SIZES = (25, 50, 100)  # rows of the games table per page (and "all"); the first is the default
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22")  # fmt: skip
-
-
-@dataclass
-class EntrantLine:
-    name: str
-    mu: float
-    sigma: float
-    games: int = 0
-    wins: int = 0  # games placed first (shared first places included)
-    place_sum: int = 0
-    score_sum: int = 0
-    faults: int = 0  # strikes: every fault but a referee fault, and not counting the fallback's turns after retiring
-    retired: int = 0  # games in which the seat was retired
-    dup_avg_score: float = 0.0  # as `abluxx standings`: score minus its seat's mean over the duplicate set
-    median_decision_ms: float | None = None  # as `abluxx standings`: the bot's median time per decision
-
-    @property
-    def conservative(self) -> float:
-        return self.mu - 3 * self.sigma
-
-    @property
-    def mean_place(self) -> float:
-        return self.place_sum / self.games if self.games else 0.0
-
-    @property
-    def mean_score(self) -> float:
-        return self.score_sum / self.games if self.games else 0.0
 
 
 @dataclass
@@ -82,12 +55,16 @@ class ReportData:
     name: str
     games_total: int
     finished: bool
-    entrants: list[EntrantLine]  # standings order: best conservative rating first
-    h2h: dict[str, dict[str, list[int]]]  # h2h[a][b] = [a placed above b, below, equal]
-    fault_kinds: dict[str, dict[str, int]]  # entrant -> fault kind -> count
+    standings: Standings  # as `abluxx standings` computes them; its rows are in the leaderboard's order
+    mean_place: dict[str, float]  # entrant -> its mean place over its games (R15)
     history: dict[str, list[tuple[int, float]]]  # entrant -> (games played, conservative rating after it)
     games: list[GameLine]
     all_linked: bool = True  # False when viewer pages were written only for the notable games
+
+    @property
+    def entrants(self) -> list[Standing]:
+        """Best conservative rating first."""
+        return self.standings.rows
 
     @property
     def games_done(self) -> int:
@@ -105,49 +82,29 @@ def _biggest_abluxx(record: record_pb2.GameRecord) -> int:
 
 
 def report_data(store: SqliteStore, tournament_id: str) -> ReportData:
-    """Everything the report shows for one tournament, read from ``store`` (a referee.store store).
+    """Everything the report shows for one tournament, read from ``store``.
 
-    Ratings are replayed from the stored results in schedule order, the order the tournament applies them in, so
-    the history ends at the tournament's own ratings.
+    The standings, head to head and faults are the tournament's own (tournament/standings.py, as `abluxx
+    standings` prints them); the rating history replays the stored results in schedule order, the order the
+    tournament applies them in, so it ends at the tournament's own ratings.
     """
     t = store.tournament(tournament_id)
     if t is None:
         raise NoTournament(tournament_id, f"in {store.path}", [x.id for x in store.tournaments()])
     rows = store.games(tournament_id)
     names = [e["name"] for e in t.config.get("entrants", [])] or sorted({n for r in rows for n in r.names})
-    ratings = Ratings(names)
-    played = dict.fromkeys(names, 0)
-    history = {n: [(0, MU - 3 * SIGMA)] for n in names}
-    lines = {n: EntrantLine(n, MU, SIGMA) for n in names}
-    h2h: dict[str, dict[str, list[int]]] = {a: {b: [0, 0, 0] for b in names if b != a} for a in names}
-    kinds: dict[str, dict[str, int]] = {n: {} for n in names}
+    ratings, history = rating_history(names, rows)
+    places: dict[str, list[int]] = {n: [] for n in names}
     games = []
     for row in rows:
-        seats = row.names
-        ratings.add(seats, row.places)
-        for seat, s in enumerate(row.seats):
-            played[s.entrant] += 1
-            history[s.entrant].append((played[s.entrant], ratings.get(s.entrant).conservative))
-            line = lines[s.entrant]
-            line.games += 1
-            line.wins += s.place == 1
-            line.place_sum += s.place
-            line.score_sum += s.score
-            line.retired += s.retired
-            for kind, count in s.faults.items():
-                if kind not in ("retired", "referee"):
-                    line.faults += count
-                kinds[s.entrant][kind] = kinds[s.entrant].get(kind, 0) + count
-            for other_seat, o in enumerate(row.seats):
-                if other_seat != seat and o.entrant != s.entrant:
-                    cell = h2h[s.entrant][o.entrant]
-                    cell[0 if s.place < o.place else 1 if s.place > o.place else 2] += 1
+        for s in row.seats:
+            places[s.entrant].append(s.place)
         path = store.record_file(row.record_path)
         games.append(
             GameLine(
                 slot=row.slot,
                 game_id=row.game_id,
-                names=list(seats),
+                names=list(row.names),
                 scores=[s.score for s in row.seats],
                 places=list(row.places),
                 retired=[i for i, s in enumerate(row.seats) if s.retired],
@@ -157,20 +114,13 @@ def report_data(store: SqliteStore, tournament_id: str) -> ReportData:
                 record=path if path is not None and path.exists() else None,
             )
         )
-    for n, r in ratings.all().items():
-        lines[n].mu, lines[n].sigma = r.mu, r.sigma
-    # The duplicate-adjusted score and decision times exactly as `abluxx standings` computes them.
-    for st in compute(t.id, names, rows, t.games, ratings).rows:
-        lines[st.entrant].dup_avg_score, lines[st.entrant].median_decision_ms = st.dup_avg_score, st.median_decision_ms
-    standings = sorted(lines.values(), key=lambda x: (-x.conservative, x.name))
     return ReportData(
         tournament_id=t.id,
         name=t.name,
         games_total=t.games,
         finished=t.finished_at is not None,
-        entrants=standings,
-        h2h=h2h,
-        fault_kinds=kinds,
+        standings=compute(t.id, names, rows, t.games, ratings),
+        mean_place={n: sum(p) / len(p) if p else 0.0 for n, p in places.items()},
         history=history,
         games=games,
     )
@@ -208,15 +158,15 @@ def _e(x: object) -> str:
 
 def _standings(data: ReportData) -> str:
     rows = []
-    for rank, e in enumerate(data.entrants, 1):
+    for e in data.entrants:
         rows.append(
-            f'<tr data-entrant="{_e(e.name)}"><td>{rank}</td><td class="name">{_e(e.name)}</td>'
+            f'<tr data-entrant="{_e(e.entrant)}"><td>{e.rank}</td><td class="name">{_e(e.entrant)}</td>'
             f'<td class="conservative">{e.conservative:.2f}</td><td class="mu">{e.mu:.2f}</td>'
             f'<td class="sigma">&plusmn; {e.sigma:.2f}</td><td class="games">{e.games}</td>'
-            f"<td>{e.wins}</td><td>{e.mean_place:.2f}</td><td>{e.mean_score:+.1f}</td>"
+            f"<td>{e.wins}</td><td>{data.mean_place[e.entrant]:.2f}</td><td>{e.avg_score:+.1f}</td>"
             f'<td class="dup">{e.dup_avg_score:+.2f}</td>'
             f'<td class="median-ms">{"&ndash;" if e.median_decision_ms is None else f"{e.median_decision_ms:.2f}"}</td>'
-            f'<td class="{"fault" if e.faults or e.retired else ""}">{e.faults}</td>'
+            f'<td class="{"fault" if e.strikes or e.retired else ""}">{e.strikes}</td>'
             f'<td class="{"fault" if e.retired else ""}">{e.retired}</td></tr>'
         )
     return (
@@ -235,7 +185,7 @@ def _standings(data: ReportData) -> str:
 
 
 def _head_to_head(data: ReportData) -> str:
-    names = [e.name for e in data.entrants]
+    names = [e.entrant for e in data.entrants]
     head = "".join(f'<th title="{_e(n)}">{_e(n)}</th>' for n in names)
     rows = []
     for a in names:
@@ -244,7 +194,8 @@ def _head_to_head(data: ReportData) -> str:
             if a == b:
                 cells.append('<td class="muted">&mdash;</td>')
                 continue
-            w, lost, tied = data.h2h[a][b]
+            h = data.standings.head_to_head[a][b]
+            w, lost, tied = h["wins"], h["losses"], h["ties"]
             met = w + lost + tied
             if not met:
                 cells.append('<td class="muted">&middot;</td>')
@@ -265,15 +216,15 @@ def _head_to_head(data: ReportData) -> str:
 
 
 def _faults(data: ReportData) -> str:
-    kinds = sorted({k for d in data.fault_kinds.values() for k in d})
+    kinds = sorted({k for e in data.entrants for k in e.faults})
     if not kinds:
         return '<section class="panel" id="faults"><h2>Faults</h2><p>No bot faulted in this tournament.</p></section>'
     head = "".join(f"<th>{_e(k)}</th>" for k in kinds)
     rows = []
     for e in data.entrants:
-        d = data.fault_kinds.get(e.name, {})
+        d = e.faults
         cells = "".join(f'<td class="{"fault" if d.get(k) else "muted"}">{d.get(k, 0)}</td>' for k in kinds)
-        rows.append(f'<tr data-entrant="{_e(e.name)}"><td class="name">{_e(e.name)}</td>{cells}'
+        rows.append(f'<tr data-entrant="{_e(e.entrant)}"><td class="name">{_e(e.entrant)}</td>{cells}'
                     f"<td>{e.retired}</td></tr>")  # fmt: skip
     return (
         '<section class="panel" id="faults"><h2>Faults per bot</h2>'
@@ -416,14 +367,14 @@ def report_html(data: ReportData, notable: dict[str, GameLine] | None = None) ->
         f"&middot; {data.games_done} of {data.games_total} games played</div></header><main>"
         + _standings(data)
         + '<section class="panel" id="ratings"><h2>Conservative rating over games played</h2>'
-        + rating_plot(data.history, [e.name for e in data.entrants])
+        + rating_plot(data.history, [e.entrant for e in data.entrants])
         + "</section>"
         + _head_to_head(data)
         + _faults(data)
         + _games(data, notable)
         + "</main>"
     )
-    standings = [{"name": e.name, "mu": e.mu, "sigma": e.sigma, "games": e.games} for e in data.entrants]
+    standings = [{"name": e.entrant, "mu": e.mu, "sigma": e.sigma, "games": e.games} for e in data.entrants]
     script = json_block("standings-data", standings) + f"\n<script>\n{asset('report.js')}\n</script>"
     return page(title, body, styles=("base.css", "report.css"), script=script)
 

@@ -71,3 +71,29 @@ def test_cli_view_names_a_missing_record(tmp_path, capsys):
 def test_cli_report_without_a_store_says_so(tmp_path, capsys):
     assert main(["report", "--data", str(tmp_path / "none"), "-o", str(tmp_path / "r.html")]) == 1  # docs/cli.md
     assert "abluxx.db" in capsys.readouterr().err
+
+
+def test_the_report_shows_the_standings_of_abluxx_standings(tmp_path, capsys):
+    """The report's standings, head to head and fault counts are `abluxx standings --json`, number for number."""
+    from tests.web.conftest import save_tournament  # the browser tests' tournament: 12 games, faults, a retired seat
+
+    data, tid = save_tournament(tmp_path / "data", ("ada", "bob", "cyd"))
+    assert main(["standings", tid, "--json", "--data", str(data)]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert main(["report", tid, "--data", str(data), "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    section = page[page.index('id="standings"') : page.index('id="ratings"')]
+    shown = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr data-entrant=.*?</tr>", section)]
+    strikes = [sum(n for k, n in r["faults"].items() if k not in ("referee", "retired")) for r in cli["standings"]]
+    assert [[row[i] for i in (0, 1, 2, 3, 5, 6, 8, 9, 11, 12)] for row in shown] == [
+        [str(r["rank"]), r["entrant"], f"{r['conservative']:.2f}", f"{r['mu']:.2f}", str(r["games"]), str(r["wins"]),
+         f"{r['avg_score']:+.1f}", f"{r['dup_avg_score']:+.2f}", str(s), str(r["retired"])]
+        for r, s in zip(cli["standings"], strikes, strict=True)
+    ]  # fmt: skip
+    assert any(strikes) and any(r["retired"] for r in cli["standings"])
+    h2h = page[page.index('id="head-to-head"') : page.index('id="faults"')]
+    cells = re.findall(r'title="(\S+) above (\S+) (\d+), below (\d+), level (\d+)"', h2h)
+    assert len(cells) == 6 and all(
+        [int(w), int(lost), int(tied)] == [cli["head_to_head"][a][b][k] for k in ("wins", "losses", "ties")]
+        for a, b, w, lost, tied in cells
+    )
