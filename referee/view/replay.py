@@ -1,8 +1,8 @@
-"""Replay a game record through the engine into drawable steps.
+"""Replay a game record through the engine into drawable frames, for the viewer.
 
-Step 0 is the deal; each later step is the table just after one recorded decision. A step carries everything a
+Frame 0 is the deal; each later frame is the table just after one recorded decision. A frame carries everything a
 page needs to draw that moment (every hand, every stack, the market, the pile size, the discard pile, the scores)
-and says in words what happened. The page chooses which hands to show, so a step is the full truth and the point
+and says in words what happened. The page chooses which hands to show, so a frame is the full truth and the point
 of view is a matter of display (the record itself reveals the deal).
 """
 
@@ -24,8 +24,8 @@ class ReplayError(ValueError):
 
 
 @dataclass
-class Step:
-    """The table after one decision (or the deal, for step 0)."""
+class Frame:
+    """The table after one decision (or the deal, for frame 0); the page steps through the frames."""
 
     turn: int  # the turn the decision belongs to
     active: int  # whose turn it is
@@ -63,7 +63,7 @@ class Step:
 
 @dataclass
 class Replay:
-    """A record replayed: what is fixed for the game, and the steps."""
+    """A record replayed for the viewer: what is fixed for the game, and the frames."""
 
     game_id: str
     tournament_id: str
@@ -78,11 +78,11 @@ class Replay:
     final_scores: list[int]  # the footer's, or the last step's for an incomplete record
     places: list[int]
     retired: list[int]
-    steps: list[Step] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
 
     @property
     def turns(self) -> int:
-        return self.steps[-1].turn if self.steps else 0
+        return self.frames[-1].turn if self.frames else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,7 +100,7 @@ class Replay:
                 "places": self.places,
                 "retired": self.retired,
             },
-            "steps": [s.to_json() for s in self.steps],
+            "steps": [f.to_json() for f in self.frames],  # the page's name for them
         }
 
 
@@ -133,8 +133,9 @@ def _event_words(events, names: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def replay(record: record_pb2.GameRecord) -> Replay:
-    """Replay ``record`` through the engine (``referee.records.replay``, which checks every decision).
+def build_replay(record: record_pb2.GameRecord) -> Replay:
+    """The viewer's replay of ``record``: one frame per step of ``referee.records.replay``, which re-runs every
+    decision through the engine and checks it.
 
     Raises ReplayError naming the first decision that does not fit, or a footer that differs from the replay.
     An incomplete record (no footer) replays as far as it goes.
@@ -163,7 +164,7 @@ def replay(record: record_pb2.GameRecord) -> Replay:
         places=[],
         retired=[],
     )
-    out.steps.append(Step(turn=1, active=state.active, decision=None, events=[], **_snapshot(state)))
+    out.frames.append(Frame(turn=1, active=state.active, decision=None, events=[], **_snapshot(state)))
     retired: frozenset[int] = frozenset()
     try:
         for step in replay_record(record):
@@ -181,8 +182,8 @@ def replay(record: record_pb2.GameRecord) -> Replay:
                 "botMs": round(d.bot_us / 1000, 1),
             }
             events = _event_words(step.events, names)
-            out.steps.append(
-                Step(turn=before.turn, active=before.active, decision=decision, events=events, **_snapshot(step.after))
+            out.frames.append(
+                Frame(turn=before.turn, active=before.active, decision=decision, events=events, **_snapshot(step.after))
             )
             state, retired = step.after, step.retired
         if out.complete:
@@ -198,5 +199,5 @@ def replay(record: record_pb2.GameRecord) -> Replay:
         out.places = list(f.places)
         out.retired = list(f.retired)
     else:
-        out.final_scores = out.steps[-1].scores
+        out.final_scores = out.frames[-1].scores
     return out

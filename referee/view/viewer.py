@@ -8,7 +8,7 @@ from pathlib import Path
 from referee.proto.abluxxen.v1 import record_pb2
 
 from .page import asset, json_block, page
-from .replay import Replay, replay
+from .replay import Replay, build_replay
 
 _BODY = """
 <header class="page"><h1>{title}</h1><div class="sub">{sub}</div></header>
@@ -71,10 +71,10 @@ _BODY = """
 
 def viewer_html(game: Replay | record_pb2.GameRecord) -> str:
     """The viewer page for a record (or an already replayed one)."""
-    r = game if isinstance(game, Replay) else replay(game)
+    r = game if isinstance(game, Replay) else build_replay(game)
     players = " vs ".join(r.names)
     title = f"Abluxxen game {r.game_id}" if r.game_id else "Abluxxen game"
-    bits = [players, f"{r.turns} turns", f"{len(r.steps) - 1} decisions"]
+    bits = [players, f"{r.turns} turns", f"{len(r.frames) - 1} decisions"]
     if r.tournament_id:
         bits.append(f"tournament {r.tournament_id}")
     if r.options["draw_one"]:

@@ -9,7 +9,7 @@ import pytest
 
 from referee.cli import main
 from referee.records import record_selfplay
-from referee.view import ReplayError, replay, viewer_html
+from referee.view import ReplayError, build_replay, viewer_html
 from referee.view.report import rating_plot
 
 
@@ -45,7 +45,7 @@ def test_a_tampered_record_is_refused_with_the_decision_named():
     rec = record_selfplay(5, 3)
     rec.decisions[7].seat = (rec.decisions[7].seat + 1) % 3
     with pytest.raises(ReplayError, match="decision 8"):
-        replay(rec)
+        build_replay(rec)
 
 
 def test_an_incomplete_record_replays_as_far_as_it_goes():
@@ -53,8 +53,8 @@ def test_an_incomplete_record_replays_as_far_as_it_goes():
     del rec.decisions[20:]
     rec.ClearField("footer")
     rec.complete = False
-    r = replay(rec)
-    assert len(r.steps) == 21 and not r.complete
+    r = build_replay(rec)
+    assert len(r.frames) == 21 and not r.complete
     assert "INCOMPLETE" in viewer_html(r)
 
 

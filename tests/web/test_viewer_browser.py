@@ -10,7 +10,7 @@ import pytest
 from referee.cli import main
 from referee.engine import JOKER, cards_of
 from referee.records.recordfile import record_bytes
-from referee.view import replay, write_viewer
+from referee.view import build_replay, write_viewer
 
 from .records import self_play_record
 
@@ -68,8 +68,8 @@ def test_keyboard_steps_through_the_whole_game_to_the_recorded_scores(page_for, 
 
 
 def test_turn_keys_and_slider_move_a_whole_turn(page_for, record, viewer_url):
-    r = replay(record)
-    turn_ends = [i for i in range(1, len(r.steps)) if i == len(r.steps) - 1 or r.steps[i + 1].turn != r.steps[i].turn]
+    frames = build_replay(record).frames
+    turn_ends = [i for i in range(1, len(frames)) if i == len(frames) - 1 or frames[i + 1].turn != frames[i].turn]
     pg = page_for()
     pg.goto(viewer_url)
     pg.keyboard.press("ArrowDown")
@@ -89,7 +89,7 @@ def test_turn_keys_and_slider_move_a_whole_turn(page_for, record, viewer_url):
 
 
 def test_public_view_shows_no_hand_and_a_seat_view_shows_only_its_own(page_for, record, viewer_url):
-    r = replay(record)
+    r = build_replay(record)
     pg = page_for()
     pg.goto(viewer_url + "#step=20")
     assert pg.get_attribute("body", "data-pov") == "public"
@@ -102,7 +102,7 @@ def test_public_view_shows_no_hand_and_a_seat_view_shows_only_its_own(page_for, 
     assert visible.count() == 1
     assert visible.get_attribute("data-seat") == "1"
     shown = [JOKER if t == "X" else int(t) for t in visible.locator(".card").all_inner_texts()]
-    assert shown == r.steps[20].hands[1]
+    assert shown == r.frames[20].hands[1]
 
     pg.keyboard.press("f")
     assert pg.locator(".hand:not(.hidden)").count() == 3
@@ -111,8 +111,8 @@ def test_public_view_shows_no_hand_and_a_seat_view_shows_only_its_own(page_for, 
 
 
 def test_a_card_drawn_from_the_pile_is_named_only_to_its_drawer(page_for, record, viewer_url):
-    r = replay(record)
-    at, event = next((i, e) for i, s in enumerate(r.steps) for e in s.events if "hidden" in e)
+    r = build_replay(record)
+    at, event = next((i, e) for i, s in enumerate(r.frames) for e in s.events if "hidden" in e)
     drawer = event["seat"]
     pg = page_for()
     pg.goto(f"{viewer_url}#step={at}")
@@ -258,7 +258,7 @@ def test_the_move_list_has_a_line_per_decision_marks_faults_and_jumps(page_for, 
     lines = pg.locator("#moves li")
     assert lines.count() == len(record.decisions)
     first = record.decisions[0]
-    assert lines.nth(0).inner_text().endswith(f"{('ada', 'bob', 'cyd')[first.seat]}: " + replay(record).steps[1]
+    assert lines.nth(0).inner_text().endswith(f"{('ada', 'bob', 'cyd')[first.seat]}: " + build_replay(record).frames[1]
                                               .decision["action"])  # fmt: skip
     faulted = [i for i, d in enumerate(record.decisions, 1) if d.fault and (d.fault != 7 or d.retired)]
     marked = [int(x) for x in pg.locator("#moves li.fault").evaluate_all("els => els.map(e => e.dataset.step)")]
