@@ -15,10 +15,10 @@ import referee
 ROOT = Path(referee.__file__).parent
 
 # Bottom to top. A package may import its own modules and those of packages in lower tiers, never one in its own
-# tier or above: siblings stay independent. Keep in step with docs/architecture.md ("errors" and "duel" are placed
-# ahead of the packages issue 12 and issue 14 add).
+# tier or above: siblings stay independent. Keep in step with docs/architecture.md ("duel" is placed ahead of the
+# package issue 14 adds).
 TIERS: list[set[str]] = [
-    {"engine", "proto", "terminal", "errors"},  # the rules; generated protobuf code; text helpers; error types
+    {"engine", "proto", "terminal", "errors"},  # the rules; generated protobuf code; terminal text; error types
     {"wire", "log"},  # engine <-> protobuf; structured logs
     {"records"},  # the game-record format
     {"match", "rating"},  # one game; TrueSkill
