@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -123,30 +124,35 @@ async def start(config: TournamentConfig, log_dir: Path, prefix: str) -> RayWork
 
 _users = 0  # pools using the Ray this process joined; the last one out shuts it down
 _owned = False  # whether this process called ray.init (a test or a driver script may have done so itself)
+_lock = threading.Lock()  # connect and disconnect run in threads, off the event loop
 
 
 def connect(settings: WorkerSettings) -> None:
-    """Join the cluster at ``settings.ray_address``, or start a local Ray sized to the machine on loopback only
-    (once per process: the service's tournaments share it)."""
+    """Join the cluster at ``settings.ray_address``, or start a local Ray sized to the machine with the node
+    address 127.0.0.1 (once per process: the service's tournaments share it)."""
     global _users, _owned
-    if not ray.is_initialized():
-        quiet: dict[str, Any] = {"logging_level": logging.WARNING}
-        if settings.ray_address:
-            check_ray_address(settings.ray_address)
-            try:
-                ray.init(address=settings.ray_address, **quiet)
-            except (ConnectionError, RuntimeError, ValueError) as e:
-                raise WorkerError(f"cannot join the Ray cluster at {settings.ray_address}: {e}") from None
-        else:
-            cpus = max(os.cpu_count() or 1, settings.count)
-            ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1", **quiet)
-        _owned = True
-    _users += 1
+    with _lock:
+        if not ray.is_initialized():
+            # ERROR: Ray's warnings here are for its own drivers (no SIGTERM handler off the main thread: the
+            # referee handles its signals itself)
+            quiet: dict[str, Any] = {"logging_level": logging.ERROR}
+            if settings.ray_address:
+                check_ray_address(settings.ray_address)
+                try:
+                    ray.init(address=settings.ray_address, **quiet)
+                except (ConnectionError, RuntimeError, ValueError) as e:
+                    raise WorkerError(f"cannot join the Ray cluster at {settings.ray_address}: {e}") from None
+            else:
+                cpus = max(os.cpu_count() or 1, settings.count)
+                ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1", **quiet)
+            _owned = True
+        _users += 1
 
 
 def disconnect() -> None:
     global _users, _owned
-    _users -= 1
-    if _users == 0 and _owned:
-        ray.shutdown()
-        _owned = False
+    with _lock:
+        _users -= 1
+        if _users == 0 and _owned:
+            ray.shutdown()
+            _owned = False

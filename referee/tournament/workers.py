@@ -173,7 +173,8 @@ class WorkerPool:
         if self.settings.backend == "ray":
             from . import ray_worker
 
-            ray_worker.connect(self.settings)  # before any worker: seconds, once per process
+            # seconds, once per process: off the loop, where a service's other tournaments and calls go on
+            await asyncio.to_thread(ray_worker.connect, self.settings)
             self._ray = True
         self.slots = [asyncio.ensure_future(self._start(i)) for i in range(self.settings.count)]
         try:
@@ -196,7 +197,7 @@ class WorkerPool:
         if self._ray:
             from . import ray_worker
 
-            ray_worker.disconnect()
+            await asyncio.to_thread(ray_worker.disconnect)
             self._ray = False
 
     async def _start(self, index: int) -> _Worker:
