@@ -13,24 +13,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from referee.engine import RULES_VERSION, apply, deck_from_seed, digest, event_for, new_game, placings, scores
+from referee.engine import RULES_VERSION, Action, Event, State, apply, deck_from_seed, event_for, new_game
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
-from referee.records import FAULT_NAME, FORMAT_VERSION, RecordWriter, commitment, decision_record_bytes, new_salt
-from referee.records.build import utc_now
-from referee.wire import (
-    WireError,
-    action_from_pb,
-    decision_request_bytes,
-    end_reason_pb,
-    event_pb,
-    options_pb,
-)
+from referee.records import FAULT_NAME, RecordWriter, commitment, decision_record_bytes, footer, header, new_salt
+from referee.wire import WireError, action_from_pb, decision_request_bytes, event_pb, options_pb
 
 from .clock import lag_monitor
 from .seats import (
@@ -113,34 +105,82 @@ async def play_game(
     elif len(seats) != len(spec.entrants):
         raise ValueError(f"{len(seats)} seats for {len(spec.entrants)} entrants")
     try:
-        game = _Game(spec, list(seats), Path(record_path) if record_path is not None else None, salt)
-        game.on_decision = on_decision
-        return await game.run()
+        path = Path(record_path) if record_path is not None else None
+        return await _Game(spec, list(seats), path, salt, on_decision).run()
     finally:
         if own_pool is not None:
             await own_pool.close()
 
 
+@dataclass(slots=True)
+class _Choice:
+    """How one decision was made: the index into the legal list, who chose it, and the fault that made the
+    fallback choose (0 for none), as the decision's record keeps them."""
+
+    index: int
+    chosen_by: int = rec_pb.CHOOSER_BOT
+    fault: int = 0
+    detail: str = ""
+    bot_us: int = 0
+    transport_us: int = 0
+    fatal: bool = False  # the seat cannot answer any more (Answer.fatal)
+    retired_now: bool = False  # this decision retired the seat
+
+
 class _Game:
-    def __init__(self, spec: GameSpec, seats: list[Seat], record_path: Path | None, salt: bytes | None) -> None:
+    """One game in play. ``run`` is the whole game: open the seats, then for each decision ``_ask`` the seat,
+    ``_judge`` its answer and ``_record`` it, then ``_finish``: the footer and every seat's GameOverNotice."""
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        seats: list[Seat],
+        record_path: Path | None,
+        salt: bytes | None,
+        on_decision: Callable[[rec_pb.DecisionRecord], None] | None = None,
+    ) -> None:
         self.spec = spec
         self.seats = seats
         self.n = len(seats)
         self.record_path = record_path
         self.salt = salt if salt is not None else new_salt()
         self.deck = deck_from_seed(spec.seed)
-        tc = spec.time_control
-        self.bank_ms = [tc.bank_ms] * self.n
+        self.bank_ms = [spec.time_control.bank_ms] * self.n
         self.strikes = [0] * self.n
         self.retired = [False] * self.n
         self.why_retired: list[tuple[int, str] | None] = [None] * self.n  # fault to record on the next decision
         self.stats = [SeatStats() for _ in range(self.n)]
         self.referee_faults = 0
-        self.on_decision: Callable[[rec_pb.DecisionRecord], None] | None = None
+        self.on_decision = on_decision
+        self.writer: RecordWriter | None = None
+        self.events: list[Event] = []  # every event so far, unredacted
+        self.since = [0] * self.n  # per seat: how much of ``events`` its last request carried
+        self.seq = 0
+        self.monitor = lag_monitor()
         self.log = get_logger(game_id=spec.game_id)
         self.seat_logs = [
             self.log.bind(seat=i, bot=e.address or f"builtin:{e.policy}") for i, e in enumerate(spec.entrants)
         ]
+
+    async def run(self) -> GameResult:
+        try:
+            # Inside the try: once a seat's stream is open, every way out of here must close it.
+            await self._open()
+            if self.record_path is not None:
+                self.writer = RecordWriter(self.record_path, self._header())
+            state = new_game(self.deck, self.n, self.spec.options, self.spec.start_seat)
+            while not state.over:
+                state = await self._decide(state)
+            end = await self._finish_record(state)
+        except BaseException:
+            if self.writer is not None:
+                self.writer.close()  # an incomplete record: no footer
+            await asyncio.gather(*(s.finish(None) for s in self.seats), return_exceptions=True)
+            raise
+        await self._finish_seats(end)
+        return self._result(state, end)
+
+    # --- the start ---
 
     def _retire(self, seat: int, fault: int, detail: str) -> None:
         self.retired[seat] = True
@@ -163,10 +203,9 @@ class _Game:
 
         await asyncio.gather(*(connect(i) for i in range(self.n)))
         tc = spec.time_control
-        players = [pb.Player(seat=i, name=e.name, version=self.seats[i].version) for i, e in enumerate(spec.entrants)]
-        common: dict[str, Any] = dict(  # GameStart's fields but the seat
+        common = bot_pb.GameStart(
             game_id=spec.game_id,
-            players=players,
+            players=[pb.Player(seat=i, name=e.name, version=s.version) for i, (e, s) in enumerate(self._seated())],
             options=options_pb(spec.options),
             time_control=pb.TimeControl(decision_ms=tc.decision_ms, bank_ms=tc.bank_ms, grace_ms=tc.grace_ms),
             start_seat=spec.start_seat,
@@ -177,8 +216,11 @@ class _Game:
         async def start(i: int) -> None:
             if self.retired[i]:
                 return
+            message = bot_pb.GameStart()
+            message.CopyFrom(common)
+            message.seat = i
             try:
-                await self.seats[i].start(bot_pb.GameStart(seat=i, **common))
+                await self.seats[i].start(message)
             except SeatError as e:
                 self._retire(i, e.fault, e.detail)
             except Exception as e:  # e.g. a built-in policy's bug: it costs that seat, not the game
@@ -186,199 +228,198 @@ class _Game:
 
         await asyncio.gather(*(start(i) for i in range(self.n)))
 
-    def _header(self) -> rec_pb.RecordHeader:
-        spec, tc = self.spec, self.spec.time_control
-        return rec_pb.RecordHeader(
-            format_version=FORMAT_VERSION,
-            rules_version=RULES_VERSION,
-            game_id=spec.game_id,
-            tournament_id=spec.tournament_id,
-            options=options_pb(spec.options),
-            players=[
-                rec_pb.PlayerRecord(
-                    seat=i,
-                    name=e.name,
-                    version=s.version,
-                    author=s.author,
-                    address=s.address,
-                    kind=s.kind,
-                    transport=s.transport,
-                )
-                for i, (e, s) in enumerate(zip(spec.entrants, self.seats, strict=True))
-            ],
-            time_control=pb.TimeControl(decision_ms=tc.decision_ms, bank_ms=tc.bank_ms, grace_ms=tc.grace_ms),
-            seed=spec.seed,
-            deck=self.deck,
-            start_seat=spec.start_seat,
-            commitment=commitment(self.salt, self.deck),
-            max_strikes=spec.max_strikes,
-            started_at=utc_now(),
-        )
+    def _seated(self) -> list[tuple[EntrantRef, Seat]]:
+        return list(zip(self.spec.entrants, self.seats, strict=True))
 
-    def _check(self, answer: Answer, legal: tuple) -> tuple[int, int, str]:
-        """(index, fault, detail) for a seat's answer: the index into ``legal`` when the reply names a legal
-        action, else fault INVALID saying why (or the seat's own fault)."""
-        if answer.reply is None:
-            return -1, answer.fault, answer.detail
+    def _header(self) -> rec_pb.RecordHeader:
+        spec = self.spec
+        players = [
+            rec_pb.PlayerRecord(
+                name=e.name, version=s.version, author=s.author, address=s.address, kind=s.kind, transport=s.transport
+            )
+            for e, s in self._seated()
+        ]
+        return header(spec.game_id, self.deck, players, salt=self.salt, options=spec.options,
+                      start_seat=spec.start_seat, seed=spec.seed, time_control=spec.time_control,
+                      max_strikes=spec.max_strikes, tournament_id=spec.tournament_id)  # fmt: skip
+
+    # --- one decision ---
+
+    async def _decide(self, state: State) -> State:
+        """Have ``state.seat`` make the decision ``state`` asks for, record it, and return the state it leads to."""
+        seat = state.seat
+        self.seq += 1
+        if self.retired[seat]:
+            choice = self._retired_choice(seat, state)
+        elif self.seats[seat].is_fallback:
+            choice = _Choice(fallback_index(state))
+        else:
+            choice = self._judge(seat, state, await self._ask(seat, state))
+        action = state.legal[choice.index]
+        after, events = apply(state, action)
+        self.events.extend(events)
+        self._record(seat, state, action, events, choice)
+        if choice.retired_now:
+            await self.seats[seat].finish(None)
+        return after
+
+    def _retired_choice(self, seat: int, state: State) -> _Choice:
+        """The fallback plays a retired seat; its first decision after retiring records why it retired."""
+        choice = _Choice(fallback_index(state), rec_pb.CHOOSER_FALLBACK, RETIRED)
+        choice.detail = "the seat has retired; the fallback plays it"
+        why = self.why_retired[seat]
+        if why is not None:
+            self.why_retired[seat] = None
+            choice.fault, choice.detail = why
+            choice.retired_now = True
+            self._count_fault(seat, choice.fault)
+        return choice
+
+    async def _ask(self, seat: int, state: State) -> _Choice:
+        """Send the seat its request and wait for its answer within the decision's allowance; check the answer and
+        settle the clock: time beyond ``decision_ms`` comes from the bank, less the referee's own stalls, and a
+        timeout while the referee's event loop stalled is the referee's fault, not the bot's."""
+        tc, bank = self.spec.time_control, self.bank_ms[seat]
+        request = decision_request_bytes(state, self.spec.game_id, self.seq, self.events[self.since[seat] :],
+                                         tc.decision_ms, bank)  # fmt: skip
+        self.since[seat] = len(self.events)
+        t0 = time.perf_counter()
+        answer = await self.seats[seat].decide(request, self.seq, (tc.decision_ms + bank + tc.grace_ms) / 1000)
+        choice = self._check(answer, state.legal)
+        over_ms = answer.bot_us // 1000 - tc.decision_ms
+        if choice.fault == TIMEOUT and not answer.fatal:  # a fatal one already allowed for the stalls
+            stall = self.monitor.worst_since(t0)
+            if stall * 1000 >= max(tc.grace_ms, 20):
+                choice.fault = REFEREE
+                choice.detail = f"the referee's event loop stalled {stall * 1000:.0f} ms ({choice.detail})"
+            else:
+                self.bank_ms[seat] = 0
+        elif over_ms > 0:
+            # The referee's own lateness in reading the reply is not the bot's time (clock.py).
+            over_ms -= int(self.monitor.worst_since(t0) * 1000)
+            if over_ms > 0:
+                self.bank_ms[seat] = max(0, bank - over_ms)
+        return choice
+
+    @staticmethod
+    def _check(answer: Answer, legal: tuple[Action, ...]) -> _Choice:
+        """The choice a seat's answer makes: the index into ``legal`` when the reply names a legal action, else
+        fault INVALID saying why (or the seat's own fault)."""
+        choice = _Choice(-1, bot_us=answer.bot_us, transport_us=answer.transport_us, fatal=answer.fatal)
         reply = answer.reply
+        if reply is None:
+            choice.fault, choice.detail = answer.fault, answer.detail
+            return choice
         which = reply.WhichOneof("decision")
+        choice.fault = INVALID
         if which == "index":
             if reply.index < len(legal):
-                return reply.index, 0, ""
-            return -1, INVALID, f"index {reply.index} is out of range: {len(legal)} legal actions"
-        if which == "action":
+                choice.index, choice.fault = reply.index, 0
+            else:
+                choice.detail = f"index {reply.index} is out of range: {len(legal)} legal actions"
+        elif which == "action":
             try:
                 action = action_from_pb(reply.action)
             except WireError as e:
-                return -1, INVALID, f"the reply's action names no action: {e}"
+                choice.detail = f"the reply's action names no action: {e}"
+                return choice
             try:
-                return legal.index(action), 0, ""
+                choice.index, choice.fault = legal.index(action), 0
             except ValueError:
-                return -1, INVALID, f"{action!r} is not a legal action here"
-        if reply.error:  # the bot says why it could not decide (bot.proto DecisionReply.error)
-            return -1, INVALID, f"the bot raised {bot_error_words(reply.error)}"
-        return -1, INVALID, "the reply holds neither an index nor an action"
+                choice.detail = f"{action!r} is not a legal action here"
+        elif reply.error:  # the bot says why it could not decide (bot.proto DecisionReply.error)
+            choice.detail = f"the bot raised {bot_error_words(reply.error)}"
+        else:
+            choice.detail = "the reply holds neither an index nor an action"
+        return choice
 
-    async def run(self) -> GameResult:
-        spec, tc, seats, n = self.spec, self.spec.time_control, self.seats, self.n
-        monitor = lag_monitor()
-        writer: RecordWriter | None = None
-        log: list = []  # every event so far, unredacted
-        since = [0] * n  # per seat: how much of ``log`` its last request carried
-        fallback_only = [isinstance(s, BuiltinSeat) and s.session is None for s in seats]
-        decision_s, grace_s = tc.decision_ms / 1000, tc.grace_ms / 1000
-        seq = 0
-        try:
-            # Inside the try: once a seat's stream is open, every way out of here must close it.
-            await self._open()
-            writer = RecordWriter(self.record_path, self._header()) if self.record_path is not None else None
-            state = new_game(self.deck, n, spec.options, spec.start_seat)
-            while not state.over:
-                seat = state.seat
-                seq += 1
-                legal = state.legal
-                bot_us = transport_us = 0
-                fault, detail, retired_now = 0, "", False
-                if self.retired[seat]:
-                    index, chosen_by = fallback_index(state), rec_pb.CHOOSER_FALLBACK
-                    fault, detail = RETIRED, "the seat has retired; the fallback plays it"
-                    if self.why_retired[seat] is not None:  # the first decision after retiring names why
-                        fault, detail = self.why_retired[seat]  # type: ignore[misc]
-                        self.why_retired[seat] = None
-                        faults = self.stats[seat].faults
-                        faults[fault_name(fault)] = faults.get(fault_name(fault), 0) + 1
-                        retired_now = True
-                elif fallback_only[seat]:
-                    index, chosen_by = fallback_index(state), rec_pb.CHOOSER_BOT
-                else:
-                    bank = self.bank_ms[seat]
-                    request = decision_request_bytes(state, spec.game_id, seq, log[since[seat] :], tc.decision_ms, bank)
-                    since[seat] = len(log)
-                    t0 = time.perf_counter()
-                    answer = await seats[seat].decide(request, seq, decision_s + bank / 1000 + grace_s)
-                    bot_us, transport_us = answer.bot_us, answer.transport_us
-                    index, fault, detail = self._check(answer, legal)
-                    over_ms = bot_us // 1000 - tc.decision_ms
-                    if fault == TIMEOUT and not answer.fatal:  # a fatal one already allowed for the stalls
-                        stall = monitor.worst_since(t0)
-                        if stall * 1000 >= max(tc.grace_ms, 20):
-                            fault = REFEREE
-                            detail = f"the referee's event loop stalled {stall * 1000:.0f} ms ({detail})"
-                        else:
-                            self.bank_ms[seat] = 0
-                    elif over_ms > 0:
-                        # The referee's own lateness in reading the reply is not the bot's time (clock.py).
-                        over_ms -= int(monitor.worst_since(t0) * 1000)
-                        if over_ms > 0:
-                            self.bank_ms[seat] = max(0, bank - over_ms)
-                    if fault:
-                        chosen_by = rec_pb.CHOOSER_FALLBACK
-                        index = fallback_index(state)
-                        slog = self.seat_logs[seat]
-                        if fault == REFEREE:
-                            self.referee_faults += 1
-                            slog.warning("referee fault", seq=seq, detail=detail)
-                        else:
-                            self.strikes[seat] += 1
-                            faults = self.stats[seat].faults
-                            name = fault_name(fault)
-                            faults[name] = faults.get(name, 0) + 1
-                            if not self.stats[seat].first_fault:
-                                self.stats[seat].first_fault = f"{name} at decision {seq}: {detail}"
-                            slog.warning("fault", seq=seq, fault=name, detail=detail, strikes=self.strikes[seat])
-                            if answer.fatal or self.strikes[seat] >= spec.max_strikes:
-                                retired_now = True
-                                self._retire(seat, fault, detail)
-                                self.why_retired[seat] = None
-                    else:
-                        chosen_by = rec_pb.CHOOSER_BOT
-                        self.stats[seat].decision_us.append(bot_us)
-                action = legal[index]
-                kind = state.kind
-                assert kind is not None  # the game goes on
-                state, events = apply(state, action)
-                log.extend(events)
-                if writer is not None or self.on_decision is not None:
-                    record = decision_record_bytes(seq, seat, kind, index, action, chosen_by, fault, detail, bot_us,
-                                                   transport_us, self.bank_ms[seat], events, retired_now)  # fmt: skip
-                    if writer is not None:
-                        writer.decision(record)
-                    if self.on_decision is not None:
-                        self.on_decision(rec_pb.DecisionRecord.FromString(record))
-                if retired_now:
-                    await seats[seat].finish(None)
-            retired = {i for i in range(n) if self.retired[i]}
-            final = scores(state)
-            places = placings(final, [state.hand_size(i) for i in range(n)], retired)
-            final_digest = digest(state)
-            reason, end_reason = end_reason_pb(state), state.end_reason
-            assert end_reason is not None  # the loop ran until the game ended
-            if writer is not None:
-                # In a thread: finish fsyncs, which takes milliseconds that every other game on this loop would wait.
-                await asyncio.to_thread(
-                    writer.finish,
-                    rec_pb.RecordFooter(
-                        reason=reason,
-                        scores=final,
-                        places=places,
-                        retired=sorted(retired),
-                        final_digest=final_digest,
-                        salt=self.salt,
-                        finished_at=utc_now(),
-                    ),
-                )
-        except BaseException:
-            if writer is not None:
-                writer.close()  # an incomplete record: no footer
-            await asyncio.gather(*(s.finish(None) for s in seats), return_exceptions=True)
-            raise
+    def _judge(self, seat: int, state: State, choice: _Choice) -> _Choice:
+        """A faulty answer: the fallback chooses, the seat takes a strike (not for the referee's own fault), and it
+        retires at ``max_strikes`` or when it cannot answer any more. A good one: its time goes into the stats."""
+        if not choice.fault:
+            self.stats[seat].decision_us.append(choice.bot_us)
+            return choice
+        choice.chosen_by, choice.index = rec_pb.CHOOSER_FALLBACK, fallback_index(state)
+        if choice.fault == REFEREE:
+            self.referee_faults += 1
+            self.seat_logs[seat].warning("referee fault", seq=self.seq, detail=choice.detail)
+            return choice
+        self.strikes[seat] += 1
+        name = self._count_fault(seat, choice.fault)
+        if not self.stats[seat].first_fault:
+            self.stats[seat].first_fault = f"{name} at decision {self.seq}: {choice.detail}"
+        self.seat_logs[seat].warning("fault", seq=self.seq, fault=name, detail=choice.detail,
+                                     strikes=self.strikes[seat])  # fmt: skip
+        if choice.fatal or self.strikes[seat] >= self.spec.max_strikes:
+            choice.retired_now = True
+            self._retire(seat, choice.fault, choice.detail)
+            self.why_retired[seat] = None  # this decision's record says why
+        return choice
+
+    def _count_fault(self, seat: int, fault: int) -> str:
+        faults = self.stats[seat].faults
+        name = fault_name(fault)
+        faults[name] = faults.get(name, 0) + 1
+        return name
+
+    def _record(self, seat: int, state: State, action: Action, events: list[Event], choice: _Choice) -> None:
+        """Write the decision's record frame and show it to ``on_decision``."""
+        if self.writer is None and self.on_decision is None:
+            return
+        assert state.kind is not None  # a state that asked a decision
+        record = decision_record_bytes(self.seq, seat, state.kind, choice.index, action, choice.chosen_by,
+                                       choice.fault, choice.detail, choice.bot_us, choice.transport_us,
+                                       self.bank_ms[seat], events, choice.retired_now)  # fmt: skip
+        if self.writer is not None:
+            self.writer.decision(record)
+        if self.on_decision is not None:
+            self.on_decision(rec_pb.DecisionRecord.FromString(record))
+
+    # --- the end ---
+
+    async def _finish_record(self, state: State) -> rec_pb.RecordFooter:
+        """The footer, written to the record when there is one."""
+        end = footer(state, salt=self.salt, retired=[i for i in range(self.n) if self.retired[i]])
+        if self.writer is not None:
+            # In a thread: finish fsyncs, which takes milliseconds that every other game on this loop would wait.
+            await asyncio.to_thread(self.writer.finish, end)
+        return end
+
+    async def _finish_seats(self, end: rec_pb.RecordFooter) -> None:
+        """Send every seat still playing its GameOverNotice (the deal revealed unless the spec says not yet), and
+        close every seat's transport."""
+        spec = self.spec
 
         def notice(i: int) -> bot_pb.GameOverNotice | None:
-            if i in retired:
+            if self.retired[i]:
                 return None
             return bot_pb.GameOverNotice(
                 game_id=spec.game_id,
                 seat=i,
-                reason=reason,
-                scores=final,
-                places=places,
-                events=[event_pb(event_for(e, i)) for e in log[since[i] :]],
+                reason=end.reason,
+                scores=end.scores,
+                places=end.places,
+                events=[event_pb(event_for(e, i)) for e in self.events[self.since[i] :]],
                 deck=self.deck if spec.reveal_deal else (),
                 salt=self.salt if spec.reveal_deal else b"",
                 deck_commitment=commitment(self.salt, self.deck),
             )
 
-        await asyncio.gather(*(s.finish(notice(i)) for i, s in enumerate(seats)), return_exceptions=True)
-        self.log.debug("game over", decisions=seq, scores=list(final), places=list(places), retired=sorted(retired),
-                      referee_faults=self.referee_faults)  # fmt: skip
+        await asyncio.gather(*(s.finish(notice(i)) for i, s in enumerate(self.seats)), return_exceptions=True)
+
+    def _result(self, state: State, end: rec_pb.RecordFooter) -> GameResult:
+        scores, places = tuple(end.scores), tuple(end.places)
+        self.log.debug("game over", decisions=self.seq, scores=list(scores), places=list(places),
+                       retired=list(end.retired), referee_faults=self.referee_faults)  # fmt: skip
+        assert state.end_reason is not None
         return GameResult(
-            game_id=spec.game_id,
-            scores=final,
+            game_id=self.spec.game_id,
+            scores=scores,
             places=places,
-            end_reason=end_reason,
+            end_reason=state.end_reason,
             seats=self.stats,
-            decisions=seq,
-            final_digest=final_digest,
+            decisions=self.seq,
+            final_digest=end.final_digest,
             record_path=self.record_path,
             referee_faults=self.referee_faults,
         )

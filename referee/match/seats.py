@@ -132,6 +132,12 @@ class Seat(Protocol):
     kind: rec_pb.SeatKind
     transport: str  # "stream", "unary" or "builtin"
 
+    @property
+    def is_fallback(self) -> bool:
+        """True when the seat is the fallback policy itself: the runner plays it from the engine state with
+        ``fallback_index`` and asks nothing (no request is built for it)."""
+        ...
+
     async def connect(self) -> None: ...
 
     async def start(self, start: bot_pb.GameStart) -> None: ...
@@ -196,6 +202,10 @@ class BuiltinSeat:
         self.policy = policy
         self.version = version
         self.session = session
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.session is None
 
     @classmethod
     def from_policy(cls, name: str, policy: str, seed: int) -> BuiltinSeat:
@@ -329,6 +339,7 @@ class RemoteSeat:
     """A bot at ``address``: Hello first, then the Play stream when offered, else Decide."""
 
     kind = rec_pb.SEAT_KIND_REMOTE
+    is_fallback = False
 
     def __init__(self, name: str, address: str, pool: ChannelPool, prefer: str | None = None) -> None:
         self.name = name

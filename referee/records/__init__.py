@@ -1,7 +1,8 @@
 """Game records (docs/records.md): the `.abluxx` file format, building, reading, verifying and replaying.
 
-See docs/records.md. The match runner writes a record with ``RecordWriter``, ``header``, ``decision_record`` and
-``footer``; ``read_record`` reads one back, and ``verify_record`` re-runs it with the engine.
+See docs/records.md. The match runner writes a record with ``RecordWriter``, ``header``, ``decision_record_bytes``
+(the fast form of ``decision_record``) and ``footer``; ``read_record`` reads one back, and ``verify_record``
+re-runs it with the engine.
 """
 
 from .build import (

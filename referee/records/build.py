@@ -1,7 +1,8 @@
 """Building record messages from engine objects: the deck commitment, the header, one decision, the footer.
 
-The match runner calls ``decision_record`` once per decision with the state the decision was asked in, and
-``footer`` once with the final state; ``record_selfplay`` plays a whole game in-process with the same builders.
+One builder per message: ``header``, ``decision_record`` (and ``decision_record_bytes``, the same bytes built from
+cached pieces for the runner's hot path; tests/match/test_wire_bytes.py holds them equal) and ``footer``. The match
+runner and ``record_selfplay`` both build their records with these.
 """
 
 from __future__ import annotations

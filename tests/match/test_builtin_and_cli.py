@@ -131,6 +131,7 @@ class _StalledSeat:
 
     name, version, author, address, transport = "stalled", "1", "tests", "", "builtin"
     kind = rec_pb.SEAT_KIND_BUILTIN
+    is_fallback = False
 
     def __init__(self) -> None:
         self.stalls = 1
