@@ -6,6 +6,7 @@ records. Functions named ``*_pb`` build messages; ``*_from_pb`` read them and ra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import getitem
 
 from referee.engine import (
@@ -115,6 +116,41 @@ def action_from_pb(m: pb.Action) -> Action:
             raise WireError(f"unknown choice {m.choice}")
         return CHOICE_FROM_PB[m.choice]
     raise WireError("action is empty: set one of play, draw, choice")
+
+
+MAX_BOT_ERROR_CHARS = 200  # bot.proto DecisionReply.error: the part of a bot's own error text the record keeps
+
+
+class ReplyError(ValueError):
+    """A DecisionReply that names no legal action, with the reason (the record's fault detail)."""
+
+
+def bot_error_words(error: str) -> str:
+    """A bot's error text as the record keeps it: one line of printable characters, at most MAX_BOT_ERROR_CHARS."""
+    words = "".join(c if c.isprintable() else " " for c in error[:MAX_BOT_ERROR_CHARS])
+    return words + ("…" if len(error) > MAX_BOT_ERROR_CHARS else "")
+
+
+def reply_index(reply: bot_pb.DecisionReply, legal: Sequence[Action]) -> int:
+    """The index into ``legal`` of the action ``reply`` names (by its index or as the action itself), or ReplyError
+    saying why it names none. The match runner and the bot kit's local game judge replies with this one function."""
+    which = reply.WhichOneof("decision")
+    if which == "index":
+        if reply.index < len(legal):
+            return reply.index
+        raise ReplyError(f"index {reply.index} is out of range: {len(legal)} legal actions")
+    if which == "action":
+        try:
+            action = action_from_pb(reply.action)
+        except WireError as e:
+            raise ReplyError(f"the reply's action names no action: {e}") from None
+        try:
+            return legal.index(action)
+        except ValueError:
+            raise ReplyError(f"{action!r} is not a legal action here") from None
+    if reply.error:  # the bot says why it could not decide (bot.proto DecisionReply.error)
+        raise ReplyError(f"the bot raised {bot_error_words(reply.error)}")
+    raise ReplyError("the reply holds neither an index nor an action")
 
 
 def options_pb(o: Options) -> pb.Options:

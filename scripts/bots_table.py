@@ -21,7 +21,7 @@ import time
 
 from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
-from abluxx_bot.local import play_game
+from abluxx_bot.local import play_local
 
 DEFAULT_LINEUP = ["counter", "greedy", "random", "random"]
 
@@ -50,7 +50,7 @@ def run(games: int, seconds: float | None, seed: int, lineup: list[str]) -> dict
         this_deal = {b: [0.0, 0] for b in names}
         for rot, seats in enumerate(tables):
             sessions = [BotSession(REGISTRY[b](seed)) for b in seats]
-            result = play_game(sessions, deal_seed, game_id=f"t{deal_seed}r{rot}")
+            result = play_local(sessions, deal_seed, game_id=f"t{deal_seed}r{rot}")
             firsts = [i for i, p in enumerate(result.places) if p == 1]
             for i, b in enumerate(seats):
                 s = result.scores[i]

@@ -21,7 +21,7 @@ import time
 
 from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
-from abluxx_bot.local import play_game
+from abluxx_bot.local import play_local
 
 from referee.store.sqlite import GameRow, SeatRow
 from referee.tournament import schedule, standings
@@ -40,7 +40,7 @@ def tournament(scheme: str, seed: int, table_size: int, deals: int) -> dict[str,
     rows = []
     for slot in schedule.build(cfg, None):
         sessions = [BotSession(REGISTRY[name.rsplit("-", 1)[0]](bot_seed[name])) for name in slot.seats]
-        game = play_game(sessions, slot.deck_seed, game_id=slot.game_id, names=list(slot.seats))
+        game = play_local(sessions, slot.deck_seed, game_id=slot.game_id, names=list(slot.seats))
         seats = [SeatRow(name, game.scores[i], game.places[i], False, {}, []) for i, name in enumerate(slot.seats)]
         rows.append(GameRow(slot.slot, slot.game_id, slot.table, slot.deal, slot.order, seats, "", game.decisions,
                             None, 0.0))  # fmt: skip

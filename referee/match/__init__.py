@@ -4,12 +4,12 @@ from .clock import LagMonitor, lag_monitor
 from .runner import fault_name, make_seat, make_seats, play_game
 from .seats import (
     MAX_RECEIVE_BYTES,
-    Answer,
     BotChannel,
     BuiltinSeat,
     ChannelPool,
     RemoteSeat,
     Seat,
+    SeatAnswer,
     SeatError,
     builtin_names,
     fallback_index,
@@ -17,7 +17,7 @@ from .seats import (
 from .spec import EntrantRef, GameResult, GameSpec, SeatStats, TimeControl
 
 __all__ = [
-    "MAX_RECEIVE_BYTES", "Answer", "BotChannel", "BuiltinSeat", "ChannelPool", "EntrantRef", "GameResult",
-    "GameSpec", "LagMonitor", "RemoteSeat", "Seat", "SeatError", "SeatStats", "TimeControl", "builtin_names",
+    "MAX_RECEIVE_BYTES", "BotChannel", "BuiltinSeat", "ChannelPool", "EntrantRef", "GameResult", "GameSpec",
+    "LagMonitor", "RemoteSeat", "Seat", "SeatAnswer", "SeatError", "SeatStats", "TimeControl", "builtin_names",
     "fallback_index", "fault_name", "lag_monitor", "make_seat", "make_seats", "play_game",
 ]  # fmt: skip

@@ -22,14 +22,13 @@ from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import FAULT_NAME, RecordWriter, commitment, decision_record_bytes, footer, header, new_salt
-from referee.wire import WireError, action_from_pb, decision_request_bytes, event_pb, options_pb
+from referee.wire import ReplyError, decision_request_bytes, event_pb, options_pb, reply_index
 
 from .clock import lag_monitor
 from .seats import (
     INVALID,
     TIMEOUT,
     UNREACHABLE,
-    Answer,
     BuiltinSeat,
     ChannelPool,
     RemoteSeat,
@@ -39,6 +38,7 @@ from .seats import (
 )
 from .spec import EntrantRef, GameResult, GameSpec, SeatStats
 
+CHOOSER_BOT, CHOOSER_FALLBACK = rec_pb.CHOOSER_BOT, rec_pb.CHOOSER_FALLBACK
 REFEREE = rec_pb.FAULT_KIND_REFEREE
 RETIRED = rec_pb.FAULT_KIND_RETIRED
 
@@ -46,15 +46,6 @@ RETIRED = rec_pb.FAULT_KIND_RETIRED
 def fault_name(kind: int) -> str:
     """ "timeout", "invalid", ... for a FaultKind value (the keys of SeatStats.faults)."""
     return FAULT_NAME[kind]
-
-
-MAX_BOT_ERROR_CHARS = 200  # bot.proto DecisionReply.error: the part of a bot's own error text the record keeps
-
-
-def bot_error_words(error: str) -> str:
-    """A bot's error text as the record keeps it: one line of printable characters, at most MAX_BOT_ERROR_CHARS."""
-    words = "".join(c if c.isprintable() else " " for c in error[:MAX_BOT_ERROR_CHARS])
-    return words + ("…" if len(error) > MAX_BOT_ERROR_CHARS else "")
 
 
 # --- seats from entrants --------------------------------------------------------------------------------------
@@ -118,12 +109,12 @@ class _Choice:
     fallback choose (0 for none), as the decision's record keeps them."""
 
     index: int
-    chosen_by: int = rec_pb.CHOOSER_BOT
+    chosen_by: int = CHOOSER_BOT
     fault: int = 0
     detail: str = ""
     bot_us: int = 0
     transport_us: int = 0
-    fatal: bool = False  # the seat cannot answer any more (Answer.fatal)
+    fatal: bool = False  # the seat cannot answer any more (SeatAnswer.fatal)
     retired_now: bool = False  # this decision retired the seat
 
 
@@ -265,7 +256,7 @@ class _Game:
 
     def _retired_choice(self, seat: int, state: State) -> _Choice:
         """The fallback plays a retired seat; its first decision after retiring records why it retired."""
-        choice = _Choice(fallback_index(state), rec_pb.CHOOSER_FALLBACK, RETIRED)
+        choice = _Choice(fallback_index(state), CHOOSER_FALLBACK, RETIRED)
         choice.detail = "the seat has retired; the fallback plays it"
         why = self.why_retired[seat]
         if why is not None:
@@ -285,7 +276,13 @@ class _Game:
         self.since[seat] = len(self.events)
         t0 = time.perf_counter()
         answer = await self.seats[seat].decide(request, self.seq, (tc.decision_ms + bank + tc.grace_ms) / 1000)
-        choice = self._check(answer, state.legal)
+        # The seat's fault, or INVALID for a reply that names no legal action (the kit's local game judges alike).
+        choice = _Choice(-1, CHOOSER_BOT, answer.fault, answer.detail, answer.bot_us, answer.transport_us, answer.fatal)
+        if answer.reply is not None:
+            try:
+                choice.index = reply_index(answer.reply, state.legal)
+            except ReplyError as e:
+                choice.fault, choice.detail = INVALID, str(e)
         over_ms = answer.bot_us // 1000 - tc.decision_ms
         if choice.fault == TIMEOUT and not answer.fatal:  # a fatal one already allowed for the stalls
             stall = self.monitor.worst_since(t0)
@@ -301,45 +298,13 @@ class _Game:
                 self.bank_ms[seat] = max(0, bank - over_ms)
         return choice
 
-    @staticmethod
-    def _check(answer: Answer, legal: tuple[Action, ...]) -> _Choice:
-        """The choice a seat's answer makes: the index into ``legal`` when the reply names a legal action, else
-        fault INVALID saying why (or the seat's own fault)."""
-        choice = _Choice(-1, bot_us=answer.bot_us, transport_us=answer.transport_us, fatal=answer.fatal)
-        reply = answer.reply
-        if reply is None:
-            choice.fault, choice.detail = answer.fault, answer.detail
-            return choice
-        which = reply.WhichOneof("decision")
-        choice.fault = INVALID
-        if which == "index":
-            if reply.index < len(legal):
-                choice.index, choice.fault = reply.index, 0
-            else:
-                choice.detail = f"index {reply.index} is out of range: {len(legal)} legal actions"
-        elif which == "action":
-            try:
-                action = action_from_pb(reply.action)
-            except WireError as e:
-                choice.detail = f"the reply's action names no action: {e}"
-                return choice
-            try:
-                choice.index, choice.fault = legal.index(action), 0
-            except ValueError:
-                choice.detail = f"{action!r} is not a legal action here"
-        elif reply.error:  # the bot says why it could not decide (bot.proto DecisionReply.error)
-            choice.detail = f"the bot raised {bot_error_words(reply.error)}"
-        else:
-            choice.detail = "the reply holds neither an index nor an action"
-        return choice
-
     def _judge(self, seat: int, state: State, choice: _Choice) -> _Choice:
         """A faulty answer: the fallback chooses, the seat takes a strike (not for the referee's own fault), and it
         retires at ``max_strikes`` or when it cannot answer any more. A good one: its time goes into the stats."""
         if not choice.fault:
             self.stats[seat].decision_us.append(choice.bot_us)
             return choice
-        choice.chosen_by, choice.index = rec_pb.CHOOSER_FALLBACK, fallback_index(state)
+        choice.chosen_by, choice.index = CHOOSER_FALLBACK, fallback_index(state)
         if choice.fault == REFEREE:
             self.referee_faults += 1
             self.seat_logs[seat].warning("referee fault", seq=self.seq, detail=choice.detail)

@@ -111,8 +111,9 @@ class SeatError(Exception):
 
 
 @dataclass(slots=True)
-class Answer:
-    """What a seat made of one decision request."""
+class SeatAnswer:
+    """What a seat made of one decision request: the bot's reply, or the fault that kept it from one, and the time
+    it took. (Not the kit's ``abluxx_bot.Answer``, which is what a bot's decision method returns.)"""
 
     reply: bot_pb.DecisionReply | None  # None when there was a fault
     fault: int = 0  # a FaultKind value; 0 for none
@@ -142,7 +143,7 @@ class Seat(Protocol):
 
     async def start(self, start: bot_pb.GameStart) -> None: ...
 
-    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         """Ask for decision ``seq``: ``request`` is the serialized DecisionRequest."""
         ...
 
@@ -227,15 +228,15 @@ class BuiltinSeat:
         if self.session is not None:
             self.session.start(start)
 
-    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         if self.session is None:
             raise RuntimeError("the fallback policy is played by the runner, not asked")
         t0 = time.perf_counter()
         try:
             reply = self.session.answer(bot_pb.DecisionRequest.FromString(request))
         except Exception as e:  # a built-in policy's bug costs its seat a strike, not the game
-            return Answer(None, INVALID, f"built-in policy {self.policy}: {e}")
-        return Answer(reply, bot_us=int((time.perf_counter() - t0) * 1e6))
+            return SeatAnswer(None, INVALID, f"built-in policy {self.policy}: {e}")
+        return SeatAnswer(reply, bot_us=int((time.perf_counter() - t0) * 1e6))
 
     async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
         if self.session is not None and notice is not None:
@@ -482,12 +483,12 @@ class RemoteSeat:
         except Exception as e:  # the call ended in a way grpc reports otherwise
             put((now(), _END, (DISCONNECTED, f"the Play stream ended: {e!r}")))
 
-    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         if self.transport == "unary":
             return await self._decide_unary(request, seq, allowance_s)
         return await self._decide_stream(request, seq, allowance_s)
 
-    async def _decide_unary(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+    async def _decide_unary(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         if self._start is not None:
             request += bytes_field(_DECISION_START, self._start.SerializeToString())
             self._start = None
@@ -496,21 +497,21 @@ class RemoteSeat:
             raw = await self._ch.decide(request, timeout=allowance_s)
         except grpc.aio.AioRpcError as e:
             fault, detail = _rpc_fault(e, "Decide failed")
-            return Answer(None, fault, detail, bot_us=int((time.perf_counter() - t0) * 1e6))
+            return SeatAnswer(None, fault, detail, bot_us=int((time.perf_counter() - t0) * 1e6))
         bot_us = int((time.perf_counter() - t0) * 1e6)
         try:
             reply = bot_pb.DecisionReply.FromString(raw)
         except DecodeError as e:
-            return Answer(None, MALFORMED, f"undecodable DecisionReply ({len(raw)} bytes): {e}", bot_us=bot_us)
+            return SeatAnswer(None, MALFORMED, f"undecodable DecisionReply ({len(raw)} bytes): {e}", bot_us=bot_us)
         if reply.seq != seq:
-            return Answer(None, INVALID, f"reply to seq {reply.seq} for request seq {seq}", bot_us=bot_us)
-        return Answer(reply, bot_us=bot_us)
+            return SeatAnswer(None, INVALID, f"reply to seq {reply.seq} for request seq {seq}", bot_us=bot_us)
+        return SeatAnswer(reply, bot_us=bot_us)
 
-    async def _decide_stream(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+    async def _decide_stream(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         replies = self._replies
         if replies and replies[-1][1] == _END:  # the stream has ended: say why, rather than fail to write on it
             fault, detail = replies[-1][2]
-            return Answer(None, fault, detail, fatal=True)
+            return SeatAnswer(None, fault, detail, fatal=True)
         # A reply counts only once its request is being sent: one that came earlier was dropped or queued as
         # unasked, so the time from t0 to an answer is never negative.
         self._asked.add(seq)
@@ -519,16 +520,16 @@ class RemoteSeat:
         try:
             try:  # the write shares the decision's clock, and its timer
                 if not await self._send(bytes_field(_DECISION, request), t0, allowance_s):
-                    return Answer(None, TIMEOUT, f"the Play stream took no request for {allowance_s * 1000:.0f} ms "
+                    return SeatAnswer(None, TIMEOUT, f"the Play stream took no request for {allowance_s * 1000:.0f} ms "
                                                  "(the bot grants no flow-control window)",
                                   bot_us=int((time.perf_counter() - t0) * 1e6), fatal=True)  # fmt: skip
             except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
-                return Answer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
+                return SeatAnswer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
             return await self._answer(seq, t0, allowance_s)
         finally:
             self._timer.cancel()  # type: ignore[union-attr]
 
-    async def _answer(self, seq: int, t0: float, allowance_s: float) -> Answer:
+    async def _answer(self, seq: int, t0: float, allowance_s: float) -> SeatAnswer:
         """Wait for the answer to request ``seq`` until ``t0 + allowance_s``; ``self._timer`` wakes the wait then."""
         replies = self._replies
         loop = asyncio.get_running_loop()
@@ -552,7 +553,7 @@ class RemoteSeat:
                         self._timer.cancel()  # type: ignore[union-attr]
                         self._timer = loop.call_later(stall, self._expire, t0)
                         continue
-                    return Answer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
+                    return SeatAnswer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
                                   bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
             item = replies.popleft()
             t, what, payload = item
@@ -560,18 +561,18 @@ class RemoteSeat:
             if what == _REPLY:
                 if payload.seq == seq:
                     if t - t0 > allowance_s and t - t0 - lag_monitor().worst_since(t0) > allowance_s:
-                        return Answer(None, TIMEOUT, f"reply to seq {seq} came after {bot_us / 1000:.0f} ms",
+                        return SeatAnswer(None, TIMEOUT, f"reply to seq {seq} came after {bot_us / 1000:.0f} ms",
                                       bot_us=bot_us)  # fmt: skip
-                    return Answer(payload, bot_us=bot_us)
+                    return SeatAnswer(payload, bot_us=bot_us)
                 continue  # the answer to an earlier request, after that decision had ended: dropped
             if what == _UNASKED:
-                return Answer(None, INVALID, f"reply with seq {payload} answers no question (asked {seq})",
+                return SeatAnswer(None, INVALID, f"reply with seq {payload} answers no question (asked {seq})",
                               bot_us=bot_us)  # fmt: skip
             if what == _BAD:
-                return Answer(None, MALFORMED, payload, bot_us=bot_us)
+                return SeatAnswer(None, MALFORMED, payload, bot_us=bot_us)
             fault, detail = payload
             replies.appendleft(item)  # every later decision sees the end too
-            return Answer(None, fault, detail, bot_us=bot_us, fatal=True)
+            return SeatAnswer(None, fault, detail, bot_us=bot_us, fatal=True)
 
     async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
         """Send the GameOverNotice (None for a retired seat) and close this game's transport."""

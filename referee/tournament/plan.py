@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
-from abluxx_bot.local import play_game
+from abluxx_bot.local import play_local
 
 from .config import TournamentConfig
 from .schedule import seat_orders, size, table_count
@@ -57,7 +57,7 @@ def plan(config: TournamentConfig, concurrency: int | None = None) -> Plan:
     lengths = []
     for deal in range(SAMPLE_DEALS):
         bots = [BotSession(REGISTRY[names[(deal + seat) % len(names)]](deal)) for seat in range(k)]
-        lengths.append(play_game(bots, seed=deal, options=config.options).decisions)
+        lengths.append(play_local(bots, seed=deal, options=config.options).decisions)
     owners = [e.owner or e.name for e in config.entrants]
     games = size(n, k, config.tables, config.deals, config.seat_orders, owners)
     return Plan(

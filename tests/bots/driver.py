@@ -1,7 +1,7 @@
 """A small test driver: plays engine games against served bots over real gRPC (Decide or Play).
 
 Not the match runner: no clocks or fault handling. Each remote seat has BotSession's interface (start, answer,
-game_over), so ``abluxx_bot.local.play_game`` drives remote and in-process seats alike.
+game_over), so ``abluxx_bot.local.play_local`` drives remote and in-process seats alike.
 """
 
 from __future__ import annotations

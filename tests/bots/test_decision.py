@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from abluxx_bot import Bot, BotSession
-from abluxx_bot.local import play_game
+from abluxx_bot.local import play_local
 
 from referee.engine import Abluxxed, Choice, Group
 
@@ -44,7 +44,7 @@ def test_take_or_decline_and_reclaim_or_discard_are_about_the_groups_the_docs_na
     seen: dict[str, int] = {}
     for seed in range(6):
         bots = [Checker() for _ in range(3)]
-        play_game([BotSession(b) for b in bots], seed)
+        play_local([BotSession(b) for b in bots], seed)
         for b in bots:
             for kind, n in b.seen.items():
                 seen[kind] = seen.get(kind, 0) + n

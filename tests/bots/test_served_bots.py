@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
-from abluxx_bot.local import ReplyError, play_game
+from abluxx_bot.local import ReplyError, play_local
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.engine import Kind, Options, State, counts_of, digest
@@ -75,7 +75,7 @@ def play(seats, seed: int, game_id: str, options: Options | None = None, kinds: 
         if kinds is not None:
             kinds.setdefault(req.seat, set()).add(KIND_FROM_PB[req.kind])
 
-    game = play_game(
+    game = play_local(
         [Recorder(s, log) for s in seats],
         seed,
         game_id=game_id,
@@ -94,7 +94,7 @@ def test_served_bot_answers_every_kind_legally(servers, name, transport):
     kinds: dict = {}
     for g in range(8):
         seats = [Seat(servers[b].stub, b) for b in lineup]
-        # play_game raises if a reply is not a legal action for its request; check_request checks the views.
+        # play_local raises if a reply is not a legal action for its request; check_request checks the views.
         play(seats, 1000 + g, f"{name}-{transport}-{g}", Options(draw_one=g % 2 == 1), kinds)
     seen = kinds[0] | kinds[2]
     assert seen == set(Kind), f"{name} was never asked {set(Kind) - seen}"

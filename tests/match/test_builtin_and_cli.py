@@ -10,7 +10,7 @@ import pytest
 from referee.cli import main
 from referee.engine import apply, deck_from_seed, new_game
 from referee.match import EntrantRef, GameSpec, TimeControl, fallback_index, play_game
-from referee.match.seats import Answer, BuiltinSeat
+from referee.match.seats import BuiltinSeat, SeatAnswer
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import read_record
@@ -142,13 +142,13 @@ class _StalledSeat:
 
     async def finish(self, notice: bot_pb.GameOverNotice | None) -> None: ...
 
-    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Answer:
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         t0 = time.perf_counter()
         await asyncio.sleep(0.02)  # the bot answers in 20 ms...
         if self.stalls:
             self.stalls -= 1
             time.sleep(0.3)  # ...but the referee's event loop is busy for 300 ms before it reads the reply
-        return Answer(bot_pb.DecisionReply(seq=seq, index=0), bot_us=int((time.perf_counter() - t0) * 1e6))
+        return SeatAnswer(bot_pb.DecisionReply(seq=seq, index=0), bot_us=int((time.perf_counter() - t0) * 1e6))
 
 
 def test_a_referee_stall_is_not_taken_from_the_bank():

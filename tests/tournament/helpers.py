@@ -11,7 +11,7 @@ from pathlib import Path
 
 from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
-from abluxx_bot.local import play_game
+from abluxx_bot.local import play_local
 
 from referee.engine import digest
 from referee.match.spec import GameResult, GameSpec, SeatStats
@@ -37,7 +37,7 @@ async def in_process_player(records: Path, jitter_seed: int | None = None) -> As
         if jitter_seed is not None:
             await asyncio.sleep(rng.random() * 0.05)
         sessions = [BotSession(REGISTRY[e.policy or "random"](7)) for e in spec.entrants]
-        game = play_game(sessions, spec.seed, game_id=spec.game_id, options=spec.options,
+        game = play_local(sessions, spec.seed, game_id=spec.game_id, options=spec.options,
                          start_seat=spec.start_seat, names=[e.name for e in spec.entrants])  # fmt: skip
         return GameResult(
             game_id=spec.game_id,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 
 from referee.proto.abluxxen.v1 import record_pb2
+from referee.records import commitment as deck_commitment
 
 
 class DealNotRevealed(ValueError):
@@ -22,7 +22,7 @@ def verify_commitment(record: record_pb2.GameRecord, commitment: bytes | None = 
     h, f = record.header, record.footer
     if record.deal_withheld or not h.deck or not f.salt:
         raise DealNotRevealed(f"game {h.game_id}: deal not yet revealed; fetch its record again later")
-    digest = hashlib.sha256(bytes(f.salt) + bytes(h.deck)).digest()
+    digest = deck_commitment(f.salt, h.deck)
     if not hmac.compare_digest(digest, h.commitment):
         return False
     return commitment is None or hmac.compare_digest(digest, commitment)

@@ -1,7 +1,8 @@
-"""Play a game in-process against ``BotSession``s: for testing a bot locally and for the bots table.
+"""Play a game in-process against ``BotSession``s (``play_local``): for testing a bot locally and for the bots table.
 
-This builds exactly the messages a referee sends (``referee.wire.decision_request``), so a bot that plays here
-plays the same over gRPC. It is not the match runner: no clocks, no faults, no records.
+This builds exactly the messages a referee sends (``referee.wire.decision_request``) and judges replies as the
+match runner does (``referee.wire.reply_index``), so a bot that plays here plays the same over gRPC. It is not the
+match runner (``referee.match.play_game``): no clocks, no faults, no records; a bad reply raises ``ReplyError``.
 """
 
 from __future__ import annotations
@@ -24,15 +25,8 @@ from referee.engine import (
 )
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
-from referee.wire import WireError, action_from_pb, decision_request, end_reason_pb, event_pb, options_pb
-
-# Anything that answers a DecisionRequest: BotSession.answer, or a gRPC stub's call.
-Answerer = Callable[[bot_pb.DecisionRequest], bot_pb.DecisionReply]
-
-
-def deck_commitment(salt: bytes, deck: tuple[int, ...]) -> bytes:
-    """GameStart.deck_commitment: SHA-256 of salt || deck (one byte per card, in deal order)."""
-    return hashlib.sha256(salt + bytes(deck)).digest()
+from referee.records import commitment
+from referee.wire import ReplyError, decision_request, end_reason_pb, event_pb, options_pb, reply_index
 
 
 def game_start(
@@ -54,37 +48,19 @@ def game_start(
         time_control=pb.TimeControl(decision_ms=decision_ms, bank_ms=bank_ms),
         start_seat=start_seat,
         rules_version=RULES_VERSION,
-        deck_commitment=deck_commitment(salt, deck),
+        deck_commitment=commitment(salt, deck),
     )
 
 
-class ReplyError(ValueError):
-    """A reply that does not answer its request with a legal action."""
-
-
 def reply_action(state: State, request: bot_pb.DecisionRequest, reply: bot_pb.DecisionReply) -> Action:
-    """The legal action ``reply`` names for ``request`` (asked in ``state``), or ReplyError saying what is wrong."""
+    """The legal action ``reply`` names for ``request`` (asked in ``state``), or ReplyError saying what is wrong:
+    the match runner's own judgement of a reply (``referee.wire.reply_index``), and the request's game and seq."""
     if reply.seq != request.seq or reply.game_id != request.game_id:
         raise ReplyError(
             f"reply is for game {reply.game_id!r} seq {reply.seq}, the request was {request.game_id!r} "
             f"seq {request.seq}"
         )
-    which = reply.WhichOneof("decision")
-    if which == "index":
-        if reply.index >= len(state.legal):
-            raise ReplyError(f"index {reply.index} is out of range: {len(state.legal)} legal actions")
-        return state.legal[reply.index]
-    if which == "action":
-        try:
-            action = action_from_pb(reply.action)
-        except WireError as e:
-            raise ReplyError(str(e)) from e
-        if action not in state.legal:
-            raise ReplyError(f"{action!r} is not a legal action")
-        return action
-    if reply.error:
-        raise ReplyError(f"the bot raised {reply.error}")
-    raise ReplyError("the reply holds neither an index nor an action")
+    return state.legal[reply_index(reply, state.legal)]
 
 
 @dataclass
@@ -95,7 +71,7 @@ class LocalGame:
     decisions: int
 
 
-def play_game(
+def play_local(
     seat_sessions: list,
     seed: int,
     game_id: str = "local",
