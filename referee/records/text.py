@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from referee.engine import Abluxxed, GameOver, TurnStarted, card_name, cards_of, event_for, scores
+from referee.engine import Abluxxed, GameOver, State, TurnStarted, card_name, cards_of, event_for, scores
 from referee.engine.words import END_WORDS, say_event
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import END_FROM_PB, options_from_pb
@@ -53,24 +53,8 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
         return full or s == seat
 
     state = start_state(h)
-    opts = options_from_pb(h.options)
-    options = [name for name, on in (("draw_one", opts.draw_one), ("end_on_empty_pile", opts.end_on_empty_pile)) if on]
-    chunk = [f"game {h.game_id}" + (f" in tournament {h.tournament_id}" if h.tournament_id else "")]
-    chunk.append(f"rules {h.rules_version}; options: {', '.join(options) or 'none'}")
-    for p in h.players:
-        about = ", ".join(x for x in (p.version and f"version {p.version}", p.transport) if x)
-        at = f" at {p.address}" if p.address else ""  # a bot's address, as a detail beside its name
-        chunk.append(f"seat {p.seat}: {p.name or '(no name)'}{at}" + (f" ({about})" if about else ""))
-    if seat is not None:
-        chunk.append(f"view: {names[seat]} (other hands and their draws from the pile hidden)")
-    elif public:
-        chunk.append("view: public (no hands; cards drawn from the pile hidden)")
-    else:
-        chunk.append("view: everything")
-    chunk.append(f"deck commitment: {h.commitment.hex() or '(none)'}")
-    for s in range(n):
-        if sees_hand(s):
-            chunk.append(f"{names[s]} hand: {_cards(state.hands[s])}")
+    chunk = _opening(h, names, seat, public)
+    chunk += [f"{names[s]} hand: {_cards(state.hands[s])}" for s in range(n) if sees_hand(s)]
     chunk.append(f"market: {_cards(state.market)}")
     chunk.append(say_event(TurnStarted(state.active, state.turn), names))
 
@@ -119,9 +103,35 @@ def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool =
     else:
         chunk.append(f"the record stops after {len(record.decisions)} decisions: the game did not finish")
         chunk.append("standing so far:")
+    yield chunk + _standing(state, retired, names)
+
+
+def _opening(h: rpb.RecordHeader, names: list[str], seat: int | None, public: bool) -> list[str]:
+    """The lines before the deal: the game, its rules and options, the seats, and whose view this is."""
+    opts = options_from_pb(h.options)
+    options = [name for name, on in (("draw_one", opts.draw_one), ("end_on_empty_pile", opts.end_on_empty_pile)) if on]
+    lines = [f"game {h.game_id}" + (f" in tournament {h.tournament_id}" if h.tournament_id else "")]
+    lines.append(f"rules {h.rules_version}; options: {', '.join(options) or 'none'}")
+    for p in h.players:
+        about = ", ".join(x for x in (p.version and f"version {p.version}", p.transport) if x)
+        at = f" at {p.address}" if p.address else ""  # a bot's address, as a detail beside its name
+        lines.append(f"seat {p.seat}: {p.name or '(no name)'}{at}" + (f" ({about})" if about else ""))
+    if seat is not None:
+        lines.append(f"view: {names[seat]} (other hands and their draws from the pile hidden)")
+    elif public:
+        lines.append("view: public (no hands; cards drawn from the pile hidden)")
+    else:
+        lines.append("view: everything")
+    lines.append(f"deck commitment: {h.commitment.hex() or '(none)'}")
+    return lines
+
+
+def _standing(state: State, retired: frozenset[int], names: list[str]) -> list[str]:
+    """The places, scores and hand sizes (R15), best first; retired seats last and marked."""
     final = scores(state)
     places = final_places(state, retired)
-    for s in sorted(range(n), key=lambda s: (places[s], s)):
+    lines = []
+    for s in sorted(range(state.players), key=lambda s: (places[s], s)):
         line = f"  place {places[s]}: {names[s]}  score {final[s]:+d}  hand {state.hand_size(s)}"
-        chunk.append(line + ("  (retired)" if s in retired else ""))
-    yield chunk
+        lines.append(line + ("  (retired)" if s in retired else ""))
+    return lines
