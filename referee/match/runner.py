@@ -33,6 +33,7 @@ from .seats import (
     ChannelPool,
     RemoteSeat,
     Seat,
+    SeatAnswer,
     SeatError,
     fallback_index,
 )
@@ -119,8 +120,9 @@ class _Choice:
 
 
 class _Game:
-    """One game in play. ``run`` is the whole game: open the seats, then for each decision ``_ask`` the seat,
-    ``_judge`` its answer and ``_record`` it, then ``_finish``: the footer and every seat's GameOverNotice."""
+    """One game in play. ``run`` is the whole game: ``_open`` the seats, then ``_play`` every decision (the
+    ``_request`` to the seat, ``_settle`` its answer and the clock, ``_judge`` it, ``_record`` it), then
+    ``_finish_record`` (the footer) and ``_finish_seats`` (every seat's GameOverNotice)."""
 
     def __init__(
         self,
@@ -159,9 +161,7 @@ class _Game:
             await self._open()
             if self.record_path is not None:
                 self.writer = RecordWriter(self.record_path, self._header())
-            state = new_game(self.deck, self.n, self.spec.options, self.spec.start_seat)
-            while not state.over:
-                state = await self._decide(state)
+            state = await self._play(new_game(self.deck, self.n, self.spec.options, self.spec.start_seat))
             end = await self._finish_record(state)
         except BaseException:
             if self.writer is not None:
@@ -234,25 +234,32 @@ class _Game:
                       start_seat=spec.start_seat, seed=spec.seed, time_control=spec.time_control,
                       max_strikes=spec.max_strikes, tournament_id=spec.tournament_id)  # fmt: skip
 
-    # --- one decision ---
+    # --- the decisions ---
 
-    async def _decide(self, state: State) -> State:
-        """Have ``state.seat`` make the decision ``state`` asks for, record it, and return the state it leads to."""
-        seat = state.seat
-        self.seq += 1
-        if self.retired[seat]:
-            choice = self._retired_choice(seat, state)
-        elif self.seats[seat].is_fallback:
-            choice = _Choice(fallback_index(state))
-        else:
-            choice = self._judge(seat, state, await self._ask(seat, state))
-        action = state.legal[choice.index]
-        after, events = apply(state, action)
-        self.events.extend(events)
-        self._record(seat, state, action, events, choice)
-        if choice.retired_now:
-            await self.seats[seat].finish(None)
-        return after
+    async def _play(self, state: State) -> State:
+        """Every decision to the end of the game: ask the seat (or play the fallback for it), judge the answer,
+        apply it and record it. One loop, awaiting only the seat: this is the referee's hot path."""
+        seats = self.seats
+        while not state.over:
+            seat = state.seat
+            self.seq += 1
+            if self.retired[seat]:
+                choice = self._retired_choice(seat, state)
+            elif seats[seat].is_fallback:
+                choice = _Choice(fallback_index(state))
+            else:
+                request, allowance_s = self._request(seat, state)
+                t0 = time.perf_counter()
+                answer = await seats[seat].decide(request, self.seq, allowance_s)
+                choice = self._judge(seat, state, self._settle(seat, state, answer, t0))
+            action = state.legal[choice.index]
+            after, events = apply(state, action)
+            self.events.extend(events)
+            self._record(seat, state, action, events, choice)
+            if choice.retired_now:
+                await seats[seat].finish(None)
+            state = after
+        return state
 
     def _retired_choice(self, seat: int, state: State) -> _Choice:
         """The fallback plays a retired seat; its first decision after retiring records why it retired."""
@@ -266,16 +273,20 @@ class _Game:
             self._count_fault(seat, choice.fault)
         return choice
 
-    async def _ask(self, seat: int, state: State) -> _Choice:
-        """Send the seat its request and wait for its answer within the decision's allowance; check the answer and
-        settle the clock: time beyond ``decision_ms`` comes from the bank, less the referee's own stalls, and a
-        timeout while the referee's event loop stalled is the referee's fault, not the bot's."""
+    def _request(self, seat: int, state: State) -> tuple[bytes, float]:
+        """The seat's request (its view, the events since its last one, its time) and the decision's allowance in
+        seconds: ``decision_ms``, the bank left and the grace."""
         tc, bank = self.spec.time_control, self.bank_ms[seat]
         request = decision_request_bytes(state, self.spec.game_id, self.seq, self.events[self.since[seat] :],
                                          tc.decision_ms, bank)  # fmt: skip
         self.since[seat] = len(self.events)
-        t0 = time.perf_counter()
-        answer = await self.seats[seat].decide(request, self.seq, (tc.decision_ms + bank + tc.grace_ms) / 1000)
+        return request, (tc.decision_ms + bank + tc.grace_ms) / 1000
+
+    def _settle(self, seat: int, state: State, answer: SeatAnswer, t0: float) -> _Choice:
+        """The choice the seat's answer (asked at ``t0``) makes, and the clock settled: time beyond
+        ``decision_ms`` comes from the bank, less the referee's own stalls, and a timeout while the referee's event
+        loop stalled is the referee's fault, not the bot's."""
+        tc, bank = self.spec.time_control, self.bank_ms[seat]
         # The seat's fault, or INVALID for a reply that names no legal action (the kit's local game judges alike).
         choice = _Choice(-1, CHOOSER_BOT, answer.fault, answer.detail, answer.bot_us, answer.transport_us, answer.fatal)
         if answer.reply is not None:
