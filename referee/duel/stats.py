@@ -1,0 +1,180 @@
+"""The statistics of a duel (docs/duel.md): a sequential test on paired differences, and confidence intervals.
+
+Pure functions, no I/O. The unit of evidence is one **pair**: the candidate's score minus the baseline's score on
+the same cards (same deal, same seat, same field), in score points per game.
+
+**The test** is a generalized sequential probability ratio test (GSPRT) on the normal approximation of the paired
+differences, the test fishtest and OpenBench run on pentanomial scores (Wald 1945 for the SPRT; the GSPRT with a
+plug-in variance is the "normalized" SPRT of M. Van den Bergh's notes on fishtest). With n pairs of mean ``m`` and
+sample variance ``s²``, the log-likelihood ratio of H1 (mean = M) against H0 (mean = 0) is
+
+    LLR = sum_i log N(d_i; M, s²) / N(d_i; 0, s²) = n * M * (2m - M) / (2 s²)
+
+The test stops at H1 when LLR >= log((1 - beta) / alpha), at H0 when LLR <= log(beta / (1 - alpha)) (Wald's
+bounds), and otherwise plays on. Testing at the two points 0 and M gives, approximately, P(H1 | mean <= 0) <= alpha
+and P(H0 | mean >= M) <= beta; the A/A and A/B simulations in tests/duel measure it.
+
+The confidence interval of a mean uses Student's t quantile (scipy.stats), which stays honest for the few deals
+a short duel or a small tournament has.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from scipy import stats as _scipy
+
+MIN_PAIRS = 10  # no verdict before this many pairs: the variance estimate of fewer is too rough to stop on
+VARIANCE_FLOOR = 1e-6  # pairs that all differ by the same amount still give a finite LLR
+
+
+class Verdict(StrEnum):
+    H1 = "H1"  # the candidate is better (by M)
+    H0 = "H0"  # the candidate is not better by M
+    INCONCLUSIVE = "inconclusive"  # the budget ran out first (or the duel is still going)
+
+
+@dataclass(frozen=True)
+class Sprt:
+    """The test's settings: error rates and the margin M (score points per game)."""
+
+    alpha: float = 0.05
+    beta: float = 0.05
+    margin: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0 < value < 0.5:
+                raise ValueError(f"{name} must be between 0 and 0.5 (exclusive), got {value}")
+        if not self.margin > 0 or not math.isfinite(self.margin):
+            raise ValueError(f"the margin must be above 0, got {self.margin}")
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """Wald's bounds (lower, upper): accept H0 at or below the lower, H1 at or above the upper."""
+        return math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha)
+
+    def llr(self, n: int, mean: float, variance: float) -> float:
+        """The log-likelihood ratio of H1 (mean M) against H0 (mean 0) for n differences of this mean and variance."""
+        if n < 2:
+            return 0.0
+        return n * self.margin * (2 * mean - self.margin) / (2 * max(variance, VARIANCE_FLOOR))
+
+    def verdict(self, n: int, llr: float) -> Verdict:
+        lower, upper = self.bounds
+        if n < MIN_PAIRS:
+            return Verdict.INCONCLUSIVE
+        if llr >= upper:
+            return Verdict.H1
+        if llr <= lower:
+            return Verdict.H0
+        return Verdict.INCONCLUSIVE
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+def t_quantile(level: float, dof: int) -> float:
+    """The two-sided Student t quantile for a ``level`` interval (1.96 for large dof at 0.95)."""
+    return float(_scipy.t.ppf(0.5 + level / 2, dof))
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> Interval:
+    """The mean of ``values`` with its t interval; a single value (or none) has an unbounded interval."""
+    n = len(values)
+    if n == 0:
+        return Interval(0.0, -math.inf, math.inf)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return Interval(mean, -math.inf, math.inf)
+    half = t_quantile(level, n - 1) * math.sqrt(variance(values) / n)
+    return Interval(mean, mean - half, mean + half)
+
+
+def ratio_ci(clusters: Sequence[tuple[float, int]], level: float = 0.95) -> Interval:
+    """The mean of values that come in clusters (a deal's games are not independent), each cluster given as
+    (sum of its values, how many): the ratio estimate sum/count with its cluster-robust standard error
+
+        se² = J / (J - 1) * sum_j (s_j - mean * n_j)² / (sum_j n_j)²
+
+    and Student's t with J - 1 degrees of freedom, J the number of clusters. One cluster gives no interval."""
+    total = sum(n for _, n in clusters)
+    if total == 0:
+        return Interval(0.0, -math.inf, math.inf)
+    mean = math.fsum(s for s, _ in clusters) / total
+    j = len(clusters)
+    if j < 2:
+        return Interval(mean, -math.inf, math.inf)
+    se = math.sqrt(j / (j - 1) * math.fsum((s - mean * n) ** 2 for s, n in clusters)) / total
+    half = t_quantile(level, j - 1) * se
+    return Interval(mean, mean - half, mean + half)
+
+
+def variance(values: Sequence[float]) -> float:
+    """The sample variance (n - 1 in the denominator); 0 for fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean = math.fsum(values) / n
+    return math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Where a duel stands after ``pairs`` pairs."""
+
+    pairs: int
+    mean_diff: float
+    ci95: tuple[float, float]
+    llr: float
+    bounds: tuple[float, float]
+    verdict: Verdict
+    wins: int  # pairs the candidate scored more in
+    losses: int
+    ties: int
+
+
+def summarize(test: Sprt, diffs: Sequence[float]) -> Summary:
+    """The test applied to the paired differences so far, in the order they were played."""
+    n = len(diffs)
+    ci = mean_ci(diffs)
+    llr = test.llr(n, ci.mean, variance(diffs))
+    return Summary(
+        pairs=n,
+        mean_diff=ci.mean,
+        ci95=(ci.low, ci.high),
+        llr=llr,
+        bounds=test.bounds,
+        verdict=test.verdict(n, llr),
+        wins=sum(d > 0 for d in diffs),
+        losses=sum(d < 0 for d in diffs),
+        ties=sum(d == 0 for d in diffs),
+    )
+
+
+def sequential(test: Sprt, diffs: Sequence[float], max_pairs: int) -> tuple[Verdict, int]:
+    """Run the test over ``diffs`` one pair at a time, as a duel does: (verdict, pairs used). It stops at the first
+    pair whose LLR crosses a bound, or at ``max_pairs`` (or the end of ``diffs``) with INCONCLUSIVE."""
+    total = total_sq = 0.0
+    for n, d in enumerate(diffs[:max_pairs], start=1):
+        total += d
+        total_sq += d * d
+        if n >= MIN_PAIRS:
+            mean = total / n
+            var = max(0.0, (total_sq - n * mean * mean) / (n - 1))
+            verdict = test.verdict(n, test.llr(n, mean, var))
+            if verdict is not Verdict.INCONCLUSIVE:
+                return verdict, n
+    return Verdict.INCONCLUSIVE, min(len(diffs), max_pairs)

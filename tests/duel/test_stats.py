@@ -1,0 +1,85 @@
+"""The duel's statistics (referee/duel/stats.py): the GSPRT's LLR and bounds, its error rates on synthetic paired
+differences, and the confidence intervals."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from scipy import stats
+
+from referee.duel.stats import MIN_PAIRS, Sprt, Verdict, mean_ci, ratio_ci, sequential, summarize
+
+
+def test_bounds_are_walds() -> None:
+    lower, upper = Sprt(alpha=0.05, beta=0.1).bounds
+    assert lower == pytest.approx(math.log(0.1 / 0.95))
+    assert upper == pytest.approx(math.log(0.9 / 0.05))
+
+
+def test_llr_is_the_sum_of_normal_log_likelihood_ratios() -> None:
+    rng = random.Random(3)
+    d = [rng.gauss(0.4, 3) for _ in range(50)]
+    test = Sprt(margin=0.7)
+    s = summarize(test, d)
+    sd = stats.tstd(d)
+    direct = sum(stats.norm.logpdf(x, 0.7, sd) - stats.norm.logpdf(x, 0.0, sd) for x in d)
+    assert s.llr == pytest.approx(direct)
+    assert (s.wins, s.losses, s.ties) == (sum(x > 0 for x in d), sum(x < 0 for x in d), 0)
+
+
+def test_mean_ci_is_students_t_interval() -> None:
+    d = [1.0, 4.0, -2.0, 3.5, 0.5, 2.0]
+    low, high = stats.t.interval(0.95, len(d) - 1, loc=sum(d) / len(d), scale=stats.sem(d))
+    ci = mean_ci(d)
+    assert (ci.low, ci.high) == (pytest.approx(low), pytest.approx(high))
+    assert math.isinf(mean_ci([1.0]).low)
+
+
+def test_ratio_ci_of_single_game_clusters_is_the_plain_interval() -> None:
+    d = [1.0, 4.0, -2.0, 3.5, 0.5, 2.0]
+    a, b = ratio_ci([(x, 1) for x in d]), mean_ci(d)
+    assert (a.mean, a.low, a.high) == (pytest.approx(b.mean), pytest.approx(b.low), pytest.approx(b.high))
+    # clusters of several games: the interval widens with the clusters' spread, not the games'
+    wide = ratio_ci([(10.0, 2), (-6.0, 2), (8.0, 2), (-4.0, 2)])
+    assert wide.mean == pytest.approx(1.0) and wide.low < -3 and wide.high > 5
+
+
+def test_no_verdict_before_the_minimum_pairs_then_a_clear_one() -> None:
+    test = Sprt(margin=0.5)
+    assert summarize(test, [5.0, 6.0, 5.5]).verdict is Verdict.INCONCLUSIVE
+    assert summarize(test, [5.0, 6.0, 5.5] * 4).verdict is Verdict.H1
+    assert summarize(test, [-5.0, -6.0, -5.5] * 4).verdict is Verdict.H0
+    assert summarize(test, [0.0] * MIN_PAIRS).verdict is Verdict.H0  # identical play: not better by M
+
+
+@pytest.mark.parametrize("bad", [{"alpha": 0.0}, {"alpha": 0.5}, {"beta": -0.1}, {"margin": 0.0}, {"margin": -1}])
+def test_bad_settings_are_refused(bad: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        Sprt(**bad)
+
+
+def binomial_band(n: int, p: float) -> tuple[int, int]:
+    """The 99% band of the number of successes in n trials of rate p."""
+    low, high = stats.binom.interval(0.99, n, p)
+    return int(low), int(high)
+
+
+def heavy(rng: random.Random) -> float:
+    """Student's t with 5 degrees of freedom, scaled to sd 1: heavier tails than a game's score difference."""
+    return rng.gauss(0, 1) / math.sqrt(rng.gammavariate(2.5, 0.4)) / math.sqrt(5 / 3)
+
+
+@pytest.mark.parametrize("tails", ["normal", "heavy"])
+def test_error_rates_on_synthetic_pairs_stay_in_alphas_and_betas_band(tails: str) -> None:
+    """500 duels at mean 0 (the H1 rate must be alpha's) and 500 at mean M (the H0 rate must be beta's), in the
+    binomial 99% band; the margin is half the sd, so a duel takes about 25 pairs."""
+    rng = random.Random(11)
+    test, duels = Sprt(alpha=0.05, beta=0.05, margin=0.5), 500
+    noise = (lambda: rng.gauss(0, 1)) if tails == "normal" else (lambda: heavy(rng))
+    low, high = binomial_band(duels, 0.05)
+    for mean, wrong in ((0.0, Verdict.H1), (0.5, Verdict.H0)):
+        verdicts = [sequential(test, [mean + noise() for _ in range(1000)], 1000)[0] for _ in range(duels)]
+        assert verdicts.count(Verdict.INCONCLUSIVE) == 0
+        assert low <= verdicts.count(wrong) <= high, (mean, verdicts.count(wrong), (low, high))
