@@ -15,11 +15,11 @@ from referee.match.seats import HelloError, hello
 from referee.match.spec import RANGES
 from referee.records import RecordError, read_record, record_path
 from referee.terminal import say
-from referee.tournament.config import address_problem
 from referee.tournament.deals import fresh_seed
 
 from .args import add_data_arg
 from .logs import add_log_format, configure_logs
+from .seats import parse_seats
 
 MAX_HELLO_NAME_CHARS = 40  # a bot's Hello name as `match` shows it (docs/security.md)
 
@@ -49,24 +49,7 @@ def register(sub) -> None:
 
 def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
     """Seats from the command line: ``host:port`` or ``name=host:port`` for a bot, or a built-in policy name."""
-    known = builtin_names()
-    out = []
-    for i, arg in enumerate(args):
-        name, named, address = arg.partition("=") if "=" in arg else ("", "", arg)
-        if named or ":" in address:
-            if problem := address_problem(address):
-                raise BadInput(f"seat {i}: {problem}")
-            if named and not name.strip():
-                raise BadInput(f"seat {i}: {arg!r} names no bot before '='; write NAME=HOST:PORT")
-            out.append(EntrantRef(name=name.strip() or address, address=address))
-        elif arg in known:
-            out.append(EntrantRef(name=arg if args.count(arg) == 1 else f"{arg}#{i}", policy=arg))
-        else:
-            raise BadInput(
-                f"seat {i}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)}); "
-                "a bot may be named with NAME=HOST:PORT"
-            )
-    return tuple(out)
+    return tuple(e.ref() for e in parse_seats(args))
 
 
 def hello_name(name: str) -> str:

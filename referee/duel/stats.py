@@ -43,7 +43,7 @@ class Sprt:
 
     alpha: float = 0.05
     beta: float = 0.05
-    margin: float = 0.5
+    margin: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):

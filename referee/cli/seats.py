@@ -1,0 +1,63 @@
+"""Bots as the command line gives them (``abluxx match``, ``abluxx duel``, ``abluxx gauntlet``): one parser.
+
+A bot is ``host:port`` (or ``NAME=host:port``) for a bot already running, a built-in policy name, or, where the
+command starts bots itself, a command line with a space in it (or ``NAME=COMMAND``), e.g. ``"python3 bot.py --port
+0"``, which must print ``listening on HOST:PORT`` once it serves (docs/tournaments.md, Entrants).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from referee.errors import BadInput
+from referee.match import builtin_names
+from referee.tournament.config import EntrantConfig, address_problem
+
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
+MAX_COMMAND_NAME_CHARS = 40  # a command bot's name, made from its command line when it is given none
+
+
+def _command_name(argv: list[str]) -> str:
+    return _NAME_CHARS.sub("_", " ".join(argv)).strip("_")[:MAX_COMMAND_NAME_CHARS] or "command"
+
+
+def parse_seats(
+    args: Sequence[str], labels: Sequence[str] | None = None, *, commands: bool = False
+) -> tuple[EntrantConfig, ...]:
+    """The bots ``args`` name, in order; BadInput names the first bad one by its label (default ``seat i``).
+    A name used twice (two seats of one policy) gets ``#i`` after it. ``commands`` allows command lines."""
+    labels = labels or [f"seat {i}" for i in range(len(args))]
+    known = builtin_names()
+    out = []
+    for arg, label in zip(args, labels, strict=True):
+        name, named, rest = arg.partition("=") if "=" in arg else ("", "", arg)
+        if named and (not name.strip() or " " in name.strip()):  # "python3 bot.py --x=1" names no bot
+            name, named, rest = "", "", arg
+        if commands and " " in rest.strip():
+            try:
+                argv = shlex.split(rest)
+            except ValueError as e:
+                raise BadInput(f"{label}: cannot read the command {rest!r}: {e}") from None
+            out.append(EntrantConfig(name=name.strip() or _command_name(argv), command=tuple(argv)))
+        elif named or ":" in rest:
+            if problem := address_problem(rest):
+                raise BadInput(f"{label}: {problem}")
+            if named and not name.strip():
+                raise BadInput(f"{label}: {arg!r} names no bot before '='; write NAME=HOST:PORT")
+            out.append(EntrantConfig(name=name.strip() or rest, address=rest))
+        elif arg in known:
+            out.append(EntrantConfig(name=arg, policy=arg))
+        else:
+            command = ', or a command line such as "python3 bot.py --port 0"' if commands else ""
+            raise BadInput(
+                f"{label}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)}){command}; "
+                "a bot may be named with NAME=HOST:PORT"
+            )
+    names = [e.name for e in out]
+    return tuple(
+        EntrantConfig(name=f"{e.name}#{i}", address=e.address, command=e.command, policy=e.policy)
+        if names.count(e.name) > 1 else e
+        for i, e in enumerate(out)
+    )  # fmt: skip

@@ -1,0 +1,293 @@
+"""Playing a duel: pairs of games on the same cards, once with the candidate and once with the baseline
+(docs/duel.md).
+
+A pair is one fresh secret deal. Its first game seats the candidate, its second the baseline in the candidate's
+place; everything else is the same: the deck, the seats, the field bots and their seeds, the game id (bots that
+seed themselves from it, as the kit's do, play the same way twice). At table size 2 the two games are the seat
+rotation of the deal (candidate and baseline swap seats); at 3 to 5 the candidate holds seat ``pair mod K`` in the
+first game and the baseline holds it in the second, against the same field.
+
+The two games of a pair run one after the other, never at once, and every command bot is started afresh for each
+game and stopped after it, so no process of theirs sees the deal twice. Up to ``concurrency`` pairs run at once.
+The test reads the pairs in their order (0, 1, 2, ...), so which pair finished first does not change a verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import secrets
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from referee.errors import Precondition
+from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, make_seat, play_game
+from referee.records import record_path
+from referee.tournament.config import EntrantConfig
+from referee.tournament.deals import fresh_seed
+from referee.tournament.entrants import LocalBots
+
+from .stats import Sprt, Summary, Verdict, summarize
+from .store import DuelStore, PairRow
+
+DEFAULT_MAX_GAMES = 4000
+DEFAULT_FIELD = ("greedy", "counter", "random", "greedy")  # the example bots, as built-in policies: seats 3 to 5
+MAX_CONCURRENCY = 1024
+
+
+@dataclass(frozen=True)
+class DuelSettings:
+    """What a duel plays; stored with it, so a resume plays the same."""
+
+    candidate: EntrantConfig
+    baseline: EntrantConfig
+    field: tuple[EntrantConfig, ...]  # field_size(table_size) bots
+    table_size: int = 2
+    max_games: int = DEFAULT_MAX_GAMES
+    test: Sprt = dataclasses.field(default_factory=Sprt)
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.table_size <= 5:
+            raise ValueError(f"--table-size must be 2 to 5, got {self.table_size}")
+        if len(self.field) != field_size(self.table_size):
+            raise ValueError(
+                f"a table of {self.table_size} needs a field of {field_size(self.table_size)} bot(s), got "
+                f"{len(self.field)}"
+            )
+        names = [e.name for e in (self.candidate, self.baseline, *self.field)]
+        if len(set(names)) < len(names):
+            raise ValueError(f"every bot of a duel needs its own name, got {', '.join(names)}")
+        if self.max_games < 2:
+            raise ValueError(f"--max-games must be at least 2 (one pair), got {self.max_games}")
+
+    @property
+    def max_pairs(self) -> int:
+        return self.max_games // 2
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "candidate": _entrant_json(self.candidate),
+            "baseline": _entrant_json(self.baseline),
+            "field": [_entrant_json(e) for e in self.field],
+            "table_size": self.table_size,
+            "max_games": self.max_games,
+            "alpha": self.test.alpha,
+            "beta": self.test.beta,
+            "margin": self.test.margin,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> DuelSettings:
+        return cls(
+            candidate=_entrant(d["candidate"]),
+            baseline=_entrant(d["baseline"]),
+            field=tuple(_entrant(e) for e in d["field"]),
+            table_size=d["table_size"],
+            max_games=d["max_games"],
+            test=Sprt(d["alpha"], d["beta"], d["margin"]),
+        )
+
+
+def _entrant_json(e: EntrantConfig) -> dict[str, Any]:
+    return {"name": e.name, "address": e.address, "command": list(e.command) if e.command else None,
+            "policy": e.policy}  # fmt: skip
+
+
+def _entrant(d: dict[str, Any]) -> EntrantConfig:
+    command = tuple(d["command"]) if d.get("command") else None
+    return EntrantConfig(name=d["name"], address=d.get("address"), command=command, policy=d.get("policy"))
+
+
+def new_duel_id() -> str:
+    return f"duel-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def field_size(table_size: int) -> int:
+    """The field's bots: every seat but the candidate's at 3 to 5 players; none at 2, where the pair is the seat
+    rotation of the candidate and the baseline."""
+    return 0 if table_size == 2 else table_size - 1
+
+
+def default_field(table_size: int) -> tuple[EntrantConfig, ...]:
+    policies = DEFAULT_FIELD[: field_size(table_size)]
+    return tuple(EntrantConfig(name=f"{p}#{i + 2}", policy=p) for i, p in enumerate(policies))
+
+
+def _bot_seed(deck_seed: int, role: str) -> int:
+    """A built-in policy's seed in a pair: the same for a role in both games (the field plays the same), different
+    for the candidate and the baseline (an A/A test of a random policy compares two independent streams)."""
+    return int.from_bytes(hashlib.sha256(f"{deck_seed}/{role}".encode()).digest()[:8], "big") >> 1
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """One pair: its deal and, for each of its two games, who sits where (by role)."""
+
+    pair: int
+    deck_seed: int
+    seat: int  # the candidate's seat in the first game
+    game_id: str
+
+    def roles(self, table_size: int, second: bool) -> list[str]:
+        """The roles by seat: "candidate", "baseline", "field0", ... The second game swaps the candidate and the
+        baseline (at table size 2 that is the seat rotation)."""
+        field = iter(f"field{i}" for i in range(field_size(table_size)))
+        seats = []
+        for s in range(table_size):
+            if s == self.seat:
+                seats.append("candidate")
+            elif table_size == 2:
+                seats.append("baseline")
+            else:
+                seats.append(next(field))
+        if second:
+            swap = {"candidate": "baseline", "baseline": "candidate"}
+            seats = [swap.get(r, r) for r in seats]
+        return seats
+
+
+def paired_difference(roles_first: list[str], first: GameResult, second: GameResult) -> tuple[float, float]:
+    """(score, place) of the candidate minus the baseline on the same cards, averaged over the seats they held:
+    the score difference in points per game, and the place difference as the baseline's place minus the
+    candidate's (positive: the candidate placed better)."""
+    diffs, places = [], []
+    for seat, role in enumerate(roles_first):
+        if role not in ("candidate", "baseline"):
+            continue
+        sign = 1 if role == "candidate" else -1
+        diffs.append(sign * (first.scores[seat] - second.scores[seat]))
+        places.append(sign * (second.places[seat] - first.places[seat]))
+    return sum(diffs) / len(diffs), sum(places) / len(places)
+
+
+@dataclass
+class DuelState:
+    """A duel so far: its stored pairs and the test on their unbroken prefix (pairs 0, 1, ... all finished)."""
+
+    duel_id: str
+    settings: DuelSettings
+    pairs: dict[int, PairRow]
+
+    def prefix(self) -> list[PairRow]:
+        out = []
+        while len(out) in self.pairs:
+            out.append(self.pairs[len(out)])
+        return out
+
+    def summary(self) -> Summary:
+        return summarize(self.settings.test, [p.diff for p in self.prefix()])
+
+    @property
+    def games(self) -> int:
+        return 2 * len(self.prefix())
+
+    def finished(self) -> bool:
+        s = self.summary()
+        return s.verdict is not Verdict.INCONCLUSIVE or s.pairs >= self.settings.max_pairs
+
+    def place_diff(self) -> float:
+        rows = self.prefix()
+        return sum(p.place_diff for p in rows) / len(rows) if rows else 0.0
+
+
+class DuelError(Precondition):
+    """A duel that cannot go on (a bot that cannot be started); what was played is stored."""
+
+
+@contextlib.asynccontextmanager
+async def _fresh(entrants: list[EntrantConfig], log_dir: Path, prefix: str) -> AsyncIterator[dict[str, str]]:
+    """The addresses of the game's command bots, each started for this game alone and stopped after it."""
+    commands = tuple(e for e in entrants if e.command)
+    if not commands:
+        yield {}
+        return
+    async with LocalBots(commands, log_dir, prefix) as bots:
+        yield bots.addresses
+
+
+async def _play(
+    settings: DuelSettings, plan: PairPlan, second: bool, data: Path, pool: ChannelPool, duel_id: str
+) -> tuple[list[str], GameResult, Path]:
+    by_role = {"candidate": settings.candidate, "baseline": settings.baseline}
+    by_role.update({f"field{i}": e for i, e in enumerate(settings.field)})
+    roles = plan.roles(settings.table_size, second)
+    entrants = [by_role[r] for r in roles]
+    path = record_path(data, f"{plan.game_id}-{'b' if second else 'c'}")
+    async with _fresh(entrants, data / "logs", duel_id) as started:
+        refs = [EntrantRef(name=e.name, address=started.get(e.name) or e.address, policy=e.policy) for e in entrants]
+        spec = GameSpec(game_id=plan.game_id, seed=plan.deck_seed, entrants=tuple(refs), tournament_id=duel_id)
+        seats = [make_seat(ref, pool, _bot_seed(plan.deck_seed, role)) for ref, role in zip(refs, roles, strict=True)]
+        result = await play_game(spec, seats, pool=pool, record_path=path)
+    return roles, result, path
+
+
+async def play_pair(settings: DuelSettings, plan: PairPlan, data: Path, pool: ChannelPool, duel_id: str) -> PairRow:
+    """Both games of a pair, one after the other; the row to store."""
+    roles, first, first_path = await _play(settings, plan, False, data, pool, duel_id)
+    _, second, second_path = await _play(settings, plan, True, data, pool, duel_id)
+    diff, place_diff = paired_difference(roles, first, second)
+    games = []
+    for g_roles, g, path in ((roles, first, first_path), (plan.roles(settings.table_size, True), second, second_path)):
+        games.append({
+            "game_id": g.game_id, "record": str(path), "roles": g_roles, "scores": list(g.scores),
+            "places": list(g.places), "retired": [i for i, s in enumerate(g.seats) if s.retired],
+        })  # fmt: skip
+    return PairRow(plan.pair, plan.deck_seed, plan.seat, games, diff, place_diff)
+
+
+async def run_duel(
+    state: DuelState,
+    store: DuelStore,
+    *,
+    concurrency: int = 1,
+    on_pair: Callable[[DuelState], None] | None = None,
+) -> DuelState:
+    """Play pairs until the test decides or the budget is spent, storing each pair as it finishes. Pairs missing
+    from the stored ones (in flight when an earlier run stopped) are played first, on fresh deals."""
+    settings = state.settings
+    if state.finished():
+        store.finish(state.duel_id, state.summary().verdict.value)
+        return state
+    todo = (i for i in range(settings.max_pairs) if i not in state.pairs)
+    stop = asyncio.Event()
+    failure: list[BaseException] = []
+
+    async def worker(pool: ChannelPool) -> None:
+        for i in todo:
+            if stop.is_set():
+                return
+            plan = PairPlan(i, fresh_seed(), i % settings.table_size, f"{state.duel_id}-p{i}-{secrets.token_hex(2)}")
+            try:
+                row = await play_pair(settings, plan, store.data, pool, state.duel_id)
+            except Exception as e:  # a bot that cannot start, a game that failed in the referee
+                failure.append(e)
+                stop.set()
+                return
+            store.save_pair(state.duel_id, row)
+            state.pairs[i] = row
+            if on_pair is not None:
+                on_pair(state)
+            if state.finished():
+                stop.set()
+
+    async with ChannelPool() as pool:
+        workers = [asyncio.create_task(worker(pool)) for _ in range(concurrency)]
+        waiter = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait([waiter, *workers], return_when=asyncio.FIRST_COMPLETED)
+            while not stop.is_set() and not all(w.done() for w in workers):
+                await asyncio.wait([waiter, *workers], return_when=asyncio.FIRST_COMPLETED)
+        finally:  # a verdict, a failure, the budget spent, or Ctrl-C: the pairs in flight are not counted
+            for t in (waiter, *workers):
+                t.cancel()
+            await asyncio.wait([waiter, *workers])
+    if failure:
+        raise DuelError(str(failure[0])) from failure[0]
+    if state.finished():
+        store.finish(state.duel_id, state.summary().verdict.value)
+    return state

@@ -1,0 +1,139 @@
+"""Where duels are kept: ``<data>/duels.db``, a SQLite file beside the tournaments' ``abluxx.db``.
+
+A duel's settings are stored when it starts; each finished pair (its two games' results, record files and deck
+seed) commits in one transaction after both records are written and synced, so an interrupted duel loses at most
+the pairs in flight, and ``abluxx duel --resume ID`` plays on from the stored ones. The deck seeds are secret
+(fresh random bits per pair) and never leave the store.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.store.sqlite import StoreError, private_folder
+
+DUELS_DB = "duels.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS duels (
+    id TEXT PRIMARY KEY,
+    settings TEXT NOT NULL,        -- DuelSettings as JSON
+    created_at REAL NOT NULL,
+    finished_at REAL,              -- NULL while the duel may go on
+    verdict TEXT                   -- "H1", "H0", "inconclusive"; NULL while it goes on
+);
+CREATE TABLE IF NOT EXISTS pairs (
+    duel_id TEXT NOT NULL REFERENCES duels(id),
+    pair INTEGER NOT NULL,
+    deck_seed INTEGER NOT NULL,    -- secret: the deal both games of the pair played
+    seat INTEGER NOT NULL,         -- the candidate's seat in its game
+    games TEXT NOT NULL,           -- JSON: per game, its id, record file, seat names, scores, places, retired seats
+    diff REAL NOT NULL,            -- candidate minus baseline, score points per game on the same cards
+    place_diff REAL NOT NULL,      -- baseline's place minus candidate's (positive: the candidate placed better)
+    finished_at REAL NOT NULL,
+    PRIMARY KEY (duel_id, pair)
+);
+"""
+
+
+@dataclass(frozen=True)
+class PairRow:
+    pair: int
+    deck_seed: int
+    seat: int
+    games: list[dict[str, Any]]
+    diff: float
+    place_diff: float
+
+
+@dataclass(frozen=True)
+class DuelRow:
+    id: str
+    settings: dict[str, Any]
+    created_at: float
+    finished_at: float | None
+    verdict: str | None
+
+
+class DuelStore:
+    """The duels of one data folder (a context manager that closes the connection)."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = Path(data)
+        if self.data.exists() and not self.data.is_dir():
+            raise StoreError(f"{self.data}: cannot be a data folder (it is a file)")
+        try:
+            private_folder(self.data)
+            self.path = self.data / DUELS_DB
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreError(f"{self.data}: cannot open the duel store: {e}") from None
+
+    def __enter__(self) -> DuelStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def create(self, duel_id: str, settings: dict[str, Any]) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "INSERT INTO duels (id, settings, created_at) VALUES (?, ?, ?)",
+                (duel_id, json.dumps(settings), time.time()),
+            )
+
+    def duel(self, duel_id: str) -> DuelRow | None:
+        row = self.db.execute(
+            "SELECT id, settings, created_at, finished_at, verdict FROM duels WHERE id = ?", (duel_id,)
+        ).fetchone()
+        return None if row is None else DuelRow(row[0], json.loads(row[1]), row[2], row[3], row[4])
+
+    def duels(self) -> list[DuelRow]:
+        rows = self.db.execute("SELECT id, settings, created_at, finished_at, verdict FROM duels ORDER BY created_at")
+        return [DuelRow(r[0], json.loads(r[1]), r[2], r[3], r[4]) for r in rows]
+
+    def save_pair(self, duel_id: str, row: PairRow) -> None:
+        """One finished pair, in one transaction (its records are already on disk)."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "INSERT INTO pairs (duel_id, pair, deck_seed, seat, games, diff, place_diff, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (duel_id, row.pair, row.deck_seed, row.seat, json.dumps(row.games), row.diff, row.place_diff,
+                 time.time()),
+            )  # fmt: skip
+
+    def pairs(self, duel_id: str) -> list[PairRow]:
+        rows = self.db.execute(
+            "SELECT pair, deck_seed, seat, games, diff, place_diff FROM pairs WHERE duel_id = ? ORDER BY pair",
+            (duel_id,),
+        )
+        return [PairRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
+
+    def update_settings(self, duel_id: str, settings: dict[str, Any]) -> None:
+        """A resume with a new game budget: the duel goes on (or stands) under it."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "UPDATE duels SET settings = ?, finished_at = NULL, verdict = NULL WHERE id = ?",
+                (json.dumps(settings), duel_id),
+            )
+
+    def finish(self, duel_id: str, verdict: str) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "UPDATE duels SET finished_at = ?, verdict = ? WHERE id = ?", (time.time(), verdict, duel_id)
+            )
