@@ -174,7 +174,7 @@ class DuelState:
     pairs: dict[int, PairRow]
 
     def prefix(self) -> list[PairRow]:
-        out = []
+        out: list[PairRow] = []
         while len(out) in self.pairs:
             out.append(self.pairs[len(out)])
         return out
