@@ -33,7 +33,7 @@ def parse_seats(
     out = []
     for arg, label in zip(args, labels, strict=True):
         name, named, rest = arg.partition("=") if "=" in arg else ("", "", arg)
-        if named and (not name.strip() or " " in name.strip()):  # "python3 bot.py --x=1" names no bot
+        if named and " " in name.strip():  # "python3 bot.py --x=1" names no bot
             name, named, rest = "", "", arg
         if commands and " " in rest.strip():
             try:
