@@ -211,14 +211,16 @@ async def _fresh(entrants: list[EntrantConfig], log_dir: Path, prefix: str) -> A
 
 
 async def _play(
-    settings: DuelSettings, plan: PairPlan, second: bool, data: Path, pool: ChannelPool, duel_id: str
-) -> tuple[list[str], GameResult, Path]:
+    settings: DuelSettings, plan: PairPlan, second: bool, data: Path | None, pool: ChannelPool, duel_id: str
+) -> tuple[list[str], GameResult, Path | None]:
     by_role = {"candidate": settings.candidate, "baseline": settings.baseline}
     by_role.update({f"field{i}": e for i, e in enumerate(settings.field)})
     roles = plan.roles(settings.table_size, second)
     entrants = [by_role[r] for r in roles]
-    path = record_path(data, f"{plan.game_id}-{'b' if second else 'c'}")
-    async with _fresh(entrants, data / "logs", duel_id) as started:
+    if data is None and any(e.command for e in entrants):
+        raise ValueError("command bots need a data folder for their logs")
+    path = record_path(data, f"{plan.game_id}-{'b' if second else 'c'}") if data is not None else None
+    async with _fresh(entrants, Path(data or ".") / "logs", duel_id) as started:
         refs = [EntrantRef(name=e.name, address=started.get(e.name) or e.address, policy=e.policy) for e in entrants]
         spec = GameSpec(game_id=plan.game_id, seed=plan.deck_seed, entrants=tuple(refs), tournament_id=duel_id)
         seats = [make_seat(ref, pool, _bot_seed(plan.deck_seed, role)) for ref, role in zip(refs, roles, strict=True)]
@@ -226,15 +228,18 @@ async def _play(
     return roles, result, path
 
 
-async def play_pair(settings: DuelSettings, plan: PairPlan, data: Path, pool: ChannelPool, duel_id: str) -> PairRow:
-    """Both games of a pair, one after the other; the row to store."""
+async def play_pair(
+    settings: DuelSettings, plan: PairPlan, data: Path | None, pool: ChannelPool, duel_id: str
+) -> PairRow:
+    """Both games of a pair, one after the other; the row to store. Without ``data`` no record is written (the
+    simulations)."""
     roles, first, first_path = await _play(settings, plan, False, data, pool, duel_id)
     _, second, second_path = await _play(settings, plan, True, data, pool, duel_id)
     diff, place_diff = paired_difference(roles, first, second)
     games = []
     for g_roles, g, path in ((roles, first, first_path), (plan.roles(settings.table_size, True), second, second_path)):
         games.append({
-            "game_id": g.game_id, "record": str(path), "roles": g_roles, "scores": list(g.scores),
+            "game_id": g.game_id, "record": str(path) if path else None, "roles": g_roles, "scores": list(g.scores),
             "places": list(g.places), "retired": [i for i, s in enumerate(g.seats) if s.retired],
         })  # fmt: skip
     return PairRow(plan.pair, plan.deck_seed, plan.seat, games, diff, place_diff)

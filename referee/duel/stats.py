@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scipy import stats as _scipy
-
 MIN_PAIRS = 10  # no verdict before this many pairs: the variance estimate of fewer is too rough to stop on
 VARIANCE_FLOOR = 1e-6  # pairs that all differ by the same amount still give a finite LLR
 
@@ -88,7 +86,9 @@ class Interval:
 
 def t_quantile(level: float, dof: int) -> float:
     """The two-sided Student t quantile for a ``level`` interval (1.96 for large dof at 0.95)."""
-    return float(_scipy.t.ppf(0.5 + level / 2, dof))
+    from scipy import stats  # here: scipy costs ~40 MB, and every `abluxx` command imports this module
+
+    return float(stats.t.ppf(0.5 + level / 2, dof))
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> Interval:
