@@ -24,9 +24,9 @@ from referee.duel.runner import (
     new_duel_id,
     run_duel,
 )
-from referee.duel.stats import Sprt, Summary, Verdict
 from referee.duel.store import DuelStore
 from referee.errors import BadInput, Interrupted, NotFound
+from referee.stats import Sprt, Summary, Verdict
 from referee.terminal import say
 
 from .args import add_data_arg

@@ -309,9 +309,11 @@ def _message_json(message) -> dict:
 def standings_of(s):
     """The service's standings as the local commands' Standings, so both print one schema (table, JSON, CSV).
     The API has no head to head yet: it is empty."""
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
     from referee.tournament.standings import Standing, Standings
 
-    names = [f.name for f in dataclasses.fields(Standing)]  # the proto's Standing has the same fields
+    # the proto's Standing has the same fields, but the intervals (not in the API yet)
+    names = [f.name for f in dataclasses.fields(Standing) if f.name in ref_pb.Standing.DESCRIPTOR.fields_by_name]
     rows = [
         Standing(**{k: getattr(r, k) for k in names if k not in ("faults", "median_decision_ms")},
                  faults=dict(sorted(r.faults.items())),

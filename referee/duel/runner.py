@@ -28,11 +28,11 @@ from typing import Any
 from referee.errors import Precondition
 from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, make_seat, play_game
 from referee.records import record_path
+from referee.stats import Sprt, Summary, Verdict, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 from referee.tournament.entrants import LocalBots
 
-from .stats import Sprt, Summary, Verdict, summarize
 from .store import DuelStore, PairRow
 
 DEFAULT_MAX_GAMES = 4000

@@ -1,19 +1,26 @@
-"""Standings: ratings, raw and duplicate-adjusted scores, faults, decision times and head to head, all derived
-from the stored games (in schedule order)."""
+"""Standings: ratings, raw and duplicate-adjusted scores with their 95% confidence intervals, faults, decision
+times and head to head, all derived from the stored games (in schedule order).
+
+The intervals are analytic, not bootstrapped: a mean over duplicate sets (a deal at a table, or a deal's section
+of tables), whose games are not independent, with the cluster-robust standard error of a ratio estimate and
+Student's t over the sets (``referee.stats.ratio_ci``; docs/duel.md, "Error bars")."""
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import Ratings, rate
 from referee.records import FAULT_NAME
+from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
 
 # Fault kinds that cost no strike: the referee's own failures, and the fallback's turns for a retired seat.
@@ -34,6 +41,11 @@ class Standing:
     faults: dict[str, int] = field(default_factory=dict)
     retired: int = 0  # games the fallback had to finish for this entrant
     median_decision_ms: float | None = None
+    # the 95% interval of dup_avg_score over the duplicate sets (None: fewer than two sets to compare in)
+    dup_ci95: tuple[float, float] | None = None
+    # False when the next entrant down the leaderboard is not separated from this one at 95% (their duplicate-
+    # adjusted scores' difference is within its interval); None for the last one, or without two intervals
+    separated_from_next: bool | None = None
 
     @property
     def strikes(self) -> int:
@@ -51,6 +63,8 @@ class Standings:
     scheduled: int
     rows: list[Standing]
     head_to_head: dict[str, dict[str, dict[str, int]]]  # a -> b -> {"wins", "losses", "ties"} for a against b
+    # a -> b -> {"mean_diff": a's score minus b's in the games they shared, "ci95": [low, high] or None, "games"}
+    score_diff: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -59,6 +73,7 @@ class Standings:
             "scheduled": self.scheduled,
             "standings": [asdict(r) for r in self.rows],
             "head_to_head": self.head_to_head,
+            "score_diff": self.score_diff,
         }
 
     def to_csv(self) -> str:
@@ -71,11 +86,14 @@ class Standings:
         faults = [f"faults_{k}" for k in kinds]
         h2h = [f"vs_{b}_{x}" for b in others for x in _H2H]
         w.writerow(["rank", "entrant", "mu", "sigma", "mu_minus_3sigma", "games", "wins", "avg_score",
-                    "dup_avg_score", "retired", "median_decision_ms", *faults, *h2h])  # fmt: skip
+                    "dup_avg_score", "dup_ci95_low", "dup_ci95_high", "separated_from_next", "retired",
+                    "median_decision_ms", *faults, *h2h])  # fmt: skip
         for r in self.rows:
             vs = self.head_to_head.get(r.entrant, {})
             w.writerow([r.rank, r.entrant, f"{r.mu:.6f}", f"{r.sigma:.6f}", f"{r.conservative:.6f}", r.games, r.wins,
-                        f"{r.avg_score:.4f}", f"{r.dup_avg_score:.4f}", r.retired,
+                        f"{r.avg_score:.4f}", f"{r.dup_avg_score:.4f}",
+                        *(["", ""] if r.dup_ci95 is None else [f"{x:.4f}" for x in r.dup_ci95]),
+                        "" if r.separated_from_next is None else str(r.separated_from_next).lower(), r.retired,
                         "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}",
                         *[r.faults.get(k, 0) for k in kinds],
                         *[vs[b][x] if b in vs else "" for b in others for x in _H2H]])  # fmt: skip
@@ -85,7 +103,7 @@ class Standings:
         """The terminal table, then head to head."""
         head = (
             f"{'#':>2}  {'entrant':<16} {'mu-3sd':>7} {'mu':>6} {'sigma':>5} {'games':>5} {'wins':>5} "
-            f"{'avg':>6} {'dup+-':>6} {'med ms':>7}  faults"
+            f"{'avg':>6} {'dup+-':>6} {'95% CI':>6}   {'med ms':>7}  faults"
         )
         lines = [f"tournament {self.tournament_id}: {self.games}/{self.scheduled} games", head, "-" * len(head)]
         for r in self.rows:
@@ -93,10 +111,15 @@ class Standings:
             if r.retired:
                 faults += f" (retired in {r.retired})"
             med = "-" if r.median_decision_ms is None else f"{r.median_decision_ms:.2f}"
+            ci = "-" if r.dup_ci95 is None else f"±{(r.dup_ci95[1] - r.dup_ci95[0]) / 2:.2f}"
+            mark = "~" if r.separated_from_next is False else " "
             lines.append(
                 f"{r.rank:>2}  {r.entrant[:16]:<16} {r.conservative:>7.2f} {r.mu:>6.2f} {r.sigma:>5.2f} "
-                f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {r.dup_avg_score:>+6.2f} {med:>7}  {faults}"
+                f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {r.dup_avg_score:>+6.2f} {ci:>6} {mark} {med:>7}  "
+                f"{faults}"
             )
+        if any(r.separated_from_next is False for r in self.rows):
+            lines.append("~ not separated from the next row at 95% (duplicate-adjusted scores, docs/duel.md)")
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
             lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
@@ -110,7 +133,22 @@ class Standings:
             for a in names:
                 cells = [f"{'·' if a == b else cell[(a, b)]:>{width}}" for b in names]
                 lines.append(f"{a[:16]:<17}" + "".join(cells))
+        if len(names) > 1 and self.score_diff:
+            lines += ["", "score difference (row minus column, points a game in the games they shared, ± 95% CI)"]
+            diff = {(a, b): _diff_cell(d) for a in names for b, d in self.score_diff.get(a, {}).items()}
+            width = 2 + max(9, *(len(c) for c in diff.values()), *(min(len(n), 12) for n in names))
+            lines.append(" " * 17 + "".join(f"{n[:12]:>{width}}" for n in names))
+            for a in names:
+                cells = [f"{'·' if a == b else diff.get((a, b), '-'):>{width}}" for b in names]
+                lines.append(f"{a[:16]:<17}" + "".join(cells))
         return "\n".join(lines)
+
+
+def _diff_cell(d: dict[str, Any]) -> str:
+    if not d["games"]:
+        return "-"
+    ci = d["ci95"]
+    return f"{d['mean_diff']:+.1f}" + ("" if ci is None else f"±{(ci[1] - ci[0]) / 2:.1f}")
 
 
 def ratings_of(names: Iterable[str], games: list[GameRow]) -> Ratings:
@@ -157,6 +195,10 @@ class Tally:
         self._sets: dict[tuple[int, int], list[GameRow]] = defaultdict(list)  # (table, deal) -> its finished games
         # entrant -> set -> (the sum of its duplicate-adjusted scores there, the games they come from)
         self._dup: dict[str, dict[tuple[int, int], tuple[float, int]]] = {n: {} for n in names}
+        # a -> b -> set -> (the sum of a's score minus b's in the set's games they shared, those games)
+        self._diff: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = {
+            a: {b: {} for b in names if b != a} for a in names
+        }
         self._standings: Standings | None = None
 
     def add(self, g: GameRow) -> None:
@@ -178,6 +220,9 @@ class Tally:
                 self._unsorted.add(n)
         for i, a in enumerate(g.seats):
             for b in g.seats[i + 1 :]:
+                for x, y in ((a, b), (b, a)):
+                    total, count = self._diff[x.entrant][y.entrant].get((g.table, g.deal), (0.0, 0))
+                    self._diff[x.entrant][y.entrant][(g.table, g.deal)] = (total + x.score - y.score, count + 1)
                 if a.place < b.place:
                     self._h2h[a.entrant][b.entrant]["wins"] += 1
                     self._h2h[b.entrant][a.entrant]["losses"] += 1
@@ -239,6 +284,7 @@ class Tally:
             self._times[n].sort()
         self._unsorted.clear()
         rows = []
+        intervals = {n: ratio_ci(list(self._dup[n].values())) for n in self.names}
         for rank, (n, r) in enumerate(ratings.leaderboard(), start=1):
             k = self._played[n]
             rows.append(
@@ -252,13 +298,17 @@ class Tally:
                     wins=self._wins[n],
                     avg_score=self._score_sum[n] / k if k else 0.0,
                     dup_avg_score=_dup_average(self._dup[n].values()),
+                    dup_ci95=_bounded(intervals[n]),
                     faults=dict(sorted(self._faults[n].items())),
                     retired=self._retired[n],
                     median_decision_ms=_median(self._times[n]) / 1000 if self._times[n] else None,
                 )
             )
+        for upper, lower in itertools.pairwise(rows):
+            upper.separated_from_next = _separated(intervals[upper.entrant], intervals[lower.entrant])
         h2h = {a: {b: dict(h) for b, h in row.items()} for a, row in self._h2h.items()}
-        self._standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h)
+        diff = {a: {b: _score_diff(sets) for b, sets in row.items()} for a, row in self._diff.items()}
+        self._standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h, diff)
         return self._standings
 
 
@@ -266,6 +316,24 @@ def _dup_average(sets: Collection[tuple[float, int]]) -> float:
     """The duplicate-adjusted average over the games that had another holder of their cards (0 without any)."""
     total, games = math.fsum(s for s, _ in sets), sum(n for _, n in sets)
     return total / games if games else 0.0
+
+
+def _bounded(ci: Interval) -> tuple[float, float] | None:
+    return (ci.low, ci.high) if math.isfinite(ci.low) else None
+
+
+def _separated(a: Interval, b: Interval) -> bool | None:
+    """Whether two duplicate-adjusted scores differ at 95%: the difference outside its interval, whose half width
+    is sqrt(ha² + hb²) from the two half widths (the two estimates taken as independent)."""
+    if not (math.isfinite(a.low) and math.isfinite(b.low)):
+        return None
+    return abs(a.mean - b.mean) > math.hypot(a.half_width, b.half_width)
+
+
+def _score_diff(sets: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:
+    ci = ratio_ci(list(sets.values()))
+    return {"mean_diff": ci.mean, "ci95": None if (b := _bounded(ci)) is None else list(b),
+            "games": sum(n for _, n in sets.values())}  # fmt: skip
 
 
 def _median(ordered: list[int]) -> float:

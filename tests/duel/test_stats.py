@@ -1,4 +1,4 @@
-"""The duel's statistics (referee/duel/stats.py): the GSPRT's LLR and bounds, its error rates on synthetic paired
+"""The duel's statistics (referee/stats.py): the GSPRT's LLR and bounds, its error rates on synthetic paired
 differences, and the confidence intervals."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import random
 import pytest
 from scipy import stats
 
-from referee.duel.stats import MIN_PAIRS, Sprt, Verdict, mean_ci, ratio_ci, sequential, summarize
+from referee.stats import MIN_PAIRS, Sprt, Verdict, mean_ci, ratio_ci, sequential, summarize
 
 
 def test_bounds_are_walds() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+
 from referee.store.sqlite import GameRow, SeatRow
 from referee.tournament.standings import compute
 
@@ -77,3 +79,46 @@ def test_the_duplicate_score_compares_with_the_others_who_held_the_same_cards() 
     assert s["c"].dup_avg_score == 4 - (10 + 1) / 2
     assert s["lucky"].dup_avg_score == 2 - (0 + 3) / 2
     assert s["steady"].avg_score == 15 and s["steady"].games == 2
+
+
+def _section(seat0: list[tuple[int, int]], seat1: list[tuple[int, int]]) -> list[GameRow]:
+    """Four deals, each played at two tables: (steady vs b) and (c vs lucky); steady and c hold seat 0's cards, b
+    and lucky seat 1's. ``seat0[d]`` is (steady's, c's) score on deal d, ``seat1[d]`` (b's, lucky's)."""
+    games = []
+    for deal, ((s0, c0), (b1, l1)) in enumerate(zip(seat0, seat1, strict=True)):
+        games.append(_held(2 * deal, 0, deal, 0, [("steady", s0), ("b", b1)]))
+        games.append(_held(2 * deal + 1, 0, deal, 1, [("c", c0), ("lucky", l1)]))
+    return games
+
+
+def test_the_duplicate_score_has_a_95_interval_over_its_deals() -> None:
+    """steady beats c, the other holder of its cards, by 6, 8, 10 and 8: its interval is the cluster-robust t
+    interval over the 4 deals (sd 1.63, t(3) = 3.182); b and lucky split the other seat's cards."""
+    s = compute("t", NAMES, _section([(6, 0), (8, 0), (10, 0), (8, 0)], [(1, 1), (1, 2)] * 2), 8)
+    steady = next(r for r in s.rows if r.entrant == "steady")
+    assert steady.dup_avg_score == 8
+    assert steady.dup_ci95 == (pytest.approx(8 - 3.182446 * 1.632993 / 2), pytest.approx(8 + 3.182446 * 1.632993 / 2))
+    table = s.table()
+    assert "±2.60" in table
+    # head to head: steady's score minus b's in their 4 games, with its interval over the 4 deals
+    d = s.score_diff["steady"]["b"]
+    assert d["mean_diff"] == 7 and d["games"] == 4 and d["ci95"][0] > 0
+    assert s.score_diff["b"]["steady"]["mean_diff"] == -7
+    assert "score difference (row minus column" in table and "+7.0±" in table
+    row = next(r for r in csv.DictReader(io.StringIO(s.to_csv())) if r["entrant"] == "steady")
+    assert float(row["dup_ci95_low"]) == pytest.approx(steady.dup_ci95[0], abs=1e-4)
+
+
+def test_neighbours_whose_scores_are_within_the_noise_are_marked_not_separated() -> None:
+    close = compute("t", NAMES, _section([(6, 5), (5, 6), (7, 7), (4, 5)], [(2, 1), (1, 2), (3, 3), (1, 1)]), 8)
+    assert [r.separated_from_next for r in close.rows] == [False, False, False, None]
+    assert "~ not separated from the next row at 95%" in close.table()
+    apart = compute("t", NAMES, _section([(6, -2), (8, 0), (10, 2), (8, 0)], [(6, 1), (6, 2)] * 2), 8)
+    assert [r.separated_from_next for r in apart.rows] == [True, True, True, None]
+    assert "~ not separated" not in apart.table()
+
+
+def test_one_deal_gives_no_interval() -> None:
+    games = [_held(0, 0, 0, 0, [("steady", 5), ("b", 1)]), _held(1, 0, 0, 1, [("c", 0), ("lucky", 1)])]
+    rows = compute("t", NAMES, games, 2).rows
+    assert all(r.dup_ci95 is None and r.separated_from_next is None for r in rows)

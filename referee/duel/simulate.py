@@ -1,0 +1,90 @@
+"""Duels between built-in policies played in-process, to validate the test (docs/duel.md, "Validation"): A/A
+error rates, A/B power and games used, and the variance that pairing saves. The games are real games of the
+match runner (the engine, the bot kit's policies, the referee's checks), without records or gRPC.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from referee.match import ChannelPool
+from referee.stats import Sprt, Verdict, summarize, variance
+from referee.tournament.config import EntrantConfig
+from referee.tournament.deals import fresh_seed
+
+from .runner import DuelSettings, PairPlan, default_field, play_pair
+
+
+def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt | None = None,
+                 max_games: int = 4000) -> DuelSettings:  # fmt: skip
+    """A duel of two built-in policies (the candidate named ``cand-POLICY``, the baseline ``base-POLICY``)."""
+    return DuelSettings(
+        candidate=EntrantConfig(name=f"cand-{candidate}", policy=candidate),
+        baseline=EntrantConfig(name=f"base-{baseline}", policy=baseline),
+        field=default_field(table_size),
+        table_size=table_size,
+        max_games=max_games,
+        test=test or Sprt(),
+    )
+
+
+async def _pair(settings: DuelSettings, i: int, pool: ChannelPool) -> tuple[float, list[int], list[int]]:
+    """One pair's difference, and the candidate's and the baseline's scores by the seats they held."""
+    plan = PairPlan(i, fresh_seed(), i % settings.table_size, f"sim-{i}")
+    row = await play_pair(settings, plan, None, pool, "sim")
+    first, second = row.games
+    mine = [s for s, r in enumerate(first["roles"]) if r in ("candidate", "baseline")]
+    # seat s: who held it in the first game and who in the second
+    cand = [first["scores"][s] if first["roles"][s] == "candidate" else second["scores"][s] for s in mine]
+    base = [second["scores"][s] if first["roles"][s] == "candidate" else first["scores"][s] for s in mine]
+    return row.diff, cand, base
+
+
+@dataclass(frozen=True)
+class DuelOutcome:
+    verdict: Verdict
+    games: int
+
+
+async def duel(settings: DuelSettings, pool: ChannelPool) -> DuelOutcome:
+    """One duel to its verdict, pairs in order, as ``abluxx duel`` plays it (one pair at a time)."""
+    diffs: list[float] = []
+    while len(diffs) < settings.max_pairs:
+        diffs.append((await _pair(settings, len(diffs), pool))[0])
+        verdict = summarize(settings.test, diffs).verdict
+        if verdict is not Verdict.INCONCLUSIVE:
+            return DuelOutcome(verdict, 2 * len(diffs))
+    return DuelOutcome(Verdict.INCONCLUSIVE, 2 * len(diffs))
+
+
+async def duels(settings: DuelSettings, count: int) -> list[DuelOutcome]:
+    async with ChannelPool() as pool:
+        return [await duel(settings, pool) for _ in range(count)]
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What pairing saves: the variance of the paired difference against the unpaired one (the candidate's score
+    on one deal minus the baseline's on another, seat for seat), over ``pairs`` pairs."""
+
+    pairs: int
+    mean_paired: float
+    sd_paired: float
+    sd_unpaired: float
+
+    @property
+    def ratio(self) -> float:
+        """How many times more games an unpaired test needs for the same power (variance ratio)."""
+        return (self.sd_unpaired / self.sd_paired) ** 2 if self.sd_paired else math.inf
+
+
+async def pairing(settings: DuelSettings, pairs: int) -> Pairing:
+    async with ChannelPool() as pool:
+        played = [await _pair(settings, i, pool) for i in range(pairs)]
+    paired = [d for d, _, _ in played]
+    unpaired = []
+    for i in range(pairs - 1):  # pair i's candidate games against pair i+1's baseline games: independent deals
+        cand, base = played[i][1], played[i + 1][2]
+        unpaired.append(sum(c - b for c, b in zip(cand, base, strict=True)) / len(cand))
+    return Pairing(pairs, sum(paired) / pairs, math.sqrt(variance(paired)), math.sqrt(variance(unpaired)))
