@@ -35,9 +35,10 @@ def test_greedy_against_counter_is_h0() -> None:
 
 
 def test_pairing_cuts_the_variance() -> None:
-    """The paired difference varies less than the unpaired one (the same bots' scores on independent deals)."""
-    r = asyncio.run(pairing(settings_for("counter", "greedy", table_size=4), 120))
-    assert r.ratio > 1.5, r
+    """The paired difference varies less than the unpaired one (the same bots' scores on independent deals):
+    measured 1.5 at 2 players (docs/duel.md); over 600 pairs the ratio's own sd is about 0.12."""
+    r = asyncio.run(pairing(settings_for("counter", "greedy"), 600))
+    assert r.ratio > 1.15, r
 
 
 @pytest.mark.slow
