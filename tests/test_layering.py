@@ -18,7 +18,7 @@ ROOT = Path(referee.__file__).parent
 # tier or above: siblings stay independent. Keep in step with docs/architecture.md ("duel" is placed ahead of the
 # package issue 14 adds).
 TIERS: list[set[str]] = [
-    {"engine", "proto", "terminal", "errors"},  # the rules; generated protobuf code; terminal text; error types
+    {"engine", "proto", "terminal", "errors", "stats"},  # the rules; protobuf code; terminal text; error types; stats
     {"wire", "log"},  # engine <-> protobuf; structured logs
     {"records"},  # the game-record format
     {"match", "rating"},  # one game; TrueSkill
