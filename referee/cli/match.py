@@ -49,7 +49,7 @@ def register(sub) -> None:
 
 def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
     """Seats from the command line: ``host:port`` or ``name=host:port`` for a bot, or a built-in policy name."""
-    return tuple(e.ref() for e in parse_seats(args))
+    return tuple(EntrantRef(name=e.name, address=e.address, policy=e.policy) for e in parse_seats(args))
 
 
 def hello_name(name: str) -> str:
