@@ -53,11 +53,12 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, field: bool = True) -> None:
     test = Sprt()
     p.add_argument("--table-size", type=int, default=2, help="players per game, 2 to 5 (default 2)")
-    p.add_argument("--field", nargs="+", default=None, metavar="BOT",
-                   help="the other seats when --table-size is above 2 (default: the example bots)")  # fmt: skip
+    if field:
+        p.add_argument("--field", nargs="+", default=None, metavar="BOT",
+                       help="the other seats when --table-size is above 2 (default: the example bots)")  # fmt: skip
     p.add_argument("--max-games", type=int, default=None,
                    help=f"stop, inconclusive, after this many games (default {DEFAULT_MAX_GAMES}; with --resume, a new "
                    "budget for the stored duel)")  # fmt: skip
@@ -80,8 +81,8 @@ def check_common(args: argparse.Namespace) -> None:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, got {args.concurrency}")
 
 
-def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> DuelSettings:
-    """The duel the flags ask for; BadInput names what is wrong."""
+def check_test(args: argparse.Namespace) -> Sprt:
+    """The test the flags ask for (and the table size); BadInput names what is wrong."""
     if not 2 <= args.table_size <= 5:
         raise BadInput(f"--table-size must be 2 to 5, got {args.table_size}")
     for flag in ("alpha", "beta"):
@@ -91,6 +92,12 @@ def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> Du
     if not (args.margin > 0 and math.isfinite(args.margin)):
         raise BadInput(f"--margin must be above 0 (score points a game), got {args.margin}")
     check_common(args)
+    return Sprt(args.alpha, args.beta, args.margin)
+
+
+def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> DuelSettings:
+    """The duel the flags ask for; BadInput names what is wrong."""
+    test = check_test(args)
     field = args.field or []
     if args.field is not None and len(field) != field_size(args.table_size):
         raise BadInput(
@@ -105,7 +112,7 @@ def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> Du
         field=bots[2:] if args.field is not None else default_field(args.table_size),
         table_size=args.table_size,
         max_games=args.max_games or DEFAULT_MAX_GAMES,
-        test=Sprt(args.alpha, args.beta, args.margin),
+        test=test,
     )
 
 
@@ -238,22 +245,26 @@ def run(args: argparse.Namespace) -> int:
         return play(state, store, args)
 
 
-def play(state: DuelState, store: DuelStore, args: argparse.Namespace) -> int:
-    """Run (or resume) ``state`` to its verdict and print it; the exit code says which."""
+def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: str) -> None:
+    """Run (or resume) ``state`` to its verdict. Ctrl-C or a bot that cannot start: the state so far and the
+    command (``resume``) that plays on."""
     progress = Progress(state.settings.max_games, enabled=not args.no_progress)
     if not args.json:
         say(f"duel {state.duel_id}: up to {state.settings.max_games} games; stop with Ctrl-C and resume with "
-            f"abluxx duel --resume {state.duel_id} --data {args.data}", file=sys.stderr)  # fmt: skip
+            f"{resume}", file=sys.stderr)  # fmt: skip
     try:
         asyncio.run(run_duel(state, store, concurrency=args.concurrency, on_pair=progress))
     except KeyboardInterrupt:
         progress.clear()
-        raise Interrupted(f"interrupted: {status_line(state)}\nthe duel is stored; play on with: abluxx duel "
-                          f"--resume {state.duel_id} --data {args.data}") from None  # fmt: skip
+        raise Interrupted(f"interrupted: {status_line(state)}\nthe duel is stored; play on with: {resume}") from None
     except DuelError as e:
         progress.clear()
-        raise DuelError(f"{e}\n{status_line(state)}\nplay on with: abluxx duel --resume {state.duel_id} "
-                        f"--data {args.data}") from None  # fmt: skip
+        raise DuelError(f"{e}\n{status_line(state)}\nplay on with: {resume}") from None
     progress.clear()
+
+
+def play(state: DuelState, store: DuelStore, args: argparse.Namespace) -> int:
+    """Run (or resume) ``state`` to its verdict and print it; the exit code says which."""
+    drive(state, store, args, f"abluxx duel --resume {state.duel_id} --data {args.data}")
     say(report(state, args.json))
     return EXIT[state.summary().verdict]

@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS duels (
     settings TEXT NOT NULL,        -- DuelSettings as JSON
     created_at REAL NOT NULL,
     finished_at REAL,              -- NULL while the duel may go on
-    verdict TEXT                   -- "H1", "H0", "inconclusive"; NULL while it goes on
+    verdict TEXT,                  -- "H1", "H0", "inconclusive"; NULL while it goes on
+    gauntlet TEXT                  -- the gauntlet it is one duel of (abluxx gauntlet), else NULL
 );
 CREATE TABLE IF NOT EXISTS pairs (
     duel_id TEXT NOT NULL REFERENCES duels(id),
@@ -86,13 +87,21 @@ class DuelStore:
     def close(self) -> None:
         self.db.close()
 
-    def create(self, duel_id: str, settings: dict[str, Any]) -> None:
+    def create(self, duel_id: str, settings: dict[str, Any], gauntlet: str | None = None) -> None:
         with self.db:
             self.db.execute("BEGIN")
             self.db.execute(
-                "INSERT INTO duels (id, settings, created_at) VALUES (?, ?, ?)",
-                (duel_id, json.dumps(settings), time.time()),
+                "INSERT INTO duels (id, settings, created_at, gauntlet) VALUES (?, ?, ?, ?)",
+                (duel_id, json.dumps(settings), time.time(), gauntlet),
             )
+
+    def gauntlet(self, gauntlet_id: str) -> list[DuelRow]:
+        """The duels of a gauntlet, in the order they were created (the field's order)."""
+        rows = self.db.execute(
+            "SELECT id, settings, created_at, finished_at, verdict FROM duels WHERE gauntlet = ? ORDER BY rowid",
+            (gauntlet_id,),
+        )
+        return [DuelRow(r[0], json.loads(r[1]), r[2], r[3], r[4]) for r in rows]
 
     def duel(self, duel_id: str) -> DuelRow | None:
         row = self.db.execute(
