@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-MIN_PAIRS = 10  # no verdict before this many pairs: the variance estimate of fewer is too rough to stop on
+MIN_PAIRS = 30  # no verdict before this many pairs: the variance estimate of fewer is too rough to stop on
 VARIANCE_FLOOR = 1e-6  # pairs that all differ by the same amount still give a finite LLR
 
 
