@@ -164,7 +164,7 @@ def _standings(data: ReportData) -> str:
             f'<td class="conservative">{e.conservative:.2f}</td><td class="mu">{e.mu:.2f}</td>'
             f'<td class="sigma">&plusmn; {e.sigma:.2f}</td><td class="games">{e.games}</td>'
             f"<td>{e.wins}</td><td>{data.mean_place[e.entrant]:.2f}</td><td>{e.avg_score:+.1f}</td>"
-            f'<td class="dup">{e.dup_avg_score:+.2f}</td>'
+            f'<td class="dup">{e.dup_avg_score:+.2f}</td>{_dup_ci(e)}'
             f'<td class="median-ms">{"&ndash;" if e.median_decision_ms is None else f"{e.median_decision_ms:.2f}"}</td>'
             f'<td class="{"fault" if e.strikes or e.retired else ""}">{e.strikes}</td>'
             f'<td class="{"fault" if e.retired else ""}">{e.retired}</td></tr>'
@@ -176,12 +176,32 @@ def _standings(data: ReportData) -> str:
         '<table><thead><tr><th>#</th><th class="name">entrant</th><th>&mu; &minus; 3&sigma;</th><th>&mu;</th>'
         "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th>"
         '<th title="score minus the mean score of the same seat over its duplicate set">dup &plusmn;</th>'
+        '<th title="half width of the 95% interval of dup; ~ marks a score not separated from the next row\'s">'
+        "95% CI</th>"
         '<th title="median time per decision, as the referee measured it">median ms</th><th>faults</th>'
         f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         '<p class="muted small">dup &plusmn;: the mean score minus the mean score of the same seat of the same deal '
-        "(its duplicate set), so the luck of the cards cancels; median ms: the bot's median time per decision. Both "
-        "as <code>abluxx standings</code> shows them.</p></section>"
+        "(its duplicate set), so the luck of the cards cancels; 95% CI: its interval's half width (analytic, over "
+        "duplicate sets), and ~ where it is not separated at 95% from the next row's; median ms: the bot's median "
+        "time per decision. All as <code>abluxx standings</code> shows them.</p></section>"
     )
+
+
+def _dup_ci(e: Standing) -> str:
+    if e.dup_ci95 is None:
+        return '<td class="dup-ci">&ndash;</td>'
+    half = (e.dup_ci95[1] - e.dup_ci95[0]) / 2
+    if e.separated_from_next is False:
+        return f'<td class="dup-ci" title="not separated at 95% from the next row">&plusmn;{half:.2f} ~</td>'
+    return f'<td class="dup-ci">&plusmn;{half:.2f}</td>'
+
+
+def _score_diff_words(d: dict | None) -> str:
+    if not d or not d["games"]:
+        return ""
+    ci = d["ci95"]
+    spread = "" if ci is None else f" &plusmn; {(ci[1] - ci[0]) / 2:.1f} (95%)"
+    return f"; score difference {d['mean_diff']:+.1f}{spread} a game"
 
 
 def _head_to_head(data: ReportData) -> str:
@@ -203,14 +223,15 @@ def _head_to_head(data: ReportData) -> str:
             share = (w + tied / 2) / met
             colour = f"hsl({round(share * 120)}, 55%, 88%)"
             cells.append(
-                f'<td style="background:{colour}" title="{_e(a)} above {_e(b)} {w}, below {lost}, level {tied}">'
+                f'<td style="background:{colour}" title="{_e(a)} above {_e(b)} {w}, below {lost}, level {tied}'
+                f'{_score_diff_words(data.standings.score_diff.get(a, {}).get(b))}">'
                 f"{w}&ndash;{lost}{f'&ndash;{tied}' if tied else ''}</td>"
             )
         rows.append(f'<tr><th class="name">{_e(a)}</th>{"".join(cells)}</tr>')
     return (
         '<section class="panel" id="head-to-head"><h2>Head to head</h2>'
         '<p class="muted">Each cell: how often the row placed above&ndash;below(&ndash;level with) the column in the '
-        "games they played at one table.</p>"
+        "games they played at one table; hover a cell for the mean score difference and its 95% interval.</p>"
         f'<table><thead><tr><th class="name"></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -85,14 +86,28 @@ def test_the_report_shows_the_standings_of_abluxx_standings(tmp_path, capsys):
     section = page[page.index('id="standings"') : page.index('id="ratings"')]
     shown = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr data-entrant=.*?</tr>", section)]
     strikes = [sum(n for k, n in r["faults"].items() if k not in ("referee", "retired")) for r in cli["standings"]]
-    assert [[row[i] for i in (0, 1, 2, 3, 5, 6, 8, 9, 11, 12)] for row in shown] == [
+    assert [[row[i] for i in (0, 1, 2, 3, 5, 6, 8, 9, 12, 13)] for row in shown] == [
         [str(r["rank"]), r["entrant"], f"{r['conservative']:.2f}", f"{r['mu']:.2f}", str(r["games"]), str(r["wins"]),
          f"{r['avg_score']:+.1f}", f"{r['dup_avg_score']:+.2f}", str(s), str(r["retired"])]
         for r, s in zip(cli["standings"], strikes, strict=True)
     ]  # fmt: skip
     assert any(strikes) and any(r["retired"] for r in cli["standings"])
+    # the 95% interval of the duplicate score, and ~ where a row is not separated from the next (issue 14)
+    assert [html.unescape(row[10]) for row in shown] == [
+        "\N{EN DASH}" if r["dup_ci95"] is None
+        else f"±{(r['dup_ci95'][1] - r['dup_ci95'][0]) / 2:.2f}" + (" ~" if r["separated_from_next"] is False else "")
+        for r in cli["standings"]
+    ]  # fmt: skip
+    assert any(r["dup_ci95"] for r in cli["standings"])
     h2h = page[page.index('id="head-to-head"') : page.index('id="faults"')]
-    cells = re.findall(r'title="(\S+) above (\S+) (\d+), below (\d+), level (\d+)"', h2h)
+    cells = re.findall(r'title="(\S+) above (\S+) (\d+), below (\d+), level (\d+)[;"]', h2h)
+    diff_title = r'title="(\S+) above (\S+) [^"]*; score difference ([^ ]+) &plusmn; ([\d.]+) \(95%\) a game"'
+    diffs = re.findall(diff_title, h2h)
+    assert len(diffs) == 6 and all(
+        [float(m), float(h)] == [round(d["mean_diff"], 1), round((d["ci95"][1] - d["ci95"][0]) / 2, 1)]
+        for a, b, m, h in diffs
+        for d in [cli["score_diff"][a][b]]
+    )
     assert len(cells) == 6 and all(
         [int(w), int(lost), int(tied)] == [cli["head_to_head"][a][b][k] for k in ("wins", "losses", "ties")]
         for a, b, w, lost, tied in cells
