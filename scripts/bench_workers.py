@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from referee.match.spec import GameSpec
 from referee.tournament.runner import GameHooks
+from referee.tournament.schedule import Slot
 
 ENTRANTS = [("random", "random"), ("greedy", "greedy"), ("counter", "counter"), ("greedy-2", "greedy"),
             ("random-2", "random")]  # fmt: skip
@@ -45,14 +47,21 @@ def _pid_cpu(pid: int) -> float:
 
 
 class _Deadline(GameHooks):
-    """Hooks that start no game once ``seconds`` have passed."""
+    """Hooks that start no game once ``seconds`` have passed and a few games have started: on a loaded machine a
+    short run could otherwise end before its first game and have nothing to divide by."""
+
+    MIN_GAMES = 4
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
+        self.started = 0
         self.t0 = time.perf_counter()
 
     def should_continue(self) -> bool:
-        return time.perf_counter() - self.t0 < self.seconds
+        return self.started < self.MIN_GAMES or time.perf_counter() - self.t0 < self.seconds
+
+    def on_start(self, slot: Slot, spec: GameSpec) -> None:
+        self.started += 1
 
 
 async def _worker_pids(pool: Any) -> list[int]:
