@@ -21,7 +21,7 @@ from referee.duel.runner import (
     DuelState,
     default_field,
     field_size,
-    new_duel_id,
+    new_id,
     run_duel,
 )
 from referee.duel.store import DuelStore
@@ -232,15 +232,14 @@ def run(args: argparse.Namespace) -> int:
             if row is None:
                 known = ", ".join(d.id for d in store.duels()[-5:]) or "none"
                 raise NotFound(f"no duel {args.resume!r} in {store.path} (latest: {known})")
-            settings = DuelSettings.from_json(row.settings)
-            if args.max_games is not None and args.max_games != settings.max_games:
-                settings = dataclasses.replace(settings, max_games=args.max_games)
-                store.update_settings(row.id, settings.to_json())
-            state = DuelState(row.id, settings, {p.pair: p for p in store.pairs(row.id)})
+            state = DuelState.stored(store, row)
+            if args.max_games is not None and args.max_games != state.settings.max_games:
+                state.settings = dataclasses.replace(state.settings, max_games=args.max_games)
+                store.update_settings(row.id, state.settings.to_json())
         else:
             if warning := same_bot_warning(settings):
                 say(warning, file=sys.stderr)
-            state = DuelState(new_duel_id(), settings, {})
+            state = DuelState(new_id("duel"), settings, {})
             store.create(state.duel_id, settings.to_json())
         return play(state, store, args)
 

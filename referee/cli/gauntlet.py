@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
-from referee.duel.runner import DEFAULT_MAX_GAMES, DuelSettings, DuelState, field_size
+from referee.duel.runner import DEFAULT_MAX_GAMES, DuelSettings, DuelState, field_size, new_id
 from referee.duel.store import DuelStore
 from referee.errors import BadInput, NotFound
 from referee.stats import mean_ci
@@ -105,10 +103,9 @@ def run(args: argparse.Namespace) -> int:
             if not rows:
                 raise NotFound(f"no gauntlet {args.resume!r} in {store.path}")
             gauntlet_id = args.resume
-            states = [DuelState(r.id, DuelSettings.from_json(r.settings), {p.pair: p for p in store.pairs(r.id)})
-                      for r in rows]  # fmt: skip
+            states = [DuelState.stored(store, r) for r in rows]
         else:
-            gauntlet_id = f"gauntlet-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+            gauntlet_id = new_id("gauntlet")
             states = []
             for i, settings in enumerate(duels):
                 state = DuelState(f"{gauntlet_id}-d{i}", settings, {})

@@ -33,7 +33,7 @@ from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 from referee.tournament.entrants import LocalBots
 
-from .store import DuelStore, PairRow
+from .store import DuelRow, DuelStore, PairRow
 
 DEFAULT_MAX_GAMES = 4000
 DEFAULT_FIELD = ("greedy", "counter", "random", "greedy")  # the example bots, as built-in policies: seats 3 to 5
@@ -103,8 +103,9 @@ def _entrant(d: dict[str, Any]) -> EntrantConfig:
     return EntrantConfig(name=d["name"], address=d.get("address"), command=command, policy=d.get("policy"))
 
 
-def new_duel_id() -> str:
-    return f"duel-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+def new_id(kind: str) -> str:
+    """A new duel's or gauntlet's id: ``kind``, the time and a random tail."""
+    return f"{kind}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
 
 
 def field_size(table_size: int) -> int:
@@ -172,6 +173,11 @@ class DuelState:
     duel_id: str
     settings: DuelSettings
     pairs: dict[int, PairRow]
+
+    @classmethod
+    def stored(cls, store: DuelStore, row: DuelRow) -> DuelState:
+        """A stored duel with the pairs it has played."""
+        return cls(row.id, DuelSettings.from_json(row.settings), {p.pair: p for p in store.pairs(row.id)})
 
     def prefix(self) -> list[PairRow]:
         out: list[PairRow] = []
