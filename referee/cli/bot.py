@@ -7,7 +7,7 @@ def register(sub) -> None:
     from abluxx_bot.examples import REGISTRY
 
     p = sub.add_parser("bot", help="serve an example bot (random, greedy, counter) over gRPC")
-    p.add_argument("name", choices=sorted(REGISTRY), help="which example bot")
+    p.add_argument("name", help=f"which example bot: {', '.join(sorted(REGISTRY))}, or a noisy one (greedy+eps0.2)")
     p.add_argument("--port", type=int, required=True, help="port to listen on; 0 picks a free one")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--seed", type=int, default=0, help="seed for the bot's choices (default 0)")
@@ -16,11 +16,13 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from abluxx_bot import serve
-    from abluxx_bot.examples import REGISTRY
+    from abluxx_bot.examples import REGISTRY, factory
 
     from referee.errors import BadInput
 
     if not 0 <= args.port <= 65535:
         raise BadInput(f"--port must be 0 to 65535, got {args.port}")
-    make = REGISTRY[args.name]
+    make = factory(args.name)
+    if make is None:
+        raise BadInput(f"no example bot {args.name!r}: {', '.join(sorted(REGISTRY))}, or NAME+epsP (greedy+eps0.2)")
     return serve(lambda: make(args.seed), args.port, args.host)

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 
 from referee.errors import BadInput
-from referee.match import builtin_names
+from referee.match import builtin_names, is_builtin
 from referee.tournament.config import EntrantConfig, address_problem
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
@@ -47,12 +47,13 @@ def parse_seats(
             if named and not name.strip():
                 raise BadInput(f"{label}: {arg!r} names no bot before '='; write NAME=HOST:PORT")
             out.append(EntrantConfig(name=name.strip() or rest, address=rest))
-        elif arg in known:
+        elif is_builtin(arg):
             out.append(EntrantConfig(name=arg, policy=arg))
         else:
             command = ', or a command line such as "python3 bot.py --port 0"' if commands else ""
             raise BadInput(
-                f"{label}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)}){command}; "
+                f"{label}: {arg!r} is neither HOST:PORT nor a built-in policy ({', '.join(known)}, or a noisy "
+                f"one such as greedy+eps0.2){command}; "
                 "a bot may be named with NAME=HOST:PORT"
             )
     names = [e.name for e in out]

@@ -41,6 +41,12 @@ async def _pair(settings: DuelSettings, i: int, pool: ChannelPool) -> tuple[floa
     return row.diff, cand, base
 
 
+async def play_pairs(settings: DuelSettings, pairs: int) -> list[float]:
+    """The paired differences of ``pairs`` pairs on fresh deals, in order."""
+    async with ChannelPool() as pool:
+        return [(await _pair(settings, i, pool))[0] for i in range(pairs)]
+
+
 @dataclass(frozen=True)
 class DuelOutcome:
     verdict: Verdict

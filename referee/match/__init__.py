@@ -13,11 +13,12 @@ from .seats import (
     SeatError,
     builtin_names,
     fallback_index,
+    is_builtin,
 )
 from .spec import EntrantRef, GameResult, GameSpec, SeatStats, TimeControl
 
 __all__ = [
     "MAX_RECEIVE_BYTES", "BotChannel", "BuiltinSeat", "ChannelPool", "EntrantRef", "GameResult", "GameSpec",
     "LagMonitor", "RemoteSeat", "Seat", "SeatAnswer", "SeatError", "SeatStats", "TimeControl", "builtin_names",
-    "fallback_index", "fault_name", "lag_monitor", "make_seat", "make_seats", "play_game",
+    "fallback_index", "fault_name", "is_builtin", "lag_monitor", "make_seat", "make_seats", "play_game",
 ]  # fmt: skip

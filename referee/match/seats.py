@@ -184,8 +184,22 @@ def _registry() -> dict[str, Any]:
 
 
 def builtin_names() -> list[str]:
-    """The built-in policy names: "fallback" and the bot kit's example bots."""
+    """The built-in policy names: "fallback" and the bot kit's example bots (each also as ``NAME+epsP``, a noisy
+    version: docs/bots.md)."""
     return ["fallback", *sorted(_registry())]
+
+
+def is_builtin(policy: str) -> bool:
+    """Whether ``policy`` names a built-in policy: one of builtin_names() or a noisy example bot (``greedy+eps0.2``)."""
+    return policy == "fallback" or _factory(policy) is not None
+
+
+def _factory(policy: str) -> Any:
+    try:
+        from abluxx_bot.examples import factory
+    except ImportError:
+        return None
+    return factory(policy)
 
 
 class BuiltinSeat:
@@ -213,12 +227,12 @@ class BuiltinSeat:
         """The seat for a built-in ``policy`` by name; ValueError names the known ones."""
         if policy == "fallback":
             return cls(name, policy, None)
-        registry = _registry()
-        if policy not in registry:
-            raise ValueError(f"unknown policy {policy!r}; known: {', '.join(builtin_names())}")
+        make = _factory(policy)
+        if make is None:
+            raise ValueError(f"unknown policy {policy!r}; known: {', '.join(builtin_names())} (or NAME+epsP)")
         from abluxx_bot import BotSession
 
-        bot = registry[policy](seed)
+        bot = make(seed)
         return cls(name, policy, BotSession(bot), version=str(getattr(bot, "version", "1")))
 
     async def connect(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from referee.engine import Options
 from referee.errors import BadInput
+from referee.match.seats import is_builtin
 from referee.match.spec import RANGES, TimeControl
 
 SEAT_ORDERS = ("across", "rotations", "all")
@@ -315,9 +316,10 @@ def _entrant(e: Any, i: int, src: str, seen: set[str]) -> EntrantConfig:
         command = tuple(parts)
     else:
         policy = e["policy"]
-        if policy not in POLICIES:
+        if not isinstance(policy, str) or policy == "fallback" or not is_builtin(policy):
             known = ", ".join(POLICIES)
-            raise ConfigError(src, at + "policy", f"{who} ({ename}): no policy {said(policy)} (known: {known})")
+            raise ConfigError(src, at + "policy", f"{who} ({ename}): no policy {said(policy)} (known: {known}, "
+                              "each also noisy as NAME+epsP, e.g. greedy+eps0.2)")  # fmt: skip
     owner = e.get("owner")
     if owner is not None and (not isinstance(owner, str) or not _NAME.fullmatch(owner)):
         raise ConfigError(src, at + "owner", f"{who}'s owner {said(owner)} must be 1-40 letters, digits or _.+-")

@@ -1,12 +1,15 @@
 """Three example bots: ``random``, ``greedy`` and ``counter``. Serve one with ``abluxx bot NAME --port P``.
 
-``REGISTRY`` maps each name to ``factory(seed) -> Bot``; the match runner uses it for built-in policies.
+``REGISTRY`` maps each name to ``factory(seed) -> Bot``; ``factory(spec)`` reads a policy spec, a name or a noisy
+version of one (``greedy+eps0.2``: greedy, but a uniform random legal action on 20% of its decisions); the match
+runner uses it for built-in policies.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Callable
 
 from referee.engine import JOKER, Choice, Draw, Drew, Group, Played, Reclaimed, Taken
@@ -230,3 +233,45 @@ REGISTRY: dict[str, Callable[[int], Bot]] = {
     "greedy": GreedyBot,
     "counter": CounterBot,
 }
+
+
+class NoisyBot(Bot):
+    """``inner``, but with chance ``eps`` a uniform random legal action instead of its choice (``greedy+eps0.2``).
+    The inner bot sees every decision (counter tracks the game through them) and its choice is then replaced; the
+    coin and the random action come from their own generator of (seed, game id, seat), so a seeded noisy bot
+    plays the same game the same way, and two seeds give two different games even of greedy, which ignores its
+    seed (a duel's A/A test needs that variance)."""
+
+    def __init__(self, inner: Bot, eps: float, seed: int) -> None:
+        self.inner, self.eps, self.seed = inner, eps, seed
+        self.name, self.version, self.author = f"{inner.name}+eps{eps:g}", inner.version, inner.author
+        self.rng: random.Random | None = None
+
+    def on_start(self, start) -> None:
+        self.inner.on_start(start)
+
+    def on_game_over(self, notice) -> None:
+        self.inner.on_game_over(notice)
+
+    def decide(self, d: Decision) -> Answer:
+        choice = self.inner.decide(d)
+        if self.rng is None:
+            self.rng = game_rng(self.seed, f"{d.game_id}\x00noise", d.seat)
+        if self.rng.random() < self.eps:
+            return self.rng.randrange(len(d.request.legal_actions))
+        return choice
+
+
+_NOISY = re.compile(r"(?P<base>[a-z]+)\+eps(?P<eps>[0-9]*\.?[0-9]+)")
+
+
+def factory(spec: str) -> Callable[[int], Bot] | None:
+    """The ``factory(seed) -> Bot`` of a policy spec: a REGISTRY name, or ``NAME+epsP`` (P from 0 to 1, the chance
+    of a uniform random legal action at each decision); None when ``spec`` is neither."""
+    if spec in REGISTRY:
+        return REGISTRY[spec]
+    m = _NOISY.fullmatch(spec)
+    if m is None or m["base"] not in REGISTRY or not 0 <= float(m["eps"]) <= 1:
+        return None
+    inner, eps = REGISTRY[m["base"]], float(m["eps"])
+    return lambda seed: NoisyBot(inner(seed), eps, seed)
