@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.store.sqlite import StoreError, private_folder
+from referee.store.sqlite import StoreError, private_files, private_folder
 
 DUELS_DB = "duels.db"
 
@@ -62,7 +62,8 @@ class DuelRow:
 
 
 class DuelStore:
-    """The duels of one data folder (a context manager that closes the connection)."""
+    """The duels of one data folder (a context manager that closes the connection): one connection per process,
+    kept for the duel or gauntlet, and nothing but SQLite opens the file (the store's docstring says why)."""
 
     def __init__(self, data: Path) -> None:
         self.data = Path(data)
@@ -72,9 +73,11 @@ class DuelStore:
             private_folder(self.data)
             self.path = self.data / DUELS_DB
             self.db = sqlite3.connect(self.path, isolation_level=None)
+            private_files(self.path)  # it holds the duels' secret deals: owner-only, like abluxx.db
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_SCHEMA)
+            private_files(self.path)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"{self.data}: cannot open the duel store: {e}") from None
 

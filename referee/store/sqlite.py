@@ -8,8 +8,8 @@ config, so it imports nothing from referee.tournament. A finished game arrives a
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -109,6 +109,14 @@ def _owner_only(path: Path) -> None:
         path.chmod(path.stat().st_mode & 0o700)
 
 
+def private_files(database: Path) -> None:
+    """A SQLite database and its ``-wal`` and ``-shm`` (those that exist) made owner-only (0600), by path: never
+    through a descriptor, whose close would drop the process's locks on the database (SqliteStore)."""
+    for path in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            _owner_only(path)
+
+
 def private_folder(path: Path) -> None:
     """``path`` as a folder only its owner can enter (0700): created so, or tightened if it exists."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -203,8 +211,17 @@ class GameRow:
 
 
 class SqliteStore:
-    """One connection, used from one thread (the tournament's event loop). Other processes may read at the same
-    time: WAL mode lets readers see the last commit while a tournament writes."""
+    """One connection, used from one thread, opened once and kept until the process is done with the store (the
+    tournament's event loop; the service's reader thread has its own). Other processes may read at the same time:
+    WAL mode lets readers see the last commit while a tournament writes.
+
+    **Why nothing but SQLite may open the database file.** SQLite's locks are POSIX advisory locks, and closing
+    *any* descriptor on a file drops every such lock the process holds on it. SQLite's own connections know this
+    and defer each other's closes, but a descriptor opened and closed outside SQLite (``open``, ``os.open``, a
+    copy) silently unlocks the process's connections. The next process to open the folder (``abluxx standings``)
+    then believes it is alone, checkpoints and removes the ``-wal``, and this process goes on committing into a
+    deleted WAL that a kill loses. So: modes are set on the path (``chmod``), never through a descriptor; and each
+    thread keeps its one connection (``open_store``) rather than opening and closing more."""
 
     def __init__(self, data: str | Path = DEFAULT_DATA_DIR) -> None:
         self.data = Path(data)
@@ -213,16 +230,16 @@ class SqliteStore:
         for folder in (self.data, self.records):
             private_folder(folder)
         self.path = self.data / DATABASE
-        # SQLite gives the -wal and -shm files the database file's mode, so that one is made owner-only first.
-        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-        _owner_only(self.path)
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        # SQLite gives the -wal and -shm files the database file's mode: that one is made owner-only first.
+        private_files(self.path)
         self.db.execute("PRAGMA journal_mode=WAL")
         # A process killed at any moment loses nothing committed with NORMAL in WAL mode; only power loss could.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        private_files(self.path)
 
     def close(self) -> None:
         self.db.close()
