@@ -103,6 +103,7 @@ def _check_concurrency(args: argparse.Namespace) -> None:
 def _run(config, args, source: str) -> int:
     from referee.store import StoreError, open_store
     from referee.tournament.entrants import EntrantError
+    from referee.tournament.ladder_run import run_ladder
     from referee.tournament.play import match_player
     from referee.tournament.runner import NoDealKey, TournamentError, run_tournament
     from referee.tournament.workers import WorkerError, settings_from
@@ -115,7 +116,7 @@ def _run(config, args, source: str) -> int:
     with store:
         try:
             out = asyncio.run(
-                run_tournament(
+                (run_ladder if config.ladder else run_tournament)(
                     config,
                     store,
                     match_player,

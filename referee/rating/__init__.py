@@ -51,6 +51,11 @@ class Ratings:
             self._r[name] = r
         self.games += 1
 
+    def join(self, name: str) -> None:
+        """A new entrant, at the starting rating (a ladder's entrants arrive as it goes; nothing if known)."""
+        if name not in self._r:
+            self._r[name] = self.env.create_rating()
+
     def copy(self) -> Ratings:
         """An independent copy (trueskill's ratings are immutable, so sharing them is safe)."""
         other = Ratings(())

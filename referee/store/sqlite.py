@@ -268,12 +268,16 @@ class SqliteStore:
                 [(tid, e.name, e.address, json.dumps(list(e.command)) if e.command else None, e.policy)
                  for e in config.entrants],
             )  # fmt: skip
-            self.db.executemany(
-                "INSERT INTO schedule (tournament_id, slot, game_id, table_no, deal, seat_order, deck_seed, seats,"
-                " start_seat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(tid, s.slot, s.game_id, s.table, s.deal, s.order, s.deck_seed, json.dumps(s.seats), s.start_seat)
-                 for s in slots],
-            )  # fmt: skip
+            self.insert_slots(tid, slots)
+
+    def insert_slots(self, tid: str, slots: list[Slot]) -> None:
+        """Rows of the schedule, inside a transaction the caller holds (a ladder adds its rounds with it)."""
+        self.db.executemany(
+            "INSERT INTO schedule (tournament_id, slot, game_id, table_no, deal, seat_order, deck_seed, seats,"
+            " start_seat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(tid, s.slot, s.game_id, s.table, s.deal, s.order, s.deck_seed, json.dumps(s.seats), s.start_seat)
+             for s in slots],
+        )  # fmt: skip
 
     def deal_key(self, tid: str) -> bytes | None:
         """The tournament's secret deal key; None for public deals, or a tournament stored before deal keys."""

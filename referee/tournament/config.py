@@ -74,6 +74,20 @@ class WorkerSettings:
 
 
 @dataclass(frozen=True)
+class LadderSettings:
+    """The ``[ladder]`` table: the tournament is a ladder, played in rounds chosen as results come in
+    (tournament/ladder.py, docs/tournaments.md "Ladders"). Every key has a default."""
+
+    tables: int = 0  # tables per round; 0: as many as the present entrants fill
+    games: int | None = None  # the games budget; None: until stopped
+    sigma_target: float = 2.0  # an entrant whose sigma is under it is settled: seated only as an opponent
+    new_games: int = 10  # an entrant with fewer scheduled games than this is seated first (0: no preference)
+    max_meetings: int = 2  # one pair meets at most this often within `meeting_window` rounds (relaxed when
+    meeting_window: int = 10  # no other opponent is left)
+    open: bool = False  # the service adds submitted bots at the next round (docs/service.md)
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     name: str
     entrants: tuple[EntrantConfig, ...]
@@ -92,6 +106,7 @@ class TournamentConfig:
     workers: WorkerSettings = field(default_factory=WorkerSettings)
     options: Options = field(default_factory=Options)
     time_control: TimeControl = field(default_factory=TimeControl)
+    ladder: LadderSettings | None = None  # a ladder (docs/tournaments.md "Ladders"); None: a round robin
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -102,6 +117,12 @@ class TournamentConfig:
         d["workers"] = {k: v for k, v in d["workers"].items() if v is not None}
         if self.workers == WorkerSettings():
             del d["workers"]
+        if d["ladder"] is None:
+            del d["ladder"]  # a round robin's config keeps the identity it had before ladders
+        else:
+            d["ladder"] = {k: v for k, v in d["ladder"].items() if v is not None}
+            for k in _NOT_IN_LADDER:  # its rounds decide them
+                del d[k]
         return d
 
     @classmethod
@@ -141,7 +162,9 @@ def load(path: str | Path) -> TournamentConfig:
 
 
 _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
-        "fresh_process", "workers", "options", "time_control", "entrants"}  # fmt: skip
+        "fresh_process", "workers", "options", "time_control", "entrants", "ladder"}  # fmt: skip
+_LADDER = {"tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open"}
+_NOT_IN_LADDER = ("deals", "tables", "seat_orders")  # a round robin's keys; a ladder's rounds decide these
 _WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = ("decision_ms", "bank_ms", "grace_ms")
@@ -218,14 +241,44 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
     name = top.get("name", default_name)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(src, "name", f"the tournament's name {said(name)} must be 1-40 letters, digits or _.+-")
-
-    entrants = _entrants(top.get("entrants"), src)
-    if len(entrants) < 2:
+    ladder = _ladder(top) if "ladder" in data else None
+    open_ladder = ladder is not None and ladder.open
+    entrants = [] if open_ladder and "entrants" not in data else _entrants(top.get("entrants"), src)
+    if len(entrants) < 2 and not open_ladder:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
-
     table_size = top.integer("table_size", 2, 2, 5)
-    if table_size > len(entrants):
+    if table_size > len(entrants) and not open_ladder:
         raise ConfigError(src, "table_size", f"{table_size} is more than the {len(entrants)} entrants")
+    if ladder is None:
+        seat_orders, deals, tables = _round_robin(top, entrants, table_size)
+    else:
+        if given := [k for k in _NOT_IN_LADDER if k in data]:
+            raise ConfigError(src, given[0], "a ladder's rounds choose its tables and deals: leave it out (the "
+                              "[ladder] table has tables, per round)")  # fmt: skip
+        seat_orders, deals, tables = "across", 1, 0
+    opts = top.table("options", _OPTIONS)
+    return TournamentConfig(
+        name=name,
+        entrants=tuple(entrants),
+        seed=top.integer("seed", 1, 0, 2**63 - 1),
+        table_size=table_size,
+        deals=deals,
+        tables=tables,
+        seat_orders=seat_orders,
+        concurrency=top.integer("concurrency", 8, 1, 1024),
+        max_strikes=top.integer("max_strikes", 3, *RANGES["max_strikes"]),
+        public_deals=top.boolean("public_deals", False),
+        fresh_process=top.boolean("fresh_process", False),
+        workers=_workers(top),
+        options=Options(**{k: opts.boolean(k, False) for k in _OPTIONS}),
+        time_control=time_control(top),
+        ladder=ladder,
+    )
+
+
+def _round_robin(top: Table, entrants: list[EntrantConfig], table_size: int) -> tuple[str, int, int]:
+    """A round robin's seat_orders, deals and tables, checked against its entrants."""
+    src = top.source
     # head to head (as many entrants as seats) has no other table to take a deal across to
     seat_orders = top.get("seat_orders", "across" if len(entrants) > table_size else "rotations")
     if seat_orders not in SEAT_ORDERS:
@@ -239,11 +292,6 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
         raise ConfigError(src, "seat_orders", f'"across" seats entrants of {table_size} different owners at each '
                           f"table, and these entrants have {len(set(owners))}; add entrants of other owners, or use "
                           '"rotations" (it trusts the bots and their authors with a deal)')  # fmt: skip
-    fresh_process = top.boolean("fresh_process", False)
-    public_deals = top.boolean("public_deals", False)
-    workers = _workers(top)
-    opts = top.table("options", _OPTIONS)
-    options = Options(**{k: opts.boolean(k, False) for k in _OPTIONS})
     from .schedule import MAX_GAMES, size
 
     deals = top.integer("deals", 1, 1, 100_000)
@@ -256,21 +304,34 @@ def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -
             f"{len(entrants)} entrants at tables of {table_size} make a schedule of {games:,} games; at most "
             f"{MAX_GAMES:,}: sample the tables (tables = N), or play fewer deals or entrants",
         )
-    return TournamentConfig(
-        name=name,
-        entrants=tuple(entrants),
-        seed=top.integer("seed", 1, 0, 2**63 - 1),
-        table_size=table_size,
-        deals=deals,
-        tables=tables,
-        seat_orders=seat_orders,
-        concurrency=top.integer("concurrency", 8, 1, 1024),
-        max_strikes=top.integer("max_strikes", 3, *RANGES["max_strikes"]),
-        public_deals=public_deals,
-        fresh_process=fresh_process,
-        workers=workers,
-        options=options,
-        time_control=time_control(top),
+    return seat_orders, deals, tables
+
+
+MAX_LADDER_GAMES = 10**9
+
+
+def _ladder(top: Table) -> LadderSettings:
+    """The ``[ladder]`` table: each key checked, the default where left out (LadderSettings)."""
+    if not isinstance(top.get("ladder"), dict):
+        raise top.error("ladder", "must be a table: [ladder] with tables, games, sigma_target, ...")
+    t, d = top.table("ladder", _LADDER), LadderSettings()
+    games = None
+    if "games" in t.data:
+        if t.data["games"] == 0:
+            raise t.error("games", "a budget of 0 games plays nothing: give 1 or more, or leave games out to run "
+                          "the ladder until it is stopped")  # fmt: skip
+        games = t.integer("games", 1, 1, MAX_LADDER_GAMES)
+    sigma = t.get("sigma_target", d.sigma_target)
+    if isinstance(sigma, bool) or not isinstance(sigma, int | float) or not 0 < sigma <= 100:
+        raise t.error("sigma_target", f"must be a number above 0 and at most 100, not {said(sigma)}")
+    return LadderSettings(
+        tables=t.integer("tables", d.tables, 0, 100_000),
+        games=games,
+        sigma_target=float(sigma),
+        new_games=t.integer("new_games", d.new_games, 0, 1_000_000),
+        max_meetings=t.integer("max_meetings", d.max_meetings, 1, 1_000_000),
+        meeting_window=t.integer("meeting_window", d.meeting_window, 1, 1_000_000),
+        open=t.boolean("open", d.open),
     )
 
 

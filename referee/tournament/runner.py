@@ -22,6 +22,7 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
 from referee.records.paths import record_in
 from referee.store import SqliteStore
+from referee.store import ladder as ladder_store
 
 from . import deals
 from . import entrants as entrants_mod
@@ -82,7 +83,11 @@ class Outcome:
 
 def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str], reveal_deal: bool) -> GameSpec:
     by_name = {e.name: e for e in config.entrants}
-    seats = tuple(EntrantRef(name=n, address=addresses.get(n), policy=by_name[n].policy) for n in slot.seats)
+    # a ladder's entrants that joined after its config was read are bots at an address: they have no policy
+    seats = tuple(
+        EntrantRef(name=n, address=addresses.get(n), policy=by_name[n].policy if n in by_name else None)
+        for n in slot.seats
+    )
     return GameSpec(
         game_id=slot.game_id,
         seed=slot.deck_seed,
@@ -109,6 +114,8 @@ class _InOrder:
 
     def add(self, slot: int, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
         self.waiting[slot] = (seats, places)
+        for name in seats:  # a ladder's entrant that joined after the run began
+            self.ratings.join(name)
         while self.next < len(self.slots) and self.slots[self.next].slot in self.waiting:
             self.ratings.add(*self.waiting.pop(self.slots[self.next].slot))
             self.next += 1
@@ -119,6 +126,13 @@ class _InOrder:
 
 class GameHooks:
     """What a caller of ``play_slots`` adds around each game; the defaults add nothing."""
+
+    open_ended = False  # True: more_slots may add games, so play_slots keeps ``concurrency`` players waiting
+
+    def more_slots(self) -> list[Slot] | None:
+        """Asked whenever a game may start: games to add to the pending ones, stored already (a ladder's next
+        round); [] when more may come once games in flight finish; None (the default) when none will come."""
+        return None
 
     def should_continue(self) -> bool:
         """Asked before each game starts: False starts no more games (those in flight still finish)."""
@@ -167,6 +181,9 @@ def _only_run(store: SqliteStore, tid: str) -> Iterator[None]:
         yield
 
 
+IDLE_POLL_S = 1.0  # how often an open-ended run with nothing to play asks its hooks again
+
+
 class _Pending:
     """The slots still to play, handed out so that an entrant never plays two games of one deal at once (with
     rotations it would see two seats' hands): such a game waits until the other has finished."""
@@ -183,15 +200,24 @@ class _Pending:
         )
 
     async def take(self) -> Slot | None:
-        """The first pending slot that may start now (waiting while none may); None when none is left, or when
-        the hooks say stop."""
+        """The first pending slot that may start now (waiting while none may); None when none is left and the
+        hooks add none, or when the hooks say stop."""
         async with self.freed:
-            while self.slots and self.hooks.should_continue():
+            while self.hooks.should_continue():
+                more = self.hooks.more_slots()
+                self.slots.extend(more or ())
                 slot = next((s for s in self.slots if self._may_start(s)), None)
                 if slot is not None:
                     self.slots.remove(slot)
                     self.in_flight.append(slot)
                     return slot
+                if not self.slots and (more is None or not self.in_flight):
+                    if more is None or not self.hooks.open_ended:
+                        return None
+                    # an open ladder with too few entrants: look again in a while (a bot may be submitted)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.freed.wait(), IDLE_POLL_S)
+                    continue
                 await self.freed.wait()
             return None
 
@@ -255,7 +281,8 @@ async def _play_slots(
             if progress:
                 progress.update(done, live.top())
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending.slots))))]
+    players = concurrency if hooks.open_ended else min(concurrency, len(pending.slots))
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, players))]
     try:
         await asyncio.gather(*workers)
     finally:
@@ -296,6 +323,8 @@ def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -
     if row is None:
         raise NoTournament(tid, f"in {store.path}")
     names = [e["name"] for e in row.config["entrants"]]
+    if "ladder" in row.config:  # entrants join a ladder as it goes
+        names = [e.name for e in ladder_store.entrants(store, tid)]
     return standings_mod.compute(tid, names, store.games(tid), row.games, ratings)
 
 

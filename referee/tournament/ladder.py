@@ -1,0 +1,203 @@
+"""A ladder's rounds: which entrants meet, as a pure function (docs/tournaments.md, "Ladders").
+
+A round is chosen only from
+- the ratings over the results of the rounds up to ``LAG`` rounds before it, applied in schedule order;
+- the entrants present when the round starts (with their owners), and the games already scheduled for them;
+- the config's seed, which breaks ties.
+
+So the same config, the same entrants at the same rounds, and bots that play the same moves give the same
+tables, however many games run at once and on however many workers. ``LAG = 2``: round k is chosen from the
+results through round k - 2, so it can be chosen, and its games started, while round k - 1 still plays; the
+workers do not wait for the last game of a round.
+
+How a round is seated (``choose``):
+1. Order the present entrants by priority: new ones first (fewer than ``new_games`` games scheduled, fewest
+   first), then the most uncertain (highest sigma), the seed breaking ties.
+2. Each entrant in that order that is not seated yet and not settled (sigma at or above ``sigma_target``; when
+   everyone is settled, everyone may) opens a table, and takes as opponents the free entrants nearest to it in mu,
+   never two of one owner, nor a pair that met ``max_meetings`` times in the last ``meeting_window`` rounds
+   (that cap is dropped for a table that cannot be filled otherwise). An entrant sits at one table a round.
+3. Stop at ``tables`` tables (0: as many as the entrants fill), or at the games budget.
+
+The round's deals are then as in a round robin's ``across`` mode: its tables are grouped into sections whose tables
+share no owner (schedule.sections), and every table of a section plays the section's secret deck
+(deals.deck_seed of the round and the section), so each deal is compared across tables and no entrant or owner
+receives a deck twice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from referee.store import Slot
+
+from .config import LadderSettings
+from .deals import DealKey, deck_seed
+from .schedule import _derive, sections
+
+LAG = 2  # round k is chosen from the results of rounds 0 .. k - LAG
+
+
+@dataclass(frozen=True)
+class Member:
+    """An entrant present at a round's start: its rating over the lagged results, and its scheduled games."""
+
+    name: str
+    owner: str
+    mu: float
+    sigma: float
+    games: int  # games scheduled for it in the rounds before this one
+
+
+class Meetings:
+    """How often each pair met in the last ``window`` rounds, kept one round at a time."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.rounds: deque[list[tuple[str, ...]]] = deque()
+        self.count: dict[str, dict[str, int]] = {}  # a -> b -> meetings (both ways round)
+
+    def add_round(self, tables: Iterable[tuple[str, ...]]) -> None:
+        tables = list(tables)
+        self.rounds.append(tables)
+        self._bump(tables, 1)
+        if len(self.rounds) > self.window:
+            self._bump(self.rounds.popleft(), -1)
+
+    def _bump(self, tables: list[tuple[str, ...]], by: int) -> None:
+        for t in tables:
+            for a in t:
+                mine = self.count.setdefault(a, {})
+                for b in t:
+                    if b != a:
+                        n = mine.get(b, 0) + by
+                        if n:
+                            mine[b] = n
+                        else:
+                            del mine[b]
+
+    def met(self, a: str, b: str) -> int:
+        return self.count.get(a, {}).get(b, 0)
+
+
+def choose(
+    round_no: int,
+    members: Sequence[Member],
+    settings: LadderSettings,
+    table_size: int,
+    seed: int,
+    meetings: Meetings,
+    budget_left: int | None = None,
+) -> list[tuple[str, ...]]:
+    """The tables of round ``round_no``, each with its entrants in seat order (see the module's docstring)."""
+    rng = random.Random(_derive(seed, "ladder", round_no))
+    jitter = {m.name: rng.random() for m in members}
+    new = settings.new_games
+
+    def priority(m: Member) -> tuple:
+        return (0, m.games, -m.sigma, jitter[m.name]) if m.games < new else (1, 0, -m.sigma, jitter[m.name])
+
+    order = sorted(members, key=priority)
+    want = len(members) // table_size
+    if settings.tables:
+        want = min(want, settings.tables)
+    if budget_left is not None:
+        want = min(want, budget_left)
+    seating = _Seating(members, jitter)
+    unsettled = [m for m in order if m.sigma >= settings.sigma_target or m.games < new]
+    anchors = unsettled or order
+    tables: list[tuple[str, ...]] = []
+    for m in anchors:
+        if len(tables) >= want:
+            break
+        if seating.free(m.name):
+            table = seating.table_for(m, table_size, meetings, settings.max_meetings)
+            if table is not None:
+                rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
+                tables.append(tuple(table))
+    return tables
+
+
+class _Seating:
+    """The free entrants in mu order, as a doubly linked list: a seated entrant is unlinked, so a search for the
+    nearest free opponents never walks over the seated."""
+
+    def __init__(self, members: Sequence[Member], jitter: Mapping[str, float]) -> None:
+        by_mu = sorted(members, key=lambda m: (m.mu, jitter[m.name]))
+        self.members = by_mu
+        self.index = {m.name: i for i, m in enumerate(by_mu)}
+        n = len(by_mu)
+        self.prev = list(range(-1, n - 1))
+        self.next = list(range(1, n + 1))
+        self.seated = [False] * n
+
+    def free(self, name: str) -> bool:
+        return not self.seated[self.index[name]]
+
+    def _take(self, i: int) -> None:
+        self.seated[i] = True
+        p, q = self.prev[i], self.next[i]
+        if p >= 0:
+            self.next[p] = q
+        if q < len(self.members):
+            self.prev[q] = p
+
+    def table_for(self, anchor: Member, k: int, meetings: Meetings, cap: int) -> list[str] | None:
+        """``anchor`` and the k - 1 free entrants nearest in mu that fit (owners apart, pairs under the cap; the
+        cap raised by one, then two, then dropped, when that fails), all then taken; None when no table fits."""
+        for limit in (cap, cap + 1, cap + 2, None):  # the cap relaxed step by step, only when a table needs it
+            found = self._nearest(anchor, k, meetings, limit)
+            if found is not None:
+                for i in found:
+                    self._take(i)
+                return [self.members[i].name for i in found]
+        return None
+
+    def _nearest(self, anchor: Member, k: int, meetings: Meetings, cap: int | None) -> list[int] | None:
+        a = self.index[anchor.name]
+        picked = [a]
+        owners = {anchor.owner}
+        left, right = self.prev[a], self.next[a]
+        n = len(self.members)
+        while len(picked) < k and (left >= 0 or right < n):
+            go_left = right >= n or (
+                left >= 0 and anchor.mu - self.members[left].mu <= self.members[right].mu - anchor.mu
+            )
+            i = left if go_left else right
+            if go_left:
+                left = self.prev[left]
+            else:
+                right = self.next[right]
+            m = self.members[i]
+            if m.owner in owners:
+                continue
+            mine = meetings.count.get(m.name) if cap is not None else None
+            if mine and any(mine.get(self.members[j].name, 0) >= (cap or 0) for j in picked):
+                continue
+            picked.append(i)
+            owners.add(m.owner)
+        return picked if len(picked) == k else None
+
+
+def round_slots(
+    tid: str,
+    round_no: int,
+    tables: Sequence[tuple[str, ...]],
+    owners: Mapping[str, str],
+    key: DealKey,
+    first_slot: int,
+) -> list[Slot]:
+    """The games of one round: its tables grouped into sections that share no owner, each section one secret
+    deck (``deck_seed(key, tid, section, round)``, the round robin's derivation) played at all its tables. A
+    slot's ``table`` is the section, its ``deal`` the round and its ``order`` the table within the section, so a
+    duplicate set is one deal of one round."""
+    slots: list[Slot] = []
+    for sec, group in enumerate(sections(list(tables), dict(owners)) if tables else []):
+        seed = deck_seed(key, tid, sec, round_no)  # as a round robin's (section, deal)
+        for o, t in enumerate(group):
+            n = first_slot + len(slots)
+            slots.append(Slot(n, f"{tid}-r{round_no}-s{sec}-t{o}", sec, round_no, o, seed, tables[t]))
+    return slots

@@ -1,0 +1,138 @@
+"""The ladder's [ladder] table and its pairing: a pure function of the lagged ratings, the present entrants and
+the seed (referee/tournament/ladder.py)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from referee.tournament.config import ConfigError, LadderSettings, load
+from referee.tournament.ladder import Meetings, Member, choose, round_slots
+
+LADDER = """
+name = "lad"
+table_size = 3
+[ladder]
+{ladder}
+[[entrants]]
+name = "a"
+policy = "greedy"
+[[entrants]]
+name = "b"
+policy = "counter"
+[[entrants]]
+name = "c"
+policy = "random"
+"""
+
+
+def write(tmp_path: Path, ladder: str, extra: str = "") -> Path:
+    p = tmp_path / "l.toml"
+    p.write_text(extra + LADDER.format(ladder=ladder))
+    return p
+
+
+def test_the_ladder_table_has_documented_defaults(tmp_path: Path) -> None:
+    config = load(write(tmp_path, ""))
+    assert config.ladder == LadderSettings()
+    assert config.ladder.games is None  # none: until stopped
+    assert load(write(tmp_path, "games = 30\ntables = 4\nsigma_target = 1.5")).ladder == LadderSettings(
+        tables=4, games=30, sigma_target=1.5
+    )
+    # the ladder's settings are part of its identity: another budget is another ladder
+    assert load(write(tmp_path, "games = 30")).tournament_id != load(write(tmp_path, "games = 31")).tournament_id
+
+
+@pytest.mark.parametrize(
+    ("ladder", "extra", "key", "words"),
+    [
+        ("games = 0", "", "ladder.games", "a budget of 0 games plays nothing"),
+        ("rounds = 3", "", "ladder.rounds", "unknown key"),
+        ("sigma_target = -1", "", "ladder.sigma_target", "above 0"),
+        ("", "deals = 3\n", "deals", "a ladder's rounds choose its tables and deals"),
+    ],
+)
+def test_a_bad_ladder_table_is_refused_in_plain_words(
+    tmp_path: Path, ladder: str, extra: str, key: str, words: str
+) -> None:
+    with pytest.raises(ConfigError) as e:
+        load(write(tmp_path, ladder, extra))
+    assert e.value.key == key
+    assert words in str(e.value)
+
+
+def field(n: int, owners: int, seed: int = 1) -> list[Member]:
+    rng = random.Random(seed)
+    return [Member(f"e{i}", f"o{i % owners}", rng.gauss(25, 4), rng.uniform(1, 8), rng.randrange(30)) for i in range(n)]
+
+
+def test_no_table_seats_two_entrants_of_one_owner_and_nobody_sits_twice() -> None:
+    members = field(60, 7)
+    owner = {m.name: m.owner for m in members}
+    meetings = Meetings(10)
+    for r in range(6):
+        tables = choose(r, members, LadderSettings(), 4, 3, meetings)
+        assert len(tables) >= 12
+        seated = [n for t in tables for n in t]
+        assert len(seated) == len(set(seated))
+        assert all(len({owner[n] for n in t}) == 4 for t in tables)
+        meetings.add_round(tables)
+
+
+def test_the_round_is_a_pure_function_of_its_inputs() -> None:
+    members = field(40, 40)
+    a = choose(5, members, LadderSettings(), 4, 9, Meetings(10))
+    b = choose(5, list(reversed(members)), LadderSettings(), 4, 9, Meetings(10))
+    assert a == b  # the order the entrants are listed in does not matter
+    assert choose(5, members, LadderSettings(), 4, 10, Meetings(10)) != a  # the seed breaks ties
+
+
+def test_new_and_uncertain_entrants_play_first_against_nearby_mu() -> None:
+    settled = [Member(f"s{i}", f"s{i}", 10.0 + i, 1.0, 50) for i in range(20)]
+    new = Member("new", "new", 25.0, 8.3, 0)
+    unsure = Member("unsure", "unsure", 12.0, 6.0, 40)
+    tables = choose(0, [*settled, new, unsure], LadderSettings(tables=2), 3, 1, Meetings(10))
+    assert len(tables) == 2
+    assert "new" in tables[0] and "unsure" in tables[1]
+    # opponents nearest in mu: the new entrant (mu 25) meets the settled entrants of mu 29 and 28
+    assert set(tables[0]) == {"new", "s15", "s14"} or set(tables[0]) <= {"new", "s14", "s15", "s16"}
+
+
+def most_meetings(cap: int, per_round: int = 0) -> int:
+    members = field(24, 24)
+    meetings = Meetings(10)
+    pairs: dict[frozenset[str], int] = {}
+    for r in range(10):
+        tables = choose(r, members, LadderSettings(max_meetings=cap, tables=per_round), 3, 1, meetings)
+        meetings.add_round(tables)
+        for t in tables:
+            for i, a in enumerate(t):
+                for b in t[i + 1 :]:
+                    pairs[frozenset((a, b))] = pairs.get(frozenset((a, b)), 0) + 1
+    return max(pairs.values())
+
+
+def test_the_pair_cap_spreads_the_meetings() -> None:
+    # the ratings do not move here: without the cap the same tables come back round after round
+    assert most_meetings(100) == 10
+    assert most_meetings(2, per_round=5) <= 2  # with entrants to spare, the cap holds
+    assert most_meetings(2) < 10  # with every entrant seated every round it is relaxed, step by step
+
+
+def test_a_rounds_deals_are_shared_across_tables_of_different_owners() -> None:
+    members = field(24, 24)
+    tables = choose(0, members, LadderSettings(), 3, 1, Meetings(10))
+    slots = round_slots("lad-1", 0, tables, {m.name: m.owner for m in members}, b"k" * 32, 100)
+    assert [s.slot for s in slots] == list(range(100, 100 + len(tables)))
+    decks: dict[int, list[tuple[str, ...]]] = {}
+    for s in slots:
+        decks.setdefault(s.deck_seed, []).append(s.seats)
+        assert s.deal == 0 and s.duplicate_set == (s.table, 0)
+    assert max(len(v) for v in decks.values()) >= 2  # a deck is played at several tables
+    for seats in decks.values():  # and never twice by one entrant
+        names = [n for t in seats for n in t]
+        assert len(names) == len(set(names))
+    other = round_slots("lad-1", 0, tables, {m.name: m.owner for m in members}, b"j" * 32, 100)
+    assert {s.deck_seed for s in other}.isdisjoint({s.deck_seed for s in slots})  # secret: from the deal key

@@ -1,0 +1,121 @@
+"""Running a ladder: the same stored games at any concurrency, inline or on worker processes, and a SIGKILL
+mid-round then a resume that loses and doubles nothing (real `abluxx` processes where it says so)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from referee.store import ladder as ladder_store
+from referee.store import open_store
+from referee.tournament.config import load
+from referee.tournament.ladder_run import run_ladder
+
+from .helpers import config_text, in_process_player
+
+ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
+NAMES = ["rnd", "greedy", "counter", "greedy2", "rnd2", "c2", "c3"]
+
+
+def write(tmp_path: Path, games: int, **top: object) -> Path:
+    path = tmp_path / "ladder.toml"
+    text = config_text(NAMES, name="lad", seed=4, table_size=3, public_deals=True, **top)
+    path.write_text(text + f"[ladder]\ngames = {games}\n")
+    return path
+
+
+def stored(data: Path) -> list[tuple]:
+    """Every scheduled game with its deck and seats, and its places when played, in schedule order."""
+    db = sqlite3.connect(data / "abluxx.db")
+    try:
+        rows = db.execute(
+            "SELECT s.slot, s.game_id, s.deck_seed, s.seats, (SELECT group_concat(r.place) FROM results r"
+            " WHERE r.game_id = s.game_id) FROM schedule s ORDER BY s.slot"
+        ).fetchall()
+    finally:
+        db.close()
+    return rows
+
+
+def run_inprocess(tmp_path: Path, data: str, concurrency: int, jitter: int | None) -> Path:
+    config = load(write(tmp_path, 40))
+    player = functools.partial(in_process_player, jitter_seed=jitter)
+    with open_store(tmp_path / data) as store:
+        out = asyncio.run(run_ladder(config, store, player, concurrency=concurrency, progress=False))
+        assert out.standings.games == 40
+        assert len(ladder_store.rounds(store, config.tournament_id)) >= 40 // 2
+    return tmp_path / data
+
+
+def test_concurrency_1_and_8_store_the_same_games(tmp_path: Path) -> None:
+    one = stored(run_inprocess(tmp_path, "d1", 1, None))
+    eight = stored(run_inprocess(tmp_path, "d8", 8, 1))  # games finish out of order at 8
+    assert len(one) == 40
+    assert one == eight
+
+
+def abluxx(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*ABLUXX, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_inline_and_two_worker_processes_store_the_same_games(tmp_path: Path) -> None:
+    config = write(tmp_path, 24)
+    inline = abluxx("tournament", "run", config, "--data", tmp_path / "inline", "--no-progress", cwd=tmp_path)
+    assert inline.returncode == 0, inline.stderr
+    workers = abluxx("tournament", "run", config, "--data", tmp_path / "w2", "--workers", "2", "--no-progress",
+                     cwd=tmp_path)  # fmt: skip
+    assert workers.returncode == 0, workers.stderr
+    assert len(stored(tmp_path / "inline")) == 24
+    assert stored(tmp_path / "inline") == stored(tmp_path / "w2")
+
+
+def committed(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        c = sqlite3.connect(db, timeout=5)
+        try:
+            return c.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        finally:
+            c.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_a_ladder_killed_mid_round_resumes_and_plays_every_stored_round_as_chosen(tmp_path: Path) -> None:
+    games = 150
+    config = write(tmp_path, games, concurrency=4)
+    data = tmp_path / "killed"
+    cmd = [*ABLUXX, "tournament", "run", str(config), "--data", str(data), "--no-progress"]
+    referee = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while committed(data / "abluxx.db") < 20 and referee.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert referee.poll() is None, "the ladder ended before the test could kill it"
+        os.kill(referee.pid, signal.SIGKILL)
+        referee.wait()
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+            referee.wait()
+    before = stored(data)
+    assert any(row[4] is None for row in before), "the kill left no round unfinished"
+    again = abluxx("tournament", "run", config, "--data", data, "--no-progress", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    after = stored(data)
+    assert len(after) == games and all(row[4] is not None for row in after)  # nothing lost, nothing doubled
+    assert [row[:4] for row in after[: len(before)]] == [row[:4] for row in before]  # stored rounds as chosen
+    # the games played before the kill kept their results
+    assert [row for row in before if row[4] is not None] == [after[row[0]] for row in before if row[4] is not None]
+    # and the whole ladder is the one an uninterrupted run plays (same file, public deals, deterministic bots)
+    whole = abluxx("tournament", "run", config, "--data", tmp_path / "whole", "--no-progress", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert stored(tmp_path / "whole") == after
