@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from referee.errors import BadInput, RefereeError
+from referee.gc_policy import tune_gc
 from referee.records.paths import DEFAULT_DATA_DIR
 from referee.terminal import say
 
@@ -76,6 +77,7 @@ def run(args) -> int:
     try:
         store = open_store(args.data)
         with store:
+            tune_gc()
             out = asyncio.run(run_tournament(config, store, match_player, source="abluxx demo"))
             best = _best_game(store, out)
             report, best_page = write_demo_pages(store, out.tournament_id, args.data, best[3] if best else None)

@@ -26,6 +26,7 @@ from referee.duel.runner import (
 )
 from referee.duel.store import DuelStore
 from referee.errors import BadInput, Interrupted, NotFound
+from referee.gc_policy import tune_gc
 from referee.stats import Sprt, Summary, Verdict
 from referee.terminal import say
 
@@ -251,6 +252,7 @@ def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: 
     if not args.json:
         say(f"duel {state.duel_id}: up to {state.settings.max_games} games; stop with Ctrl-C and resume with "
             f"{resume}", file=sys.stderr)  # fmt: skip
+    tune_gc()
     try:
         asyncio.run(run_duel(state, store, concurrency=args.concurrency, on_pair=progress))
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from referee.engine import Options
 from referee.errors import BadInput
+from referee.gc_policy import tune_gc
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.match.seats import HelloError, hello
 from referee.match.spec import RANGES
@@ -119,6 +120,7 @@ def run(args) -> int:
         async with ChannelPool() as pool:
             return await play_game(spec, pool=pool, record_path=path, prefer=args.transport)
 
+    tune_gc()
     result = asyncio.run(go())
     say(f"game {game_id}, seed {seed}: {result.decisions} decisions, ended by {result.end_reason.value}")
     order = sorted(range(len(entrants)), key=lambda i: (result.places[i], i))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from referee.errors import BadInput, RefereeError
+from referee.gc_policy import tune_gc
 from referee.store import StoreError
 from referee.terminal import say
 
@@ -55,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         )
     configure(level=args.log_level)
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    tune_gc()
     try:
         asyncio.run(
             serve(

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from referee.errors import BadInput, Interrupted, NoTournament, RefereeError
+from referee.gc_policy import tune_gc
 from referee.terminal import say
 
 from .args import add_data_arg, add_table_formats, add_tournament_arg
@@ -113,6 +114,7 @@ def _run(config, args, source: str) -> int:
     configure_logs(args)
     store = open_store(args.data)
     tid = config.tournament_id
+    tune_gc()
     with store:
         try:
             out = asyncio.run(

@@ -20,6 +20,7 @@ from typing import Any
 import ray
 from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, WorkerCrashedError
 
+from referee.gc_policy import tune_gc
 from referee.log import configure, json_lines
 from referee.match.spec import GameResult, GameSpec
 
@@ -37,6 +38,7 @@ _LOST = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 class GameActor:
     def __init__(self, config_json: dict[str, Any], log_dir: str, prefix: str, json_logs: bool) -> None:
         configure(json=json_logs)
+        tune_gc()
         self.worker = GameWorker(TournamentConfig.from_json(config_json), Path(log_dir), prefix)
 
     def pid(self) -> int:

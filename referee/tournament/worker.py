@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from referee.gc_policy import tune_gc
 from referee.log import configure, get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.spec import EntrantRef, GameResult, GameSpec
@@ -185,6 +186,7 @@ async def _main() -> None:
 
 
 def main() -> None:
+    tune_gc()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())
 
