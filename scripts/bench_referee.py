@@ -1,4 +1,5 @@
-"""How fast the match runner drives bots, against the floor of raw gRPC between two processes (issue 4).
+"""How fast the match runner drives bots, against the floor of raw gRPC between two processes, and what each
+decision costs in CPU (issues 4 and 27).
 
     python3 scripts/bench_referee.py [--seconds S] [--json]
 
@@ -13,24 +14,49 @@ Prints decisions (round trips) per second and the referee's ratio to the floor; 
 one JSON object with keys floor_stream_rt_per_s, floor_unary_rt_per_s, referee_stream_dps_1, referee_stream_dps_64,
 referee_unary_dps_1, referee_unary_dps_64 and ratio_stream_64. The stream floor is the mean of a measurement
 before and one after the referee's stream figures.
+
+Wall-clock rates on a shared machine swing with the other work on it, so the stream figures at 64 games are also
+given in CPU time from the processes' own accounting, which the other work disturbs far less:
+
+- ``referee_cpu_us_per_decision``: this process's CPU per decision (``time.process_time``), split into
+  ``referee_loop_cpu_us_per_decision`` (the event loop's thread, ``time.thread_time``) and
+  ``referee_grpc_cpu_us_per_decision`` (every other thread: gRPC's poller and the thread that fsyncs a finished
+  record);
+- ``bot_cpu_us_per_decision``: the bot process's CPU per decision (``/proc/PID/task/*/schedstat``);
+- ``floor_client_cpu_us_per_rt`` (and ``floor_server_cpu_us_per_rt``): the same for the stream floor's client and
+  echo server per round trip, averaged over its two measurements;
+- ``cpu_vs_floor``: referee CPU per decision / floor client CPU per round trip. gRPC's own cost is the limit, 1.0.
+
+and the event loop's health over the same 64-game window, from a task that sleeps 5 ms and notes how late it wakes:
+
+- ``max_loop_stall_ms``, ``p99_loop_stall_ms``: the lateness, worst and 99th percentile;
+- ``max_loop_stall_cpu_ms``: the worst lateness counting only time the loop's thread was on a CPU (the rest of a
+  stall is the OS running something else: on a loaded machine that is most of it);
+- ``gc_max_pause_ms`` (wall) and ``gc_max_pause_cpu_ms`` (its thread on a CPU), ``gc_us_per_decision`` (CPU),
+  ``gc_collections_gen0`` (1, 2): the collector's pauses, from ``gc.callbacks``, so a collector stall can be told
+  apart from the OS's preemption and from a long turn of the loop.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
 
 from referee.engine import apply, deck_from_seed, new_game
+from referee.gc_policy import tune_gc
 from referee.log import configure
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
 from referee.match.seats import BotChannel
@@ -150,31 +176,113 @@ class Subprocess:
 # --- measurements ----------------------------------------------------------------------------------------------
 
 
-async def _timed(workers: int, seconds: float, work) -> float:
-    """Run ``work(count)`` in ``workers`` tasks; the rate of ``count`` calls per second after the warm-up."""
+LAG_TICK_S = 0.005  # the loop-lag monitor's sleep
+CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds process ``pid`` has used, all its threads (those that ended too), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * CLOCK_TICK_S  # utime and stime, the 14th and 15th fields
+
+
+class LoopLag:
+    """A task that sleeps LAG_TICK_S over and over and notes each wake-up's lateness: (lateness, the part of it the
+    loop's thread spent on a CPU) in seconds. The on-CPU part is the CPU the thread used while asleep beyond the
+    tick: a loop busy with its own work for 12 ms is 7 ms late on a CPU, one the OS kept off the CPU is not."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float, float]] = []  # (woke at, lateness, on-CPU lateness)
+
+    async def run(self) -> None:
+        now, cpu = time.perf_counter, time.thread_time
+        while True:
+            t0, c0 = now(), cpu()
+            await asyncio.sleep(LAG_TICK_S)
+            t1, c1 = now(), cpu()
+            self.samples.append((t1, max(0.0, t1 - t0 - LAG_TICK_S), max(0.0, c1 - c0 - LAG_TICK_S)))
+
+
+class GcWatch:
+    """A ``gc.callbacks`` entry that notes each collection: (its wall time, its thread's CPU time, generation). The
+    two differ by the time the OS kept the collecting thread off the CPU."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, float, int]] = []
+        self._start = (0.0, 0.0)
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = (time.perf_counter(), time.thread_time())
+        else:
+            wall, cpu = self._start
+            self.pauses.append((time.perf_counter() - wall, time.thread_time() - cpu, info["generation"]))
+
+
+@dataclass
+class Window:
+    """One measuring window: its length, the calls counted, this process's CPU (all threads, and the loop's
+    thread alone), the peer process's CPU, the loop's lateness and the collector's pauses."""
+
+    seconds: float
+    count: int
+    cpu_s: float
+    loop_cpu_s: float
+    peer_cpu_s: float
+    lags: list[tuple[float, float, float]] = field(default_factory=list)
+    pauses: list[tuple[float, float, int]] = field(default_factory=list)  # (wall, CPU, generation)
+
+    @property
+    def rate(self) -> float:
+        return self.count / self.seconds
+
+    def per_call_us(self, cpu_s: float) -> float:
+        return cpu_s * 1e6 / max(1, self.count)
+
+    def stalls(self) -> dict[str, float]:
+        """The loop's lateness and the collector's pauses over the window (milliseconds, microseconds)."""
+        late = sorted(lag for _, lag, _ in self.lags) or [0.0]
+        out = {
+            "max_loop_stall_ms": late[-1] * 1000,
+            "p99_loop_stall_ms": late[min(len(late) - 1, int(len(late) * 0.99))] * 1000,
+            "max_loop_stall_cpu_ms": max((c for _, _, c in self.lags), default=0.0) * 1000,
+            "gc_max_pause_ms": max((wall for wall, _, _ in self.pauses), default=0.0) * 1000,
+            "gc_max_pause_cpu_ms": max((cpu for _, cpu, _ in self.pauses), default=0.0) * 1000,
+            "gc_us_per_decision": self.per_call_us(sum(cpu for _, cpu, _ in self.pauses)),
+        }
+        for gen in range(3):
+            out[f"gc_collections_gen{gen}"] = sum(1 for *_, g in self.pauses if g == gen)
+        return out
+
+
+async def _timed(workers: int, seconds: float, work, peer: int) -> Window:
+    """Run ``work(count)`` in ``workers`` tasks; the ``count`` calls, the CPU of this process and of process
+    ``peer``, the loop's lateness and the collector's pauses over ``seconds`` after the warm-up."""
     done = [0]
-    marks: dict[str, tuple[float, int]] = {}
 
     def count(*_: object) -> None:
         done[0] += 1
 
     tasks = [asyncio.create_task(work(count)) for _ in range(workers)]
     await asyncio.sleep(WARMUP_S)
-    marks["start"] = (time.perf_counter(), done[0])
+    lag, watch = LoopLag(), GcWatch()
+    monitor = asyncio.create_task(lag.run())
+    gc.callbacks.append(watch)
+    t0, n0, c0, l0, p0 = time.perf_counter(), done[0], time.process_time(), time.thread_time(), process_cpu_s(peer)
     await asyncio.sleep(seconds)
-    marks["end"] = (time.perf_counter(), done[0])
-    for t in tasks:
+    t1, n1, c1, l1, p1 = time.perf_counter(), done[0], time.process_time(), time.thread_time(), process_cpu_s(peer)
+    gc.callbacks.remove(watch)
+    for t in (*tasks, monitor):
         t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    (t0, n0), (t1, n1) = marks["start"], marks["end"]
-    return (n1 - n0) / (t1 - t0)
+    await asyncio.gather(*tasks, monitor, return_exceptions=True)
+    return Window(t1 - t0, n1 - n0, c1 - c0, l1 - l0, p1 - p0, lag.samples, watch.pauses)
 
 
 def floor_frames() -> list[bytes]:
     return [f for seed in (1, 2, 3) for f in game_frames(seed)]
 
 
-async def floor_stream(address: str, seconds: float) -> float:
+async def floor_stream(address: str, peer: int, seconds: float) -> Window:
     """Round trips/s of 64 streams that each send the next real frame and wait for the answer."""
     frames = floor_frames()
     starts = itertools.count(0, 37)  # each conversation starts somewhere else in the games
@@ -194,12 +302,12 @@ async def floor_stream(address: str, seconds: float) -> float:
             call.cancel()
 
     try:
-        return await _timed(CONCURRENCY, seconds, work)
+        return await _timed(CONCURRENCY, seconds, work, peer)
     finally:
         await channel.close()
 
 
-async def floor_unary(address: str, seconds: float) -> float:
+async def floor_unary(address: str, peer: int, seconds: float) -> Window:
     # The request inside each frame: Decide takes a DecisionRequest, not a RefereeMessage.
     requests = [bot_pb.RefereeMessage.FromString(f).decision.SerializeToString() for f in floor_frames()]
     starts = itertools.count(0, 37)
@@ -214,12 +322,12 @@ async def floor_unary(address: str, seconds: float) -> float:
             i += 1
 
     try:
-        return await _timed(CONCURRENCY, seconds, work)
+        return await _timed(CONCURRENCY, seconds, work, peer)
     finally:
         await channel.close()
 
 
-async def referee(address: str, games: int, transport: str, seconds: float, tmp: Path) -> float:
+async def referee(address: str, peer: int, games: int, transport: str, seconds: float, tmp: Path) -> Window:
     folder = tmp / f"{transport}-{games}"
     tc = TimeControl(decision_ms=5000, bank_ms=60_000, grace_ms=1000)
     async with ChannelPool() as pool:
@@ -234,7 +342,7 @@ async def referee(address: str, games: int, transport: str, seconds: float, tmp:
                     spec, pool=pool, record_path=folder / f"{n}.abluxx", prefer=transport, on_decision=count
                 )
 
-        return await _timed(games, seconds, work)
+        return await _timed(games, seconds, work, peer)
 
 
 async def measure(s: float) -> dict[str, float]:
@@ -243,14 +351,41 @@ async def measure(s: float) -> dict[str, float]:
     a third within a minute, and the ratio should compare like with like."""
     out: dict[str, float] = {}
     with Subprocess("echo") as echo, Subprocess("bot") as bot, tempfile.TemporaryDirectory() as tmp:
-        before = await floor_stream(echo.address, s)
-        for games in (1, CONCURRENCY):
-            out[f"referee_stream_dps_{games}"] = await referee(bot.address, games, "stream", s, Path(tmp))
-        after = await floor_stream(echo.address, s)
-        out["floor_stream_rt_per_s"] = (before + after) / 2
-        out["floor_unary_rt_per_s"] = await floor_unary(echo.address, s)
-        for games in (1, CONCURRENCY):
-            out[f"referee_unary_dps_{games}"] = await referee(bot.address, games, "unary", s, Path(tmp))
+        eid, bid = echo.proc.pid, bot.proc.pid
+        before = await floor_stream(echo.address, eid, s)
+        stream = {games: await referee(bot.address, bid, games, "stream", s, Path(tmp)) for games in (1, CONCURRENCY)}
+        after = await floor_stream(echo.address, eid, s)
+        unary_floor = await floor_unary(echo.address, eid, s)
+        unary = {games: await referee(bot.address, bid, games, "unary", s, Path(tmp)) for games in (1, CONCURRENCY)}
+    out["floor_stream_rt_per_s"] = (before.rate + after.rate) / 2
+    out["floor_unary_rt_per_s"] = unary_floor.rate
+    for games in (1, CONCURRENCY):
+        out[f"referee_stream_dps_{games}"] = stream[games].rate
+        out[f"referee_unary_dps_{games}"] = unary[games].rate
+    out["ratio_stream_64"] = out["referee_stream_dps_64"] / out["floor_stream_rt_per_s"]
+    out.update(cpu_figures(stream[CONCURRENCY], before, after))
+    out.update(stream[CONCURRENCY].stalls())
+    show(out, before.rate, after.rate)
+    return out
+
+
+def cpu_figures(game: Window, *floor: Window) -> dict[str, float]:
+    """CPU per decision of the referee (its loop's thread and the rest) and the bot, and per round trip of the
+    floor's client and server (its windows' totals over their round trips)."""
+    rts = sum(f.count for f in floor)
+    out = {
+        "referee_cpu_us_per_decision": game.per_call_us(game.cpu_s),
+        "referee_loop_cpu_us_per_decision": game.per_call_us(game.loop_cpu_s),
+        "referee_grpc_cpu_us_per_decision": game.per_call_us(game.cpu_s - game.loop_cpu_s),
+        "bot_cpu_us_per_decision": game.per_call_us(game.peer_cpu_s),
+        "floor_client_cpu_us_per_rt": sum(f.cpu_s for f in floor) * 1e6 / max(1, rts),
+        "floor_server_cpu_us_per_rt": sum(f.peer_cpu_s for f in floor) * 1e6 / max(1, rts),
+    }
+    out["cpu_vs_floor"] = out["referee_cpu_us_per_decision"] / out["floor_client_cpu_us_per_rt"]
+    return out
+
+
+def show(out: dict[str, float], before: float, after: float) -> None:
     print(f"floor, {CONCURRENCY} conversations: stream {out['floor_stream_rt_per_s']:8.0f} round trips/s "
           f"({before:.0f} before the referee, {after:.0f} after), unary {out['floor_unary_rt_per_s']:8.0f} "
           "round trips/s")  # fmt: skip
@@ -259,9 +394,19 @@ async def measure(s: float) -> dict[str, float]:
             dps, fl = out[f"referee_{transport}_dps_{games}"], out[f"floor_{transport}_rt_per_s"]
             print(f"referee, {transport:6}, {games:2} game(s): {dps:8.0f} decisions/s "
                   f"({dps / fl:.2f} of the {transport} floor)")  # fmt: skip
-    out["ratio_stream_64"] = out["referee_stream_dps_64"] / out["floor_stream_rt_per_s"]
     print(f"ratio_stream_64 = {out['ratio_stream_64']:.2f} (goal >= 0.70)")
-    return out
+    print(f"CPU, stream, {CONCURRENCY} games: referee {out['referee_cpu_us_per_decision']:.0f} us/decision "
+          f"(loop thread {out['referee_loop_cpu_us_per_decision']:.0f}, other threads "
+          f"{out['referee_grpc_cpu_us_per_decision']:.0f}), bot {out['bot_cpu_us_per_decision']:.0f}; floor client "
+          f"{out['floor_client_cpu_us_per_rt']:.0f} us/round trip, server {out['floor_server_cpu_us_per_rt']:.0f}; "
+          f"cpu_vs_floor = {out['cpu_vs_floor']:.2f} (goal <= 2.0)")  # fmt: skip
+    print(f"event loop, stream, {CONCURRENCY} games: stalls max {out['max_loop_stall_ms']:.1f} ms, p99 "
+          f"{out['p99_loop_stall_ms']:.1f} ms, max on a CPU {out['max_loop_stall_cpu_ms']:.1f} ms (goal: max < 5 ms); "
+          f"collector: longest pause "
+          f"{out['gc_max_pause_ms']:.1f} ms ({out['gc_max_pause_cpu_ms']:.1f} ms on a CPU), "
+          f"{out['gc_us_per_decision']:.1f} us/decision of CPU, collections "
+          f"{out['gc_collections_gen0']:.0f}/{out['gc_collections_gen1']:.0f}/{out['gc_collections_gen2']:.0f} "
+          "(generation 0/1/2)")  # fmt: skip
 
 
 def main() -> int:
@@ -277,6 +422,7 @@ def main() -> int:
         asyncio.run(serve_instant_bot())
         return 0
     configure("warning")
+    tune_gc()  # as every process that plays games does (referee/gc_policy.py); the floor's client runs under it too
     out = asyncio.run(measure(args.seconds))
     if args.json:
         print(json.dumps({k: round(v, 3) for k, v in out.items()}))
