@@ -16,19 +16,23 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
 from .helpers import bot_process, free_address, play_one, verify
 
-# Limits are generous, so a noisy machine does not make a good bot late; the timing cases use TIMED, where
-# a slow bot (1000 ms) times out at 700 ms (decision + bank + grace), then at 400 ms once its bank is spent.
-TC = TimeControl(decision_ms=2000, bank_ms=2000, grace_ms=100)
-TIMED = TimeControl(decision_ms=300, bank_ms=300, grace_ms=100)
+# Limits are generous, so a noisy machine does not make a good bot late; the timing cases use TIMED, where a slow
+# bot (SLOW_MS) times out at 2500 ms (decision + bank + grace), then at 2000 ms once its bank is spent. The margins
+# are the point: a slow answer is 3 s past its limit, a good one has 2.5 s, and only a stall of the referee's own
+# event loop of at least the grace (1 s) makes a timeout the referee's fault (clock.py), so a busy 2-core machine
+# neither makes a good bot late nor turns a bot's timeout into a referee fault.
+TC = TimeControl(decision_ms=2000, bank_ms=2000, grace_ms=1000)
+TIMED = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=1000)
+SLOW_MS = "5500"
 TIMED_MODES = {"slow", "hang"}
 BAD = 1  # the misbehaving seat; seats 0 and 2 are well-behaved bots
 
 F = rec_pb
-SOMETIMES_SLOW = ["--mode", "slow", "--delay-ms", "800", "--bad-count", "1", "--after", "2"]
+SOMETIMES_SLOW = ["--mode", "slow", "--delay-ms", SLOW_MS, "--bad-count", "1", "--after", "2"]
 STREAM_CASES = [
     # (id, bad_bots.py args, expected fault or 0, expect the seat retired)
     ("slow-sometimes", SOMETIMES_SLOW, F.FAULT_KIND_TIMEOUT, False),
-    ("slow-always", ["--mode", "slow", "--delay-ms", "1000"], F.FAULT_KIND_TIMEOUT, True),
+    ("slow-always", ["--mode", "slow", "--delay-ms", SLOW_MS], F.FAULT_KIND_TIMEOUT, True),
     ("illegal", ["--mode", "illegal"], F.FAULT_KIND_INVALID, True),
     ("out-of-range", ["--mode", "out-of-range"], F.FAULT_KIND_INVALID, True),
     ("bad-seq", ["--mode", "bad-seq"], F.FAULT_KIND_INVALID, True),

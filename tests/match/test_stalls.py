@@ -19,7 +19,9 @@ from .helpers import FIXTURES, bot_process, verify
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 STALL_BOT = FIXTURES / "stall_bot.py"
-TIMES = ["--decision-ms", "300", "--bank-ms", "300", "--grace-ms", "100"]
+# Generous on purpose: a busy 2-core machine must not make the staller's good answers late (it has 2.5 s each), and
+# a stalled write still ends the seat in a few seconds (the hang this test is about would last forever).
+TIMES = ["--decision-ms", "1000", "--bank-ms", "500", "--grace-ms", "1000"]
 HANG = 120  # seconds: far beyond any game here, so only a hang reaches it
 
 
@@ -54,7 +56,7 @@ def test_a_tournament_with_a_stalling_bot_finishes_every_game(tmp_path: Path) ->
         cfg = tmp_path / "t.toml"
         cfg.write_text(
             'name = "stall"\ndeals = 4\nconcurrency = 4\n'
-            "[time_control]\ndecision_ms = 300\nbank_ms = 300\ngrace_ms = 100\n"
+            "[time_control]\ndecision_ms = 1000\nbank_ms = 500\ngrace_ms = 1000\n"
             f'[[entrants]]\nname = "staller"\naddress = "{staller}"\n'
             '[[entrants]]\nname = "greedy"\npolicy = "greedy"\n[[entrants]]\nname = "random"\npolicy = "random"\n'
         )

@@ -24,7 +24,8 @@ ALICE = "alice-secret"
 BOB = "bob-secret"
 LISTENING = re.compile(r"listening on (\S+:\d+)")
 
-# Short enough that a hanging bot is found out in well under a second, long enough for a good bot on a busy machine.
+# Short enough that a hanging bot is found out in seconds, long enough that a good bot on a busy 2-core machine
+# (3.5 s before its first timeout) is never late.
 SETTINGS = """
 [auth]
 organiser_tokens = ["organiser-secret"]
@@ -35,9 +36,9 @@ bob = "bob-secret"
 spectator_delay_ms = {delay}
 shutdown_grace_s = {grace}
 [time_control]
-decision_ms = 400
-bank_ms = 600
-grace_ms = 50
+decision_ms = 1000
+bank_ms = 2000
+grace_ms = 500
 """
 
 
