@@ -27,6 +27,7 @@ TIERS: list[set[str]] = [
     {"tournament"},  # schedules, runs, standings
     {"view", "duel"},  # HTML viewer and report; duels
     {"service"},  # the gRPC service
+    {"web"},  # the web site, served beside the service from its loop and store
     {"cli"},  # the abluxx command
 ]
 TIER = {name: i for i, names in enumerate(TIERS) for name in names}

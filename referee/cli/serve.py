@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -28,6 +29,11 @@ def register(sub) -> None:
         action="store_true",
         help="allow plaintext on a non-loopback address (only behind something that encrypts)",
     )
+    p.add_argument(
+        "--http-port", type=int, help="also serve the web site on this port (0 picks a free one; docs/web.md)"
+    )
+    p.add_argument("--open", action="store_true", help="open the site in a web browser once it serves")
+    p.add_argument("--http-host", help="address the site listens on (default: [http] host, or 127.0.0.1)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     from .tournament import add_worker_args
 
@@ -44,6 +50,19 @@ def run(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise BadInput("give both --tls-cert and --tls-key, or neither")
     settings = load(args.config)
+    if args.http_port is not None and not 0 <= args.http_port <= 65535:
+        raise BadInput(f"--http-port must be 0 to 65535, got {args.http_port}")
+    http = dataclasses.replace(
+        settings.http,
+        port=settings.http.port if args.http_port is None else args.http_port,
+        host=args.http_host or settings.http.host,
+    )
+    site = None
+    if http.port is not None:
+        _check_site_host(http.host, args.allow_insecure_remote)
+        from referee.web import starter
+
+        site = starter(http, open_browser=args.open)
     from referee.tournament.config import WorkerSettings
     from referee.tournament.workers import settings_from
 
@@ -67,8 +86,21 @@ def run(args: argparse.Namespace) -> int:
                 tls=tls,
                 allow_insecure_remote=args.allow_insecure_remote,
                 workers=workers,
+                site=site,
             )
         )
     except StoreError as e:  # the data folder: found once the server starts, so it did not serve
         raise RefereeError(str(e)) from None
     return 0
+
+
+def _check_site_host(host: str, allow_insecure_remote: bool) -> None:
+    """The site speaks plain HTTP (its sign-in carries tokens): only on loopback, unless something in front
+    encrypts it."""
+    from referee.service.addresses import is_loopback
+
+    if not is_loopback(host.strip("[]")) and not allow_insecure_remote:
+        raise BadInput(
+            f"refusing to serve the site in plain HTTP on {host}, which is not a loopback address: put an HTTPS "
+            "proxy in front and give --allow-insecure-remote"
+        )

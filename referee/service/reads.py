@@ -96,6 +96,11 @@ class Boards:
             return None
         return tally.standings()
 
+    def history(self, tid: str) -> dict[str, list[tuple[int, float]]]:
+        """Each entrant's rating history (standings.History) in ``tid``'s built tally; empty if it is not built."""
+        tally = self._tallies.get(tid)
+        return tally.history.lines if tally is not None else {}
+
     def add(self, tid: str, game: GameRow) -> None:
         """A game of ``tid`` finished and is stored."""
         if (tally := self._tallies.get(tid)) is not None:

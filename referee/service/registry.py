@@ -100,6 +100,23 @@ class Registry:
                                (*args, limit))  # fmt: skip
         return [(r[0], BotVersion(*r[1:])) for r in rows]
 
+    def versions(self, name: str) -> list[BotVersion]:
+        """Every version of the bot ``name``, the newest first."""
+        rows = self.db.execute("SELECT * FROM service_entrants WHERE name = ? ORDER BY version DESC", (name,))
+        return [BotVersion(*r) for r in rows]
+
+    def linked(self, tid: str) -> dict[str, tuple[str, int]]:
+        """Entrant name -> (bot, version) for the submitted bots tournament ``tid`` plays."""
+        rows = self.db.execute("SELECT entrant, bot, version FROM service_tournament_bots WHERE tournament_id = ?",
+                               (tid,))  # fmt: skip
+        return {e: (b, v) for e, b, v in rows}
+
+    def entries(self, name: str) -> list[tuple[str, str, int]]:
+        """(tournament id, entrant name, version) for each tournament the bot ``name`` plays in."""
+        rows = self.db.execute("SELECT tournament_id, entrant, version FROM service_tournament_bots WHERE bot = ? "
+                               "ORDER BY tournament_id", (name,))  # fmt: skip
+        return [(t, e, v) for t, e, v in rows]
+
     def active_bots_of(self, owner: str) -> int:
         """How many bots ``owner`` has whose current version is active."""
         return self.db.execute(

@@ -14,7 +14,7 @@ import functools
 import json
 import re
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from referee.log import get_logger
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
-from referee.records import FAULT_PB, RecordError, read_record, withhold_deal
+from referee.records import FAULT_PB, RecordError, read_record
 from referee.records.paths import VALIDATION
 from referee.store import SqliteStore, open_store
 from referee.tournament.config import ConfigError, TournamentConfig, WorkerSettings, check_address, parse
@@ -55,6 +55,7 @@ from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Re
 from .runs import FELL_BEHIND, Hub, LiveGame, Run, opening, public_decision
 from .settings import NAME, Settings
 from .submit import UNREACHABLE, Passed, check_bot
+from .visibility import config_for, deal_secret, owners, private_to, record_for
 
 SERVICE_NAME = "abluxxen.v1.Referee"
 
@@ -115,19 +116,6 @@ def _page(request: Any) -> tuple[int, int]:
     return int(request.page_token), size
 
 
-def _organiser(who: Principal | None) -> bool:
-    return who is not None and who.organiser
-
-
-def _sees_address(who: Principal | None, owner: str) -> bool:
-    """A bot's address is for its owner and organisers: anyone else could probe or flood it during games."""
-    return who is not None and (who.organiser or who.name == owner)
-
-
-def _without_addresses(config: dict[str, Any]) -> dict[str, Any]:
-    return {**config, "entrants": [{k: v for k, v in e.items() if k != "address"} for e in config["entrants"]]}
-
-
 def _admitted(fn: Callable) -> Callable:
     """A Watch* stream, counted against the watcher caps (Streams) for as long as it is open, and ended (cancelled)
     when one message waits longer than ``watch_write_timeout_s`` to be taken: a client that stops granting flow
@@ -164,9 +152,12 @@ class Streams:
         peer = context.peer()  # ipv4:127.0.0.1:5555, ipv6:[::1]:5555
         return "address:" + peer.rpartition(":")[0]
 
+    def admit(self, who: Principal | None, context: grpc.aio.ServicerContext) -> contextlib.AbstractContextManager:
+        return self.admit_client(self.client(who, context))
+
     @contextlib.contextmanager
-    def admit(self, who: Principal | None, context: grpc.aio.ServicerContext) -> Iterator[None]:
-        client = self.client(who, context)
+    def admit_client(self, client: str) -> Iterator[None]:
+        """Hold one stream's place for ``client`` (a principal's or an address's key), or raise Exhausted."""
         if sum(self.open.values()) >= self.total:
             raise Exhausted(f"the server has {self.total} watchers already, its limit; try again later")
         if self.open.get(client, 0) >= self.per_client:
@@ -324,7 +315,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         ratings = await self._ratings()
         return ref_pb.ListEntrantsResponse(
             entrants=[
-                entrant_pb(b, ratings.get((b.name, b.version)), _sees_address(who, b.owner)) for _, b in rows[:size]
+                entrant_pb(b, ratings.get((b.name, b.version)), private_to(who, b.owner)) for _, b in rows[:size]
             ],
             next_page_token=str(rows[size - 1][0]) if len(rows) > size else "",  # the row the next page is older than
         )
@@ -341,7 +332,7 @@ class RefereeService(ref_grpc.RefereeServicer):
     async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
         who = self.auth.reader(context)
         bot = self._bot(request.name, request.version)
-        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)), _sees_address(who, bot.owner))
+        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)), private_to(who, bot.owner))
 
     @_handle
     async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
@@ -358,8 +349,9 @@ class RefereeService(ref_grpc.RefereeServicer):
 
     # -- tournaments --------------------------------------------------------------------------------------------
 
-    def _tournament(self, tid: str, addresses: bool = False) -> ref_pb.Tournament:
-        """The tournament as a message; its config's bot addresses only with ``addresses`` (for organisers)."""
+    def _tournament(self, tid: str, addresses: bool = False, who: Principal | None = None) -> ref_pb.Tournament:
+        """The tournament as a message; its config's bot addresses with ``addresses`` (for organisers' calls), else
+        as ``who`` may see them (visibility.config_for)."""
         row = self.store.tournament(tid)
         if row is None:
             raise NoTournament(tid, "on this server")
@@ -375,7 +367,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             entrants=[e["name"] for e in row.config["entrants"]],
             created_at=rfc3339(row.created_at),
             created_by=created_by,
-            config_json=json.dumps(row.config if addresses else _without_addresses(row.config), sort_keys=True),
+            config_json=json.dumps(row.config if addresses else config_for(who, row.config), sort_keys=True),
         )
 
     def _config(self, c: ref_pb.TournamentConfig) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
@@ -491,7 +483,7 @@ class RefereeService(ref_grpc.RefereeServicer):
     @_handle
     async def GetTournament(self, request: ref_pb.GetTournamentRequest, context) -> ref_pb.Tournament:
         who = self.auth.reader(context)
-        return self._tournament(self._tid(request.tournament_id), _organiser(who))
+        return self._tournament(self._tid(request.tournament_id), who=who)
 
     @_handle
     async def ListTournaments(self, request: ref_pb.ListTournamentsRequest, context) -> ref_pb.ListTournamentsResponse:
@@ -499,7 +491,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         start, size = _page(request)
         ids = self.registry.tournament_ids(start, size + 1)
         return ref_pb.ListTournamentsResponse(
-            tournaments=[self._tournament(tid, _organiser(who)) for tid in ids[:size]],
+            tournaments=[self._tournament(tid, who=who) for tid in ids[:size]],
             next_page_token=str(start + size) if len(ids) > size else "",
         )
 
@@ -567,13 +559,16 @@ class RefereeService(ref_grpc.RefereeServicer):
             next_page_token=str(start + size) if start + size < len(out) else "",
         )
 
-    def _deal_in_play(self, who: Principal | None, game_id: str) -> int:
-        """For anyone but an organiser: how many other games, in any tournament here, still have this game's deal
-        to play or are playing it (its deck, and even its public events, would tell them the cards to come)."""
+    def deal_left(self, game_id: str) -> int:
+        """How many other games, in any tournament here, still have this game's deal to play or are playing it (its
+        deck, and even its public events, would tell the cards to come: visibility.deal_secret)."""
         scheduled = self.registry.scheduled_game(game_id)
-        if scheduled is None or _organiser(who):
-            return 0
-        return self.store.deal_in_play(scheduled[2], game_id)
+        return 0 if scheduled is None else self.store.deal_in_play(scheduled[2], game_id)
+
+    def owners(self, tid: str) -> dict[str, str]:
+        """Entrant name -> owner in tournament ``tid`` (only its submitted bots have one)."""
+        row = self.store.tournament(tid) if tid else None
+        return owners(row.config) if row is not None else {}
 
     def _stored_record(self, game_id: str, unfinished: str) -> rec_pb.GameRecord:
         """The record of the finished game ``game_id``; ``unfinished`` is the FAILED_PRECONDITION message for a game
@@ -600,10 +595,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         record = self._stored_record(
             request.game_id, f"game {request.game_id} has not finished; watch it with WatchGame"
         )
-        if not _organiser(who):
-            for player in record.header.players:
-                player.address = ""  # not the game's content: verify does not need it
-        return withhold_deal(record) if self._deal_in_play(who, request.game_id) else record
+        return record_for(who, record, self.owners(record.header.tournament_id), self.deal_left(request.game_id))
 
     @_handle_stream
     @_admitted
@@ -611,7 +603,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         who = self.auth.reader(context)
         if not request.game_id:
             raise BadInput("game_id: must not be empty")
-        if left := self._deal_in_play(who, request.game_id):
+        if deal_secret(who, left := self.deal_left(request.game_id)):
             raise Precondition(
                 f"game {request.game_id}'s deal is still to be played in {left} other game(s); "
                 "it can be watched once they are over"
@@ -659,6 +651,21 @@ def _check_listen(host: str, tls: tuple[Path, Path] | None, allow_insecure_remot
         )
 
 
+async def _start_site(
+    site: Callable[[RefereeService], Awaitable[Callable[[], Awaitable[None]]]],
+    service: RefereeService,
+    server: grpc.aio.Server,
+) -> Callable[[], Awaitable[None]]:
+    """Start ``site`` beside the service; if it cannot start, the service stops too."""
+    try:
+        return await site(service)
+    except BaseException:
+        await server.stop(0)
+        service.reader.close()
+        service.store.close()
+        raise
+
+
 async def serve(
     data: Path,
     host: str,
@@ -669,9 +676,12 @@ async def serve(
     allow_insecure_remote: bool = False,
     stop: asyncio.Event | None = None,
     workers: WorkerSettings | None = None,
+    site: Callable[[RefereeService], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``.
-    Every tournament's games are played on ``workers`` (default: in this process)."""
+    Every tournament's games are played on ``workers`` (default: in this process). ``site`` starts something that
+    serves beside the service on its loop (the web site, referee/web) and returns how to stop it: it stops after
+    the service has drained (which ends its live streams)."""
     _check_listen(host, tls, allow_insecure_remote)
     log = get_logger(service="referee")
     store = open_store(data)
@@ -701,6 +711,7 @@ async def serve(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    stop_site = await _start_site(site, service, server) if site is not None else None
     service.resume_running()
     shown = re.sub(r":\d+$", f":{bound}", address)
     print(f"listening on {shown}", flush=True)
@@ -722,6 +733,8 @@ async def serve(
         for name in ("", SERVICE_NAME):
             await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await service.drain(settings.shutdown_grace_s)
+        if stop_site is not None:
+            await stop_site()
         await server.stop(2.0)
         service.reader.close()
         store.close()

@@ -17,6 +17,14 @@
     max_bots_per_author = 20               # active bots one author may own
     max_open_tournaments = 20              # created or running tournaments per organiser
 
+    [http]                                 # the web site (docs/web.md); served only with a port, here or --http-port
+    port = 8080                            # 0 picks a free one
+    host = "127.0.0.1"
+    max_event_streams = 200                # the site's live-update (SSE) streams open at once, in all
+    max_event_streams_per_client = 4       # ... per signed-in author, or per address for visitors
+    page_size = 50                         # rows in each page of a list
+    session_hours = 12                     # how long a sign-in lasts
+
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
     bank_ms = 10000
@@ -57,7 +65,25 @@ _LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists
     "max_open_tournaments": (20, 1_000_000),
     "watch_write_timeout_s": (60, 86_400),
 }
+_HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/security.md lists each
+    "max_event_streams": (200, 1, 1_000_000),
+    "max_event_streams_per_client": (4, 1, 1_000_000),
+    "page_size": (50, 1, 1000),
+    "session_hours": (12, 1, 24 * 30),
+}
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """The web site's settings: ``port`` None serves no site (``abluxx serve --http-port`` may give one)."""
+
+    port: int | None = None
+    host: str = "127.0.0.1"
+    max_event_streams: int = _HTTP_LIMITS["max_event_streams"][0]
+    max_event_streams_per_client: int = _HTTP_LIMITS["max_event_streams_per_client"][0]
+    page_size: int = _HTTP_LIMITS["page_size"][0]
+    session_hours: int = _HTTP_LIMITS["session_hours"][0]
 
 
 @dataclass(frozen=True)
@@ -76,6 +102,7 @@ class Settings:
     max_bots_per_author: int = _LIMITS["max_bots_per_author"][0]
     max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
     watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
+    http: HttpSettings = field(default_factory=HttpSettings)
 
 
 def _token(source: str, key: str, value: Any) -> str:
@@ -97,7 +124,7 @@ def _author(source: str, key: str, name: str) -> None:
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    top = Table(data, source, known={"auth", "service", "time_control", "addresses"})
+    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http"})
     auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
     if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
@@ -155,8 +182,18 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         validation_opponents=tuple(opponents),
         time_control=time_control(top),
         addresses=policy,
+        http=_http(top.table("http", {"port", "host", *_HTTP_LIMITS})),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
+
+
+def _http(table: Table) -> HttpSettings:
+    host = table.get("host", HttpSettings.host)
+    if not isinstance(host, str) or not host:
+        raise table.error("host", f"must be an address to listen on, not {said(host)}")
+    port = table.integer("port", 0, 0, 65535) if "port" in table.data else None
+    limits = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HTTP_LIMITS.items()}
+    return HttpSettings(port=port, host=host, **limits)
 
 
 def _networks(table: Table, key: str, default: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

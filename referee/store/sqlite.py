@@ -349,20 +349,32 @@ class SqliteStore:
 
     def games(self, tid: str) -> list[GameRow]:
         """The tournament's finished games in schedule order (the order ratings apply them in)."""
-        return self._games("g.tournament_id = ?", tid)
+        return self._games("g.tournament_id = ?", (tid,))
+
+    def recent_games(self, tid: str, before: int | None, limit: int, entrant: str | None = None) -> list[GameRow]:
+        """A page of ``tid``'s finished games, the latest slot first: up to ``limit`` of those before slot ``before``
+        (all when None), only ``entrant``'s when given. It costs the page, not the tournament (the web site's lists)."""
+        q = "SELECT g.game_id FROM games g WHERE g.tournament_id = ? AND g.slot < ?"
+        args: tuple = (tid, 2**62 if before is None else before)
+        if entrant is not None:
+            q += " AND EXISTS (SELECT 1 FROM results r WHERE r.game_id = g.game_id AND r.entrant = ?)"
+            args += (entrant,)
+        ids = [r[0] for r in self.db.execute(q + " ORDER BY g.slot DESC LIMIT ?", (*args, limit))]
+        marks = ", ".join("?" * len(ids))
+        return sorted(self._games(f"g.game_id IN ({marks})", tuple(ids)), key=lambda g: -g.slot) if ids else []
 
     def game(self, game_id: str) -> GameRow | None:
         """One finished game."""
-        found = self._games("g.game_id = ?", game_id)
+        found = self._games("g.game_id = ?", (game_id,))
         return found[0] if found else None
 
-    def _games(self, where: str, arg: str) -> list[GameRow]:
+    def _games(self, where: str, args: tuple) -> list[GameRow]:
         q = f"""SELECT g.slot, g.game_id, s.table_no, s.deal, s.seat_order, g.end_reason, g.decisions, g.record_path,
                        g.finished_at, r.seat, r.entrant, r.score, r.place, r.retired, r.faults, r.decision_us
                 FROM games g JOIN schedule s ON s.game_id = g.game_id JOIN results r ON r.game_id = g.game_id
                 WHERE {where} ORDER BY g.slot, r.seat"""
         out: list[GameRow] = []
-        for r in self.db.execute(q, (arg,)):
+        for r in self.db.execute(q, args):
             if not out or out[-1].game_id != r[1]:
                 out.append(GameRow(r[0], r[1], r[2], r[3], r[4], [], r[5], r[6], r[7], r[8]))
             out[-1].seats.append(SeatRow(r[10], r[11], r[12], bool(r[13]), json.loads(r[14]), json.loads(r[15])))

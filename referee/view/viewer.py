@@ -69,9 +69,9 @@ _BODY = """
 """
 
 
-def viewer_html(game: Replay | record_pb2.GameRecord) -> str:
-    """The viewer page for a record (or an already replayed one)."""
-    r = game if isinstance(game, Replay) else build_replay(game)
+def viewer_body(r: Replay) -> tuple[str, str]:
+    """The viewer's title and body for a replayed record (its data and script are added by whoever serves it: this
+    file's page inlines them, the web site links its script)."""
     players = " vs ".join(r.names)
     title = f"Abluxxen game {r.game_id}" if r.game_id else "Abluxxen game"
     bits = [players, f"{r.turns} turns", f"{len(r.frames) - 1} decisions"]
@@ -83,7 +83,13 @@ def viewer_html(game: Replay | record_pb2.GameRecord) -> str:
         bits.append("option end_on_empty_pile")
     if not r.complete:
         bits.append("INCOMPLETE record")
-    body = _BODY.format(title=html.escape(title), sub=html.escape(" · ".join(bits)))
+    return title, _BODY.format(title=html.escape(title), sub=html.escape(" · ".join(bits)))
+
+
+def viewer_html(game: Replay | record_pb2.GameRecord) -> str:
+    """The viewer page for a record (or an already replayed one)."""
+    r = game if isinstance(game, Replay) else build_replay(game)
+    title, body = viewer_body(r)
     script = json_block("game-data", r.to_json()) + f"\n<script>\n{asset('viewer.js')}\n</script>"
     return page(title, body, styles=("base.css", "viewer.css"), script=script)
 

@@ -50,12 +50,21 @@ def test_addresses_are_shown_to_the_owner_and_organisers_only(tmp_path: Path) ->
         s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
         events = watch_to_end(s, t.tournament_id)
         seen = [e.tournament.config_json for e in events if e.WhichOneof("event") == "tournament"]
-        for token in (None, BOB, ALICE):
+        for token in (None, BOB):
             got = s.GetTournament(ref_pb.GetTournamentRequest(tournament_id=t.tournament_id), metadata=auth(token))
             seen += [got.config_json]
             seen += [x.config_json for x in s.ListTournaments(ref_pb.ListTournamentsRequest(),
                                                                metadata=auth(token)).tournaments]  # fmt: skip
         assert seen and all(bot.address not in text and "address" not in text for text in seen)
+        # the owner sees her own bot's address in the config, as GetEntrant shows it to her (one rule: visibility.py)
+        mine = s.GetTournament(ref_pb.GetTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ALICE))
+        assert json.loads(mine.config_json)["entrants"][0]["address"] == bot.address
+
+        game = s.ListGames(ref_pb.ListGamesRequest(tournament_id=t.tournament_id)).games[0].game_id
+        own = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=game), metadata=auth(ALICE))
+        assert sorted(p.address for p in own.header.players) == ["", bot.address]
+        assert [p.address for p in s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=game),
+                                                   metadata=auth(BOB)).header.players] == ["", ""]  # fmt: skip
 
         game = s.ListGames(ref_pb.ListGamesRequest(tournament_id=t.tournament_id)).games[0].game_id
         anyone = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=game))

@@ -1,0 +1,90 @@
+"""The competition web site (docs/web.md): served by uvicorn on the gRPC service's own event loop, from the same
+store, with the same visibility rules (``referee.service.visibility``).
+
+``starter(http)`` gives ``referee.service.serve`` its ``site`` argument: it binds the port, starts uvicorn as a
+task on the running loop, prints ``site on http://HOST:PORT/``, and returns how to stop it (after the service has
+drained, which ends every live stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import socket
+from collections.abc import Awaitable, Callable, Iterator
+
+from referee.errors import RefereeError
+from referee.log import get_logger
+from referee.service.server import RefereeService
+from referee.service.settings import HttpSettings
+
+SHUTDOWN_S = 5  # how long open connections may take to finish once the site stops
+
+
+class SiteError(RefereeError):
+    """The site cannot start (its port is taken): the message says why."""
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as e:
+        sock.close()
+        raise SiteError(f"the site cannot listen on {host}:{port}: {e.strerror}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+Stop = Callable[[], Awaitable[None]]
+
+
+def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[RefereeService], Awaitable[Stop]]:
+    async def start(service: RefereeService) -> Stop:
+        import uvicorn
+
+        from .app import build
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:  # the service handles SIGTERM and SIGINT, then stops us
+                yield
+
+        assert http.port is not None
+        sock = _listen(http.host, http.port)
+        config = uvicorn.Config(
+            build(service, http), log_config=None, access_log=False, lifespan="off", server_header=False,
+            timeout_graceful_shutdown=SHUTDOWN_S, proxy_headers=False,
+        )  # fmt: skip
+        server = Server(config)
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(None, importlib.import_module, "scipy.stats")  # the standings' first build needs it
+        task = loop.create_task(server.serve(sockets=[sock]), name="site")
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if task.done():
+            sock.close()
+            task.result()
+            raise SiteError("the site stopped as it started")
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"site on http://{shown}:{port}/", flush=True)
+        get_logger(service="site").info("site serving", url=f"http://{shown}:{port}/")
+        if open_browser:
+            import webbrowser
+
+            loop.run_in_executor(None, webbrowser.open, f"http://{shown}:{port}/")
+
+        async def stop() -> None:
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                await task
+            sock.close()
+
+        return stop
+
+    return start

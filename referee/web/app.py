@@ -1,0 +1,180 @@
+"""The site's ASGI application: routes, security headers on every response, error pages without traces, sign-in
+and sign-out (docs/web.md). Pages are in pages.py, live updates in live.py."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from referee.errors import Unauthenticated
+from referee.log import get_logger
+from referee.service.auth import Principal
+from referee.service.convert import rfc3339
+from referee.service.server import RefereeService, Streams
+from referee.service.settings import HttpSettings
+
+from .session import Sessions
+
+HERE = Path(__file__).parent
+VIEW_ASSETS = HERE.parent / "view" / "assets"
+MAX_FORM_BYTES = 4096  # a sign-in form is a token and a CSRF token
+# No inline script anywhere: scripts and styles are our own files. The viewer colours cards with style attributes
+# (style-src-attr), which cannot run code.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+]
+
+
+class SecurityHeaders:
+    """Adds HEADERS to every HTTP response, pages, fragments, static files and errors alike; pages that depend
+    on who is signed in are not cached."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += HEADERS
+                if not scope["path"].startswith("/static/"):
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class Site:
+    """What every page needs: the service (its store, reader, boards, registry, hub and live games), the
+    templates, the sign-in sessions and the cap on live-update streams."""
+
+    def __init__(self, service: RefereeService, http: HttpSettings) -> None:
+        self.service = service
+        self.http = http
+        self.sessions = Sessions(service.auth, http.session_hours)
+        self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
+        self.templates = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
+        )
+        self.templates.filters["seg"] = lambda v: quote(str(v), safe="")  # one path segment, whatever it holds
+        self.templates.filters["when"] = rfc3339
+        self.log = get_logger(service="site")
+
+    def who(self, request: Request) -> Principal | None:
+        return self.sessions.who(request)
+
+    def render(self, request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+        who = self.who(request)
+        if who is None and not self.service.auth.open_reads and template not in ("signin.html", "error.html"):
+            return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
+        started = request.state.__dict__.get("started", time.perf_counter())
+        body = self.templates.get_template(template).render(
+            who=who, csrf=self.sessions.csrf_token(request), path=request.url.path, **context
+        )
+        response = HTMLResponse(body, code)
+        response.headers["server-timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        self.sessions.keep_csrf(request, response)
+        return response
+
+    async def form(self, request: Request) -> dict[str, str]:
+        """A urlencoded form of at most MAX_FORM_BYTES, its CSRF token checked; 400/403 otherwise."""
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_FORM_BYTES:
+                raise HTTPException(413, "the form is too large")
+        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=8).items()}
+        if not self.sessions.csrf_ok(request, fields.get("csrf", "")):
+            raise HTTPException(403, "the form is out of date or came from another site; load the page and try again")
+        return fields
+
+    # -- sign-in ------------------------------------------------------------------------------------------------
+
+    async def signin_page(self, request: Request) -> Response:
+        return self.render(request, "signin.html", note="")
+
+    async def signin(self, request: Request) -> Response:
+        fields = await self.form(request)
+        try:
+            who = self.sessions.sign_in(fields.get("token", ""))
+        except Unauthenticated:
+            self.log.warning("site sign-in refused", peer=request.client.host if request.client else "")
+            return self.render(request, "signin.html", 401, note="That token is not one this server knows.")
+        response = RedirectResponse(f"/authors/{who.name}" if not who.organiser else "/", 303)
+        self.sessions.set_session(response, who)
+        return response
+
+    async def signout(self, request: Request) -> Response:
+        await self.form(request)
+        response = RedirectResponse("/", 303)
+        self.sessions.end_session(response)
+        return response
+
+    # -- errors -------------------------------------------------------------------------------------------------
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        detail = exc.detail if isinstance(exc, HTTPException) else ""
+        return self.render(request, "error.html", status, status=status, detail=detail)
+
+    async def server_error(self, request: Request, exc: Exception) -> Response:
+        self.log.exception("page failed", path=request.url.path)  # the trace goes to the log, never the page
+        return self.render(request, "error.html", 500, status=500, detail="")
+
+
+def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
+    """The site's application for ``service``."""
+    from . import live, pages
+
+    site = Site(service, http)
+    p = pages.Pages(site)
+    stream = live.Live(site)
+    routes = [
+        Route("/", p.home),
+        Route("/t/{tid}", p.board),
+        Route("/t/{tid}/table", p.board_table),
+        Route("/t/{tid}/events", stream.events),
+        Route("/t/{tid}/games", p.games),
+        Route("/t/{tid}/e/{name:path}", p.entrant),
+        Route("/g/{game_id}", p.game),
+        Route("/bots", p.bots),
+        Route("/bots/{name}", p.bot),
+        Route("/authors/{name}", p.author),
+        Route("/how-to-enter", p.how_to_enter),
+        Route("/signin", site.signin_page, methods=["GET"]),
+        Route("/signin", site.signin, methods=["POST"]),
+        Route("/signout", site.signout, methods=["POST"]),
+        Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),
+        Mount("/static", StaticFiles(directory=HERE / "static")),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: site.http_error, 404: site.http_error, 500: site.server_error},
+    )
+    app.state.site = site
+    return SecurityHeaders(app)

@@ -1,0 +1,81 @@
+"""The game page: a finished game in the replay viewer (referee/view), or a game in play as its public events,
+each only as far as the API would show it (``referee.service.visibility``): no deck, no decision and no live event
+while another game still has the deal to play, unless the reader is an organiser."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from google.protobuf import text_format
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from referee.records import RecordError, read_record
+from referee.service.runs import LiveGame
+from referee.service.visibility import deal_secret, record_for
+from referee.view.page import json_block
+from referee.view.replay import build_replay
+from referee.view.viewer import viewer_body
+
+from .app import Site
+
+
+def _live_events(live: LiveGame, delay_s: float) -> list[dict[str, Any]]:
+    """The public decisions of a game in play that are at least ``delay_s`` old (the spectator delay)."""
+    now = time.monotonic()
+    names = [p.name for p in live.items[0][1].opening.players]
+    out = []
+    for t, item in live.items[1:]:
+        if t + delay_s > now:
+            break
+        if item.WhichOneof("event") != "decision":
+            continue
+        d = item.decision
+        out.append({
+            "seq": d.seq, "name": names[d.seat] if d.seat < len(names) else "?", "fault": d.fault,
+            "events": [text_format.MessageToString(e, as_one_line=True) for e in d.events],
+        })  # fmt: skip
+    return out
+
+
+async def game_page(site: Site, request: Request, game_id: str) -> Response:
+    service = site.service
+    who = site.who(request)
+    left = service.deal_left(game_id)
+    live = service.live.get(game_id)
+    if live is not None:
+        opening = live.items[0][1].opening
+        secret = deal_secret(who, left)
+        events = [] if secret else _live_events(live, service.settings.spectator_delay_ms / 1000)
+        return site.render(
+            request, "live_game.html", game_id=game_id, tid=opening.tournament_id, secret=secret, left=left,
+            names=[p.name for p in opening.players], events=events[-200:],
+        )  # fmt: skip
+    row = service.store.game(game_id)
+    if row is None:
+        scheduled = service.registry.scheduled_game(game_id)
+        if scheduled is None:
+            raise HTTPException(404, "no such game on this server")
+        return site.render(request, "pending_game.html", game_id=game_id, tid=scheduled[0])
+    tid = service.registry.game_location(game_id)
+    tid_s = tid[0] if tid else ""
+    path = service.store.record_file(row.record_path)
+    record = None
+    if path is not None:
+        try:
+            record = await asyncio.to_thread(read_record, path)
+        except RecordError:
+            site.log.error("record unreadable", game_id=game_id)
+    if record is None or deal_secret(who, left):
+        return site.render(request, "result_game.html", game_id=game_id, tid=tid_s, game=row, left=left,
+                           missing=record is None)  # fmt: skip
+    shown = record_for(who, record, service.owners(tid_s), left)
+    replay = await asyncio.to_thread(build_replay, shown)
+    title, body = viewer_body(replay)
+    return site.render(
+        request, "game.html", game_id=game_id, tid=tid_s, title=title, viewer=body,
+        data=json_block("game-data", replay.to_json()),
+    )  # fmt: skip

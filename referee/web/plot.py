@@ -1,0 +1,47 @@
+"""Rating-history plots as inline SVG, drawn on the server: numbers only, no script, nothing fetched."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+WIDTH, HEIGHT, PAD = 600, 220, 30
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str
+    points: str  # the polyline's "x,y x,y ..." in the plot's coordinates
+    last: float  # the rating now
+    css: str  # its colour class
+
+
+@dataclass(frozen=True)
+class Plot:
+    lines: list[Line]
+    low: float
+    high: float
+    games: int  # the x axis: games played by the entrant who played most
+    width: int = WIDTH
+    height: int = HEIGHT
+    pad: int = PAD
+
+
+def plot(history: Mapping[str, Sequence[tuple[int, float]]], names: Sequence[str]) -> Plot | None:
+    """One line per name of ``names`` (at most 8, in that order) from ``history`` (standings.History.lines):
+    the conservative rating against the number of games the entrant had played."""
+    chosen = [n for n in names if len(history.get(n, ())) > 1][:8]
+    if not chosen:
+        return None
+    values = [y for n in chosen for _, y in history[n]]
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    games = max(history[n][-1][0] for n in chosen) or 1
+    lines = []
+    for i, n in enumerate(chosen):
+        pts = " ".join(
+            f"{PAD + (WIDTH - 2 * PAD) * x / games:.1f},{HEIGHT - PAD - (HEIGHT - 2 * PAD) * (y - low) / span:.1f}"
+            for x, y in history[n]
+        )
+        lines.append(Line(n, pts, history[n][-1][1], f"line{i}"))
+    return Plot(lines, low, high, games)
