@@ -1,0 +1,94 @@
+"""A real ``abluxx serve --http-port 0`` for the site's tests, and plain HTTP to it."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.records import record_bytes
+from referee.store import open_store
+from referee.tournament.config import parse
+from referee.tournament.runner import create_tournament
+from tests.service.helpers import ABLUXX, Proc, write_settings
+
+from .conftest import _result
+from .records import self_play_record
+
+SITE = re.compile(r"site on (http://\S+?)/?$")
+LISTENING = re.compile(r"listening on (\S+:\d+)")
+
+
+@dataclass
+class Site:
+    proc: Proc
+    url: str  # http://127.0.0.1:PORT
+    address: str  # the gRPC service's host:port
+
+    def stop(self) -> None:
+        self.proc.stop()
+
+
+def start_site(data: Path, settings_dir: Path, extra_settings: str = "", delay_ms: int = 0) -> Site:
+    """``abluxx serve`` on ``data`` with the service tests' tokens (organiser, alice, bob), gRPC and site on free
+    ports."""
+    settings = write_settings(settings_dir, delay_ms=delay_ms, extra=extra_settings)
+    log = settings_dir / f"{data.name}-site.log"
+    argv = [*ABLUXX, "serve", "--data", str(data), "--port", "0", "--http-port", "0", "--config", str(settings)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    assert proc.stdout is not None
+    url = address = ""
+    deadline = time.monotonic() + 120
+    while not (url and address) and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"abluxx serve exited with {proc.wait()}:\n{log.read_text()}")
+        if m := SITE.search(line.strip()):
+            url = m[1]
+        if m := LISTENING.search(line):
+            address = m[1]
+    return Site(Proc(proc, address, log), url, address)
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    """(status, headers with lower-case names, body) of a GET, errors included."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read().decode()
+
+
+def half_played(data: Path, names: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
+    """A 3-seat tournament with seat rotations in a store in ``data``, only the first game of each duplicate set
+    played: every played game's deck is still to be played by the other two. (tournament id, played game ids,
+    pending game ids)."""
+    entrants = [{"name": f"e{i}", "policy": "random"} for i in range(len(names))]
+    spec = {"name": "halfway", "seed": 11, "table_size": 3, "deals": 2, "seat_orders": "rotations"}
+    config = parse({**spec, "entrants": entrants}, "<test>")
+    config = dataclasses.replace(
+        config, entrants=tuple(dataclasses.replace(e, name=n) for e, n in zip(config.entrants, names, strict=True))
+    )
+    played, pending = [], []
+    with open_store(data) as store:
+        for slot in create_tournament(store, config, "<test>"):
+            if slot.order != 0:
+                pending.append(slot.game_id)
+                continue
+            rec = self_play_record(slot.deck_seed, slot.seats, game_id=slot.game_id, play_seed=slot.slot,
+                                   tournament_id=config.tournament_id)  # fmt: skip
+            path = store.records / f"{slot.game_id}.abluxx"
+            path.write_bytes(record_bytes(rec))
+            store.save_game(config.tournament_id, slot, _result(rec, path))
+            played.append(slot.game_id)
+    return config.tournament_id, played, pending
+
