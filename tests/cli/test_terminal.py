@@ -5,6 +5,7 @@ bot's Hello strings, its gRPC error details, or an entrant's name reach `abluxx 
 from __future__ import annotations
 
 import asyncio
+import io
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 from match.helpers import bot_process  # tests/match (pytest puts tests/ on the path)
 
 from referee.store import open_store
+from referee.terminal import printable, say
 from referee.tournament.config import EntrantConfig, TournamentConfig
 from referee.tournament.play import match_player
 from referee.tournament.runner import run_tournament
@@ -70,3 +72,19 @@ def test_the_cli_prints_only_through_say() -> None:
         calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
         bare = [n.lineno for n in calls if isinstance(n.func, ast.Name) and n.func.id == "print"]
         assert not bare, f"{path.name} calls print() on lines {bare}: use referee.terminal.say"
+
+
+def test_c1_controls_and_unicode_reorderings_are_escaped_at_their_edges() -> None:
+    # issue 22 item 4: a C1 CSI (\x9b, a one-byte ESC [) clears a screen like ESC [2J does; NEL (\x85) breaks a line
+    escaped = {
+        "\x9b2J": r"\x9b2J", "\x85": r"\x85", "\x80": r"\x80", "\x9f": r"\x9f", "\x7f": r"\x7f", "\x00": r"\x00",
+        "\x09": r"\t", "\x0b": r"\x0b", "\x1f": r"\x1f", "\u2028": r"\u2028", "\u2029": r"\u2029",
+        "\u202a": r"\u202a", "\u202e": r"\u202e", "\u2066": r"\u2066", "\u2069": r"\u2069",
+    }  # fmt: skip
+    for raw, shown in escaped.items():
+        assert printable(f"a{raw}b") == f"a{shown}b", raw
+    kept = "line\nnext \xa0é\u2027\u202f\u2065\u206a ok ~"  # the line break, printable neighbours of the ranges
+    assert printable(kept) == kept
+    out = io.StringIO()
+    say("x\x9b2J", "\x85y", file=out)
+    assert out.getvalue() == "x\\x9b2J \\x85y\n"

@@ -4,9 +4,16 @@ timeout (bot.proto: answer within a second) and the same checks of the reply."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from concurrent import futures
+from contextlib import contextmanager
+
+import grpc
+import pytest
 
 from referee.match import ChannelPool, RemoteSeat, SeatError
-from referee.match.seats import HELLO_TIMEOUT_S, hello
+from referee.match.seats import HELLO_TIMEOUT_S, MAX_HELLO_TEXT_BYTES, HelloError, hello
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.submit import check_hello
@@ -59,3 +66,37 @@ def test_a_bot_in_time_passes_and_says_who_it_is() -> None:
         assert asyncio.run(hello(address)).name == "slow-hello"
         seat_error, submitted, entrant_error = _all_three(address)
     assert seat_error is None and entrant_error is None and not isinstance(submitted, ref_pb.Refusal)
+
+
+@contextmanager
+def _hello_bot(**texts: str) -> Iterator[str]:
+    """A real gRPC bot whose Hello says ``texts`` (name, version, author); it answers nothing else."""
+    fields = {"name": "b", "version": "1", "author": "me", **texts}
+    reply = bot_pb.HelloReply(protocol_version=bot_pb.PROTOCOL_VERSION_1, transports=[bot_pb.TRANSPORT_STREAM],
+                              **fields)  # fmt: skip
+
+    class Handler(grpc.GenericRpcHandler):
+        def service(self, handler_call_details):
+            if handler_call_details.method != "/abluxxen.v1.Bot/Hello":
+                return None
+            serialize = bot_pb.HelloReply.SerializeToString
+            return grpc.unary_unary_rpc_method_handler(lambda request, context: reply, response_serializer=serialize)
+
+    bot = grpc.server(futures.ThreadPoolExecutor(2), handlers=[Handler()])
+    address = f"127.0.0.1:{bot.add_insecure_port('127.0.0.1:0')}"
+    bot.start()
+    try:
+        yield address
+    finally:
+        bot.stop(None)
+
+
+@pytest.mark.parametrize("field", ["name", "version", "author"])
+def test_every_hello_text_is_capped_in_bytes_at_the_limit(field: str) -> None:
+    # issue 22 item 3: the cap holds for each of the three texts, counted in UTF-8 bytes, not characters
+    with _hello_bot(**{field: "x" * MAX_HELLO_TEXT_BYTES}) as address:
+        assert getattr(asyncio.run(hello(address)), field) == "x" * MAX_HELLO_TEXT_BYTES
+    over = "é" * (MAX_HELLO_TEXT_BYTES // 2 + 1)  # fewer characters than the cap, more bytes
+    with _hello_bot(**{field: over}) as address, pytest.raises(HelloError) as refused:
+        asyncio.run(hello(address))
+    assert refused.value.why == f"its Hello {field} is over {MAX_HELLO_TEXT_BYTES} bytes"

@@ -77,3 +77,28 @@ def test_a_reply_sent_before_its_request_does_not_count(tmp_path: Path) -> None:
     guessed = [d for d in early_decisions if d.fault == rec_pb.FAULT_KIND_INVALID]
     assert guessed and all("answers no question" in d.fault_detail for d in guessed)  # an early reply is a fault
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT for d in rec.decisions if d.seat == 1)
+
+
+def _stale_flood(tmp_path: Path, count: int) -> list[rec_pb.DecisionRecord]:
+    """The flooder's decisions in a game where it sends ``count`` stale replies after its first answer, while the
+    other seat thinks 1.5 s (time for all of them to arrive before the flooder's next request)."""
+    tc = TimeControl(decision_ms=5000, bank_ms=0, grace_ms=100)
+    with (
+        bot_process("--mode", "flood", "--bad-count", "1", "--flood", str(count)) as flooder,
+        bot_process("--mode", "slow", "--delay-ms", "1500", "--bad-count", "1") as thinker,
+    ):
+        spec = GameSpec("g", 3, (EntrantRef("flood", address=flooder), EntrantRef("slow", address=thinker)),
+                        time_control=tc, max_strikes=100)  # fmt: skip
+        play_one(spec, tmp_path / "g.abluxx")
+    return [d for d in verify(tmp_path / "g.abluxx").decisions if d.seat == 0]
+
+
+def test_the_stale_reply_limit_keeps_the_stream_at_the_limit_and_closes_it_one_past(tmp_path: Path) -> None:
+    # issue 22 item 2: MAX_STALE_REPLIES between two requests keep the stream; one more closes it
+    kept = _stale_flood(tmp_path / "at", MAX_STALE_REPLIES)
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == rec_pb.FAULT_KIND_UNSPECIFIED for d in kept)
+    cut = _stale_flood(tmp_path / "over", MAX_STALE_REPLIES + 1)
+    assert cut[0].chosen_by == rec_pb.CHOOSER_BOT
+    assert cut[1].fault == rec_pb.FAULT_KIND_INVALID and cut[1].retired
+    assert f"more than {MAX_STALE_REPLIES} messages" in cut[1].fault_detail
+    assert MAX_STALE_REPLIES == 8  # the documented limit (docs/security.md)

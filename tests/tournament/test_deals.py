@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import sqlite3
 from pathlib import Path
 
@@ -136,3 +137,13 @@ def test_the_data_folder_store_and_records_are_owner_only(tmp_path: Path) -> Non
     with open_store(tmp_path / "new" / "data"):
         pass
     assert mode(tmp_path / "new" / "data") == 0o700 and mode(tmp_path / "new" / "data" / "abluxx.db") == 0o600
+
+
+def test_a_deal_key_needs_128_bits_exactly_at_the_boundary() -> None:
+    # issue 22 item 1: a key of 8-15 bytes is under the documented 128 bits and must be refused, not only a 5-byte one
+    for short in (8, 15):
+        with pytest.raises(ValueError, match=f"at least 128 bits; got {short * 8}$"):
+            deck_seed(bytes(range(short)), "a-1", 0, 0)
+    seed = deck_seed(bytes(range(16)), "a-1", 0, 0)  # 128 bits is enough
+    digest = hmac.new(bytes(range(16)), b"a-1/0/0", hashlib.sha256).digest()
+    assert seed == int.from_bytes(digest[:8], "big") >> 1
