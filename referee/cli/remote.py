@@ -141,7 +141,8 @@ def _call(args: argparse.Namespace, method: str, request: Any, stream: bool = Fa
 
 
 def _refused(e: grpc.RpcError, method: str = "") -> RefereeError:
-    """A failed call as the error of its kind: INVALID_ARGUMENT exits 2 (the request was wrong), others 1."""
+    """A failed call as the error of its kind (``errors.from_status``), exiting as docs/cli.md says: 2 for
+    INVALID_ARGUMENT (the request was wrong) and DATA_LOSS (a record the server cannot read), 1 for the others."""
     return from_status(e.code(), f"{method}{e.code().name}: {e.details()}")
 
 

@@ -79,9 +79,15 @@ def test_a_damaged_record_is_data_loss_from_both_calls_that_read_it_naming_no_se
                     assert str(tmp_path) not in err.details() and "/" not in err.details(), err.details()
         # the rest of the store is still served
         assert s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=games[2])).header.game_id == games[2]
+        # issue 22 item 6: `abluxx remote record` of a damaged record exits 2, as docs/cli.md says for DATA_LOSS
+        fetched = subprocess.run([*ABLUXX, "remote", "record", garbage, "--server", srv.address, "-o", "x.abluxx"],
+                                 capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+        assert fetched.returncode == 2, (fetched.returncode, fetched.stderr)
+        assert "DATA_LOSS" in fetched.stderr and str(tmp_path) not in fetched.stderr, fetched.stderr
+        assert not (tmp_path / "x.abluxx").exists()
     finally:
         srv.stop()
-    assert srv.log.read_text().count("record unreadable") == 8
+    assert srv.log.read_text().count("record unreadable") == 9
 
 
 def test_refused_tokens_are_logged_without_the_token(tmp_path: Path) -> None:
