@@ -13,6 +13,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from referee.records import read_record, verify_record
 from referee.store import open_store
 from referee.tournament import schedule
 from referee.tournament.config import load
+from referee.tournament.workers import MAX_REPLAYS
 
 from .test_real import (  # noqa: F401 - _no_stray_bots: every bot a test starts is gone when it ends
     ABLUXX,
@@ -39,6 +41,7 @@ from .test_real import (  # noqa: F401 - _no_stray_bots: every bot a test starts
 PAIRS = [("r", "random"), ("g", "greedy"), ("c", "counter"), ("g2", "greedy"), ("r2", "random")]
 POLICIES = "".join(f'[[entrants]]\nname = "{n}"\npolicy = "{p}"\n' for n, p in PAIRS)
 BOTS = FOUR  # four example bots as command entrants
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def games_json(tmp_path: Path, data: Path) -> list[dict]:
@@ -245,3 +248,17 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_a_game_whose_worker_dies_every_time_is_tried_one_plus_max_replays_times(tmp_path: Path) -> None:
+    # issue 22 item 7: the game is played 1 + MAX_REPLAYS times (each on a fresh worker), then the run stops
+    kills = tmp_path / "kills.txt"
+    killer = [sys.executable, str(FIXTURES / "worker_killer.py"), "--log", str(kills), "--port", "0"]
+    entrants = f'[[entrants]]\nname = "killer"\ncommand = {json.dumps(killer)}\n' + POLICIES
+    cfg = write_config(tmp_path, 'name = "kill"\nseed = 5\ntable_size = 2\ndeals = 1\n' + entrants)
+    out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", "-c", "1", "--workers", "1", "--no-progress",
+                 cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 1, out.stderr  # a TournamentError: the run stops (a rerun resumes it)
+    pids = kills.read_text().split()
+    assert len(pids) == len(set(pids)) == 1 + MAX_REPLAYS, pids  # a fresh worker each time
+    assert f"lost its worker {1 + MAX_REPLAYS} times; it was not played" in out.stderr, out.stderr
