@@ -164,17 +164,44 @@ def summarize(test: Sprt, diffs: Sequence[float]) -> Summary:
     )
 
 
+@dataclass
+class Sequential:
+    """The test run one pair at a time, in the pairs' order, as a duel runs it: ``add`` each difference; the
+    verdict is the one at the first pair count whose LLR crosses a bound (``decided_at``), and differences added
+    after it, or past ``max_pairs``, change nothing (``ignored`` counts them)."""
+
+    test: Sprt
+    max_pairs: int
+    n: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+    verdict: Verdict = Verdict.INCONCLUSIVE
+    ignored: int = 0
+
+    @property
+    def done(self) -> bool:
+        """A verdict, or the budget spent."""
+        return self.verdict is not Verdict.INCONCLUSIVE or self.n >= self.max_pairs
+
+    def add(self, d: float) -> None:
+        if self.done:
+            self.ignored += 1
+            return
+        self.n += 1
+        self.total += d
+        self.total_sq += d * d
+        if self.n >= MIN_PAIRS:
+            mean = self.total / self.n
+            var = max(0.0, (self.total_sq - self.n * mean * mean) / (self.n - 1))
+            self.verdict = self.test.verdict(self.n, self.test.llr(self.n, mean, var))
+
+
 def sequential(test: Sprt, diffs: Sequence[float], max_pairs: int) -> tuple[Verdict, int]:
     """Run the test over ``diffs`` one pair at a time, as a duel does: (verdict, pairs used). It stops at the first
     pair whose LLR crosses a bound, or at ``max_pairs`` (or the end of ``diffs``) with INCONCLUSIVE."""
-    total = total_sq = 0.0
-    for n, d in enumerate(diffs[:max_pairs], start=1):
-        total += d
-        total_sq += d * d
-        if n >= MIN_PAIRS:
-            mean = total / n
-            var = max(0.0, (total_sq - n * mean * mean) / (n - 1))
-            verdict = test.verdict(n, test.llr(n, mean, var))
-            if verdict is not Verdict.INCONCLUSIVE:
-                return verdict, n
-    return Verdict.INCONCLUSIVE, min(len(diffs), max_pairs)
+    run = Sequential(test, max_pairs)
+    for d in diffs:
+        if run.done:
+            break
+        run.add(d)
+    return run.verdict, run.n

@@ -193,6 +193,8 @@ def result_json(state: DuelState) -> dict[str, Any]:
         "losses": s.losses,
         "ties": s.ties,
         "place_diff": state.place_diff(),
+        "later_pairs": len(later := state.later()),
+        "later_mean_diff": sum(p.diff for p in later) / len(later) if later else None,
         "alpha": t.alpha,
         "beta": t.beta,
         "margin": t.margin,
@@ -212,9 +214,20 @@ def report(state: DuelState, as_json: bool) -> str:
         f"duel {state.duel_id}: {who}",
         status_line(state),
         f"mean place difference {state.place_diff():+.2f} (positive: the candidate placed better)",
+        *_later_line(state),
         f"verdict: {verdict_words(s, state.games, st.test.margin)}  "
         f"(alpha {st.test.alpha:g}, beta {st.test.beta:g}, margin {st.test.margin:g} points a game)",
     ])  # fmt: skip
+
+
+def _later_line(state: DuelState) -> list[str]:
+    """The pairs that finished after the verdict's pair count (they were in flight): stored, shown, not counted."""
+    later = state.later()
+    if not later:
+        return []
+    mean = sum(p.diff for p in later) / len(later)
+    return [f"{len(later)} pair(s) finished after the verdict's pair count: stored, not counted (their mean diff "
+            f"{mean:+.2f})"]  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -234,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
                 known = ", ".join(d.id for d in store.duels()[-5:]) or "none"
                 raise NotFound(f"no duel {args.resume!r} in {store.path} (latest: {known})")
             state = DuelState.stored(store, row)
-            if args.max_games is not None and args.max_games != state.settings.max_games:
+            if args.max_games is not None and args.max_games != state.settings.max_games and state.kept is None:
                 state.settings = dataclasses.replace(state.settings, max_games=args.max_games)
                 store.update_settings(row.id, state.settings.to_json())
         else:

@@ -64,7 +64,7 @@ def _verdict(states: list[DuelState]) -> tuple[str, int]:
 
 
 def report(gauntlet_id: str, states: list[DuelState], as_json: bool) -> str:
-    diffs = [p.diff for s in states for p in s.prefix()]
+    diffs = [p.diff for s in states for p in s.counted()]
     overall = mean_ci(diffs)
     bounded = [overall.low, overall.high] if len(diffs) > 1 else [None, None]
     verdict, _ = _verdict(states)

@@ -28,7 +28,7 @@ from typing import Any
 from referee.errors import Precondition
 from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, make_seat, play_game
 from referee.records import record_path
-from referee.stats import Sprt, Summary, Verdict, summarize
+from referee.stats import Sprt, Summary, Verdict, sequential, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 from referee.tournament.entrants import LocalBots
@@ -168,16 +168,28 @@ def paired_difference(roles_first: list[str], first: GameResult, second: GameRes
 
 @dataclass
 class DuelState:
-    """A duel so far: its stored pairs and the test on their unbroken prefix (pairs 0, 1, ... all finished)."""
+    """A duel so far: its stored pairs, and the test on them in their order (pairs 0, 1, 2, ...) whatever order
+    they finished in. The verdict is the one at the first pair count whose LLR crosses a bound; pairs that finish
+    after it (they were in flight) are stored but never counted: not in the verdict, the mean or the LLR
+    (``later``). The one place both the in-process runner and any other way of playing pairs order them."""
 
     duel_id: str
     settings: DuelSettings
     pairs: dict[int, PairRow]
+    kept: tuple[Verdict, int] | None = None  # a stored verdict and its pair count: a resume keeps it
 
     @classmethod
     def stored(cls, store: DuelStore, row: DuelRow) -> DuelState:
-        """A stored duel with the pairs it has played."""
-        return cls(row.id, DuelSettings.from_json(row.settings), {p.pair: p for p in store.pairs(row.id)})
+        """A stored duel with the pairs it has played (and its verdict at the first crossing, if it has one)."""
+        kept = None
+        if row.verdict in (Verdict.H1, Verdict.H0) and row.verdict_pairs is not None:
+            kept = (Verdict(row.verdict), row.verdict_pairs)
+        return cls(row.id, DuelSettings.from_json(row.settings), {p.pair: p for p in store.pairs(row.id)}, kept)
+
+    def record(self, row: PairRow) -> bool:
+        """A finished pair (in any order); whether the duel is now decided or its budget spent."""
+        self.pairs[row.pair] = row
+        return self.finished()
 
     def prefix(self) -> list[PairRow]:
         out: list[PairRow] = []
@@ -185,19 +197,34 @@ class DuelState:
             out.append(self.pairs[len(out)])
         return out
 
+    def decision(self) -> tuple[Verdict, int]:
+        """(verdict, the pairs it counts): at the first crossing, else every pair of the unbroken prefix."""
+        if self.kept is not None:
+            return self.kept
+        return sequential(self.settings.test, [p.diff for p in self.prefix()], self.settings.max_pairs)
+
+    def counted(self) -> list[PairRow]:
+        return self.prefix()[: self.decision()[1]]
+
+    def later(self) -> list[PairRow]:
+        """Stored pairs the verdict does not count: those after its pair count (or after a gap)."""
+        n = len(self.counted())
+        return [self.pairs[i] for i in sorted(self.pairs) if i >= n]
+
     def summary(self) -> Summary:
-        return summarize(self.settings.test, [p.diff for p in self.prefix()])
+        verdict, _ = self.decision()
+        return dataclasses.replace(summarize(self.settings.test, [p.diff for p in self.counted()]), verdict=verdict)
 
     @property
     def games(self) -> int:
-        return 2 * len(self.prefix())
+        return 2 * len(self.counted())
 
     def finished(self) -> bool:
-        s = self.summary()
-        return s.verdict is not Verdict.INCONCLUSIVE or s.pairs >= self.settings.max_pairs
+        verdict, n = self.decision()
+        return verdict is not Verdict.INCONCLUSIVE or n >= self.settings.max_pairs
 
     def place_diff(self) -> float:
-        rows = self.prefix()
+        rows = self.counted()
         return sum(p.place_diff for p in rows) / len(rows) if rows else 0.0
 
 
@@ -262,7 +289,7 @@ async def run_duel(
     from the stored ones (in flight when an earlier run stopped) are played first, on fresh deals."""
     settings = state.settings
     if state.finished():
-        store.finish(state.duel_id, state.summary().verdict.value)
+        store.finish(state.duel_id, *state.decision())
         return state
     todo = (i for i in range(settings.max_pairs) if i not in state.pairs)
     stop = asyncio.Event()
@@ -280,10 +307,10 @@ async def run_duel(
                 stop.set()
                 return
             store.save_pair(state.duel_id, row)
-            state.pairs[i] = row
+            finished = state.record(row)
             if on_pair is not None:
                 on_pair(state)
-            if state.finished():
+            if finished:
                 stop.set()
 
     async with ChannelPool() as pool:
@@ -300,5 +327,5 @@ async def run_duel(
     if failure:
         raise DuelError(str(failure[0])) from failure[0]
     if state.finished():
-        store.finish(state.duel_id, state.summary().verdict.value)
+        store.finish(state.duel_id, *state.decision())
     return state

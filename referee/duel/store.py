@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS duels (
     created_at REAL NOT NULL,
     finished_at REAL,              -- NULL while the duel may go on
     verdict TEXT,                  -- "H1", "H0", "inconclusive"; NULL while it goes on
-    gauntlet TEXT                  -- the gauntlet it is one duel of (abluxx gauntlet), else NULL
+    gauntlet TEXT,                 -- the gauntlet it is one duel of (abluxx gauntlet), else NULL
+    verdict_pairs INTEGER          -- the pairs the verdict counts (H1/H0: the first crossing); NULL with it
 );
 CREATE TABLE IF NOT EXISTS pairs (
     duel_id TEXT NOT NULL REFERENCES duels(id),
@@ -40,6 +41,9 @@ CREATE TABLE IF NOT EXISTS pairs (
     PRIMARY KEY (duel_id, pair)
 );
 """
+
+
+_DUEL_COLUMNS = "id, settings, created_at, finished_at, verdict, verdict_pairs"
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class DuelRow:
     created_at: float
     finished_at: float | None
     verdict: str | None
+    verdict_pairs: int | None = None
 
 
 class DuelStore:
@@ -77,6 +82,8 @@ class DuelStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_SCHEMA)
+            if "verdict_pairs" not in {r[1] for r in self.db.execute("PRAGMA table_info(duels)")}:  # older file
+                self.db.execute("ALTER TABLE duels ADD COLUMN verdict_pairs INTEGER")
             private_files(self.path)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"{self.data}: cannot open the duel store: {e}") from None
@@ -101,20 +108,20 @@ class DuelStore:
     def gauntlet(self, gauntlet_id: str) -> list[DuelRow]:
         """The duels of a gauntlet, in the order they were created (the field's order)."""
         rows = self.db.execute(
-            "SELECT id, settings, created_at, finished_at, verdict FROM duels WHERE gauntlet = ? ORDER BY rowid",
+            f"SELECT {_DUEL_COLUMNS} FROM duels WHERE gauntlet = ? ORDER BY rowid",
             (gauntlet_id,),
         )
-        return [DuelRow(r[0], json.loads(r[1]), r[2], r[3], r[4]) for r in rows]
+        return [DuelRow(r[0], json.loads(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
 
     def duel(self, duel_id: str) -> DuelRow | None:
         row = self.db.execute(
-            "SELECT id, settings, created_at, finished_at, verdict FROM duels WHERE id = ?", (duel_id,)
+            f"SELECT {_DUEL_COLUMNS} FROM duels WHERE id = ?", (duel_id,)
         ).fetchone()
-        return None if row is None else DuelRow(row[0], json.loads(row[1]), row[2], row[3], row[4])
+        return None if row is None else DuelRow(row[0], json.loads(row[1]), row[2], row[3], row[4], row[5])
 
     def duels(self) -> list[DuelRow]:
-        rows = self.db.execute("SELECT id, settings, created_at, finished_at, verdict FROM duels ORDER BY created_at")
-        return [DuelRow(r[0], json.loads(r[1]), r[2], r[3], r[4]) for r in rows]
+        rows = self.db.execute(f"SELECT {_DUEL_COLUMNS} FROM duels ORDER BY created_at")
+        return [DuelRow(r[0], json.loads(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
 
     def save_pair(self, duel_id: str, row: PairRow) -> None:
         """One finished pair, in one transaction (its records are already on disk)."""
@@ -139,13 +146,15 @@ class DuelStore:
         with self.db:
             self.db.execute("BEGIN")
             self.db.execute(
-                "UPDATE duels SET settings = ?, finished_at = NULL, verdict = NULL WHERE id = ?",
+                "UPDATE duels SET settings = ?, finished_at = NULL, verdict = NULL, verdict_pairs = NULL WHERE id = ?",
                 (json.dumps(settings), duel_id),
             )
 
-    def finish(self, duel_id: str, verdict: str) -> None:
+    def finish(self, duel_id: str, verdict: str, pairs: int) -> None:
+        """The duel's verdict and the pairs it counts (for H1 or H0, the first pair count that crossed a bound)."""
         with self.db:
             self.db.execute("BEGIN")
             self.db.execute(
-                "UPDATE duels SET finished_at = ?, verdict = ? WHERE id = ?", (time.time(), verdict, duel_id)
+                "UPDATE duels SET finished_at = ?, verdict = ?, verdict_pairs = ? WHERE id = ?",
+                (time.time(), verdict, pairs, duel_id),
             )
