@@ -78,14 +78,15 @@ async def play_game(
     record_path: Path | str | None = None,
     salt: bytes | None = None,
     prefer: str | None = None,
-    on_decision: Callable[[rec_pb.DecisionRecord], None] | None = None,
+    on_decision: Callable[[bytes], None] | None = None,
 ) -> GameResult:
     """Play ``spec`` to the end and return its result; write its record to ``record_path`` when given.
 
     ``seats`` defaults to ``make_seats(spec, pool)``; pass one ``pool`` to every game so each bot address keeps
     one channel (without one, a pool is made and closed for this game). ``prefer`` ("stream"/"unary") forces a
-    transport the bots offer. ``salt`` defaults to 16 random bytes. ``on_decision`` sees each decision's record
-    as it is written (progress, live watching); it must not block.
+    transport the bots offer. ``salt`` defaults to 16 random bytes. ``on_decision`` gets each decision's record
+    as it is written, a serialized DecisionRecord (progress, live watching; a worker sends the bytes on as they
+    are, and ``rec_pb.DecisionRecord.FromString`` reads them); it must not block.
     """
     if not 2 <= len(spec.entrants) <= 5:
         raise ValueError(f"a game needs 2 to 5 entrants, got {len(spec.entrants)}")
@@ -130,7 +131,7 @@ class _Game:
         seats: list[Seat],
         record_path: Path | None,
         salt: bytes | None,
-        on_decision: Callable[[rec_pb.DecisionRecord], None] | None = None,
+        on_decision: Callable[[bytes], None] | None = None,
     ) -> None:
         self.spec = spec
         self.seats = seats
@@ -349,7 +350,7 @@ class _Game:
         if self.writer is not None:
             self.writer.decision(record)
         if self.on_decision is not None:
-            self.on_decision(rec_pb.DecisionRecord.FromString(record))
+            self.on_decision(record)
 
     # --- the end ---
 

@@ -88,7 +88,8 @@ async def check_bot(name: str, address: str, settings: Settings, folder: Path) -
     first_fault: list[rec_pb.DecisionRecord] = []
     faulted = asyncio.Event()
 
-    def on_decision(d: rec_pb.DecisionRecord) -> None:
+    def on_decision(raw: bytes) -> None:
+        d = rec_pb.DecisionRecord.FromString(raw)
         if (
             d.seat == 0
             and d.fault not in (rec_pb.FAULT_KIND_UNSPECIFIED, rec_pb.FAULT_KIND_REFEREE)

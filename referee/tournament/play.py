@@ -9,6 +9,7 @@ from pathlib import Path
 
 from referee.match import ChannelPool, play_game
 from referee.match.spec import GameResult, GameSpec
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records.paths import record_in
 
 from .runner import OnDecision, PlayFn
@@ -19,8 +20,7 @@ async def match_player(records: Path) -> AsyncIterator[PlayFn]:
     async with ChannelPool() as pool:
 
         async def play(spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
-            return await play_game(
-                spec, pool=pool, record_path=record_in(records, spec.game_id), on_decision=on_decision
-            )
+            relay = None if on_decision is None else (lambda d: on_decision(rec_pb.DecisionRecord.FromString(d)))
+            return await play_game(spec, pool=pool, record_path=record_in(records, spec.game_id), on_decision=relay)
 
         yield play

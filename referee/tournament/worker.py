@@ -111,7 +111,7 @@ class GameWorker:
                     spec,
                     pool=self.pool,
                     record_path=path,
-                    on_decision=None if on_decision is None else (lambda d: on_decision(d.SerializeToString())),
+                    on_decision=on_decision,
                 )
                 record = read()
         result.record_path = None

@@ -101,11 +101,11 @@ def test_match_exits_1_when_a_bot_retires_during_the_game(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("seat", "says"),
     [
-        ("127.0.0.1:99999", "bad address \"127.0.0.1:99999\": port must be 1 to 65535"),
+        ("127.0.0.1:99999", 'bad address "127.0.0.1:99999": port must be 1 to 65535'),
         ("127.0.0.1:0", "port must be 1 to 65535"),
-        ("mine=nohost", "bad address \"nohost\": expected host:port"),
+        ("mine=nohost", 'bad address "nohost": expected host:port'),
         ("=127.0.0.1:5000", "names no bot before '='"),
-        ("127.0.0.1:50051:7", "bad address \"127.0.0.1:50051:7\""),
+        ("127.0.0.1:50051:7", 'bad address "127.0.0.1:50051:7"'),
     ],
 )
 def test_match_refuses_a_bad_address_before_dialling(tmp_path, capsys, seat, says):
@@ -160,7 +160,7 @@ def test_a_referee_stall_is_not_taken_from_the_bank():
                     time_control=tc)  # fmt: skip
     seen: list[rec_pb.DecisionRecord] = []
     seats = [_StalledSeat(), BuiltinSeat.from_policy("greedy", "greedy", 4)]
-    asyncio.run(play_game(spec, seats, on_decision=seen.append))
+    asyncio.run(play_game(spec, seats, on_decision=lambda d: seen.append(rec_pb.DecisionRecord.FromString(d))))
     first = next(d for d in seen if d.seat == 0)
     assert first.bot_us >= 1_500_000 and first.fault == 0
     assert first.bank_left_ms == 1000
@@ -177,7 +177,7 @@ def test_a_builtin_policy_that_fails_at_start_retires_its_seat_not_the_game():
     spec = GameSpec("broken", 6, (EntrantRef("broken", policy="greedy"), EntrantRef("greedy", policy="greedy")))
     seats = [BuiltinSeat("broken", "greedy", _BrokenAtStart()), BuiltinSeat.from_policy("greedy", "greedy", 6)]
     seen: list[rec_pb.DecisionRecord] = []
-    result = asyncio.run(play_game(spec, seats, on_decision=seen.append))
+    result = asyncio.run(play_game(spec, seats, on_decision=lambda d: seen.append(rec_pb.DecisionRecord.FromString(d))))
     assert result.seats[0].retired and not result.seats[1].retired
     first = next(d for d in seen if d.seat == 0)
     assert first.retired and first.fault == rec_pb.FAULT_KIND_UNREACHABLE and "no such option" in first.fault_detail
