@@ -23,6 +23,9 @@ FORMAT_VERSION = 1
 # No real frame comes near this (a header is about 300 bytes, a decision rarely 200): a longer length prefix is
 # garbage, not a frame cut short.
 MAX_FRAME_BYTES = 1 << 20
+# The writer's buffer: a whole game's decision frames (about 40 bytes each, a few hundred of them) fit, so they
+# reach the file in one write when the game ends, in the thread that fsyncs it, not one write per decision.
+WRITE_BUFFER_BYTES = 1 << 16
 
 
 class RecordError(DataLoss):
@@ -39,10 +42,13 @@ def encode_frame(frame: rpb.RecordFrame) -> bytes:
 class RecordWriter:
     """Writes a record as the game goes: the header now, a frame per decision, the footer at the end.
 
-    Each frame is written and flushed at once, so a referee killed mid-game leaves a readable, incomplete record
-    (at worst its last frame is cut short, and readers drop it). ``finish`` also fsyncs. With ``path`` None
-    nothing is written and the writer only keeps the record in memory. ``record`` always holds what has been
-    written so far, as a GameRecord.
+    The header is flushed at once; decision frames wait in a WRITE_BUFFER_BYTES buffer and ``finish`` writes them
+    with the footer, flushes and fsyncs. A record is trusted only once its game has finished (and a tournament's
+    game once it is committed to the store, after the fsync); a referee killed mid-game leaves a readable,
+    incomplete record: the header and whatever prefix of the decisions had reached the file (at worst its last
+    frame cut short, which readers drop). A game that was not committed is played again from its deal. With
+    ``path`` None nothing is written and the writer only keeps the record in memory. ``record`` always holds what
+    has been given to the writer so far, as a GameRecord.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None, header: rpb.RecordHeader) -> None:
@@ -66,7 +72,7 @@ class RecordWriter:
             # owner-only: until every game on its deal is over, a record holds a deck still to be played
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.fchmod(fd, 0o600)  # a file written over keeps its old mode otherwise
-            self._file = os.fdopen(fd, "wb")
+            self._file = os.fdopen(fd, "wb", buffering=WRITE_BUFFER_BYTES)
             self._file.write(MAGIC + delimited(self._bodies[0]))
             self._file.flush()
 
@@ -83,7 +89,7 @@ class RecordWriter:
         return self._record
 
     def decision(self, d: rpb.DecisionRecord | bytes) -> None:
-        """Append one decision (a DecisionRecord, or one already serialized), and flush it to the file."""
+        """Append one decision (a DecisionRecord, or one already serialized) to the buffer."""
         self._check_open()
         # RecordFrame.decision is field 2: a serialized decision goes in as it is.
         self._append(bytes_field(2, d) if isinstance(d, bytes) else rpb.RecordFrame(decision=d).SerializeToString())
@@ -94,6 +100,7 @@ class RecordWriter:
         self._append(rpb.RecordFrame(footer=footer).SerializeToString())
         self._complete = self._finished = True
         if self._file is not None:
+            self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
         return self.record
@@ -103,7 +110,6 @@ class RecordWriter:
         self._record = None
         if self._file is not None:
             self._file.write(delimited(body))
-            self._file.flush()
 
     def close(self) -> None:
         """Stop writing without a footer: the file stays an incomplete record. Harmless after ``finish``."""

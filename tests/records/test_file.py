@@ -7,6 +7,7 @@ import hashlib
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -81,8 +82,9 @@ def test_a_writer_closed_without_its_footer_leaves_an_incomplete_record(tmp_path
         w.decision(rpb.DecisionRecord())
 
 
-def test_a_referee_killed_mid_game_leaves_a_readable_incomplete_record(tmp_path) -> None:
-    path = tmp_path / "killed.abluxx"
+def _killed_writer(path: Path, frames: int) -> None:
+    """A process that writes ``frames`` decisions of a real game (the game's first decisions, then its first one
+    over and over with growing seq) and is killed by SIGKILL before the footer."""
     script = textwrap.dedent(
         f"""
         import os, signal
@@ -91,21 +93,44 @@ def test_a_referee_killed_mid_game_leaves_a_readable_incomplete_record(tmp_path)
         deck = deck_from_seed(9)
         state = new_game(deck, 3)
         w = RecordWriter({str(path)!r}, header("killed", deck, ["a", "b", "c"], salt=new_salt()))
-        for seq in range(1, 31):
-            action = state.legal[-1]
-            after, events = apply(state, action)
-            w.decision(decision_record(state, action, events, seq=seq))
-            state = after
+        first = None
+        for seq in range(1, {frames} + 1):
+            if seq <= 30:
+                action = state.legal[-1]
+                after, events = apply(state, action)
+                first = first or (state, action, events)
+                w.decision(decision_record(state, action, events, seq=seq))
+                state = after
+            else:
+                w.decision(decision_record(*first, seq=seq))
         os.kill(os.getpid(), signal.SIGKILL)
         """
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert proc.returncode == -9, proc.stderr.decode()
+
+
+def test_a_referee_killed_mid_game_leaves_a_readable_incomplete_record(tmp_path) -> None:
+    path = tmp_path / "killed.abluxx"
+    _killed_writer(path, 30)
     record = read_record(path)
     assert not record.complete
-    assert len(record.decisions) == 30
-    with pytest.raises(VerifyError, match="incomplete record: 30 decisions"):
+    # Decision frames wait in the writer's buffer until the game ends: the file holds the header and a prefix of
+    # the decisions (none of these 30 had reached it), never a footer.
+    assert [d.seq for d in record.decisions] == list(range(1, len(record.decisions) + 1))
+    with pytest.raises(VerifyError, match=f"incomplete record: {len(record.decisions)} decisions"):
         verify_record(record)
+
+
+def test_a_referee_killed_after_its_buffer_filled_leaves_a_prefix_of_the_decisions(tmp_path) -> None:
+    """More frames than the writer's buffer holds: some reached the file, cut anywhere (even inside a frame), and
+    the record reads as incomplete with the decisions that did, in order."""
+    path = tmp_path / "killed.abluxx"
+    _killed_writer(path, 8000)  # about 40 bytes each: several buffers' worth
+    scan = scan_record(path)
+    assert not scan.record.complete
+    seqs = [d.seq for d in scan.record.decisions]
+    assert 0 < len(seqs) < 8000 and seqs == list(range(1, len(seqs) + 1))
 
 
 def test_truncation_at_every_byte_reads_as_incomplete_or_is_refused(real_file) -> None:
