@@ -65,6 +65,17 @@ def test_counter_against_random_over_grpc_ends_h1_with_exit_0_and_the_json_keys(
         assert diff == ((first["scores"][c] - second["scores"][c]) + (second["scores"][b] - first["scores"][b])) / 2
     replay = abluxx("verify", first["record"], "--data", "d", cwd=tmp_path)
     assert replay.returncode == 0, replay.stdout + replay.stderr
+    # issue 22 item 9: the place difference is the baseline's place minus the candidate's (positive: the candidate
+    # placed better), pair by pair and on average; counter places better than random
+    with sqlite3.connect(tmp_path / "d" / "duels.db") as db:
+        rows = db.execute("SELECT games, place_diff FROM pairs ORDER BY pair").fetchall()
+    for games, place_diff in rows:
+        first, second = json.loads(games)
+        c, b = first["roles"].index("candidate"), first["roles"].index("baseline")
+        cand, base = second["places"][c] - first["places"][c], first["places"][b] - second["places"][b]
+        assert place_diff == (cand + base) / 2
+    counted = [d for _, d in rows[: result["pairs"]]]
+    assert result["place_diff"] == pytest.approx(sum(counted) / len(counted)) and result["place_diff"] > 0
 
 
 def test_a_weaker_candidate_ends_h0_with_exit_1(tmp_path: Path, bots: dict[str, str]) -> None:

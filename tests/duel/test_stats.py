@@ -46,6 +46,22 @@ def test_ratio_ci_of_single_game_clusters_is_the_plain_interval() -> None:
     assert wide.mean == pytest.approx(1.0) and wide.low < -3 and wide.high > 5
 
 
+def test_ratio_ci_of_several_games_per_cluster_has_one_degree_of_freedom_per_cluster_less_one() -> None:
+    # issue 22 item 8: four deals of two games each is J - 1 = 3 degrees of freedom, not games - 1 = 7
+    clusters = [(10.0, 2), (-6.0, 2), (8.0, 2), (-4.0, 2)]
+    got = ratio_ci(clusters)
+    se = math.sqrt(4 / 3 * (8.0**2 + 8.0**2 + 6.0**2 + 6.0**2)) / 8  # residuals s_j - mean * n_j, mean 1
+    half = stats.t.ppf(0.975, 3) * se
+    assert got.mean == pytest.approx(1.0)
+    assert (got.low, got.high) == (pytest.approx(1.0 - half), pytest.approx(1.0 + half))
+    assert got.half_width == pytest.approx(6.496, abs=1e-3)  # 7 degrees of freedom would give 4.83
+    # unequal clusters: the ratio of sums, not the mean of the clusters' means
+    uneven = ratio_ci([(3.0, 1), (3.0, 3), (0.0, 2)], level=0.9)
+    assert uneven.mean == pytest.approx(1.0)
+    se = math.sqrt(3 / 2 * (2.0**2 + 0.0**2 + 2.0**2)) / 6
+    assert uneven.half_width == pytest.approx(stats.t.ppf(0.95, 2) * se)
+
+
 def test_no_verdict_before_the_minimum_pairs_then_a_clear_one() -> None:
     test = Sprt(margin=0.5)
     assert summarize(test, [5.0, 6.0, 5.5] * 9).verdict is Verdict.INCONCLUSIVE
