@@ -6,6 +6,7 @@ the readable log lines (referee.log) and the progress bar call ``printable`` the
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from typing import Any, TextIO
@@ -27,3 +28,13 @@ def printable(text: str) -> str:
 def say(*values: Any, sep: str = " ", end: str = "\n", file: TextIO | None = None, flush: bool = False) -> None:
     """``print``, with control characters escaped (``printable``)."""
     print(printable(sep.join(map(str, values))), end=end, file=file if file is not None else sys.stdout, flush=flush)
+
+
+def said(value: Any) -> str:
+    """A value as a file or a command line spells it (``true``, ``"two"``), for messages: never a Python repr."""
+    if value is None:
+        return "nothing"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)

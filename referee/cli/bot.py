@@ -19,10 +19,11 @@ def run(args) -> int:
     from abluxx_bot.examples import REGISTRY, factory
 
     from referee.errors import BadInput
+    from referee.netaddr import listen_problem
 
-    if not 0 <= args.port <= 65535:
-        raise BadInput(f"--port must be 0 to 65535, got {args.port}")
     make = factory(args.name)
     if make is None:
         raise BadInput(f"no example bot {args.name!r}: {', '.join(sorted(REGISTRY))}, or NAME+epsP (greedy+eps0.2)")
+    if problem := listen_problem(args.host, args.port):  # before gRPC, which would log and raise its own words
+        raise BadInput(problem)
     return serve(lambda: make(args.seed), args.port, args.host)

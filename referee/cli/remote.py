@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from referee.errors import BadInput, RefereeError, from_status
+from referee.netaddr import dial_problem
 from referee.terminal import say
 
 from .args import add_table_formats, add_tournament_arg
@@ -108,6 +109,8 @@ def register(sub: Commands) -> None:
 def _stub(args: argparse.Namespace):
     from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 
+    if problem := dial_problem(args.server, unix=True):  # gRPC would wrap a port past 65535 and dial another
+        raise BadInput(f"--server: {problem}")
     options = [("grpc.ssl_target_name_override", args.tls_name)] if args.tls_name else []
     if args.tls or args.tls_ca:
         try:
@@ -176,6 +179,8 @@ def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespac
 def submit(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
+    if problem := dial_problem(args.address, unix=True):
+        raise BadInput(problem)
     say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
     out = _call(args, "SubmitBot", ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner))
     if out.HasField("refusal"):

@@ -43,10 +43,11 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from referee.log import configure
+    from referee.netaddr import listen_problem
     from referee.service import load, serve
 
-    if not 0 <= args.port <= 65535:
-        raise BadInput(f"--port must be 0 to 65535, got {args.port}")
+    if problem := listen_problem(args.host, args.port):  # before gRPC, which would log its own raw line first
+        raise BadInput(problem)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise BadInput("give both --tls-cert and --tls-key, or neither")
     settings = load(args.config)

@@ -19,10 +19,11 @@ from referee.engine import Options
 from referee.errors import BadInput
 from referee.match.seats import is_builtin
 from referee.match.spec import RANGES, TimeControl
+from referee.netaddr import dial_problem
+from referee.terminal import said
 
 SEAT_ORDERS = ("across", "rotations", "all")
-_ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")  # whole strings only:
-_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch, since $ also matches before a final newline
+_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # whole strings only (fullmatch: $ also matches before a final newline)
 
 
 class ConfigError(BadInput):
@@ -34,16 +35,6 @@ class ConfigError(BadInput):
     def __init__(self, source: str, key: str, reason: str) -> None:
         super().__init__(f"{source}: {key}: {reason}" if key else reason)
         self.source, self.key, self.reason = source, key, reason
-
-
-def said(value: Any) -> str:
-    """A value as the TOML file spells it (``true``, ``"two"``), for messages: never a Python repr like None."""
-    if value is None:
-        return "nothing"
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
 
 
 @dataclass(frozen=True)
@@ -221,11 +212,7 @@ def time_control(top: Table) -> TimeControl:
 
 def address_problem(address: Any) -> str | None:
     """Why ``address`` is not a bot's host:port (port 1 to 65535), or None when it is one."""
-    if not isinstance(address, str) or not (m := _ADDRESS.fullmatch(address)):
-        return f"bad address {said(address)}: expected host:port, e.g. 127.0.0.1:50051"
-    if not 1 <= int(m["port"]) <= 65535:
-        return f"bad address {said(address)}: port must be 1 to 65535"
-    return None
+    return dial_problem(address)
 
 
 def check_address(src: str, key: str, address: Any) -> str:

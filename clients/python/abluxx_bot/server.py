@@ -15,14 +15,20 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 
+from referee.netaddr import listen_problem
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import bot_pb2_grpc
+from referee.terminal import printable
 
 from .session import Bot, BotError, BotFactory, BotSession, make_factory
 
 SERVICE_NAME = "abluxxen.v1.Bot"
 IDLE_TIMEOUT_S = 600.0  # a unary game nobody has asked about for this long is forgotten
 _SWEEP_EVERY_S = 30.0
+
+
+class CannotListen(OSError):
+    """Nothing can listen on the address asked for; the message says why in words."""
 
 
 class BotService(bot_pb2_grpc.BotServicer):
@@ -157,9 +163,14 @@ async def serve_async(
     bot_pb2_grpc.add_BotServicer_to_server(service, server)
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    if problem := listen_problem(host, port):  # in words, before gRPC logs a raw line and raises its own
+        raise CannotListen(problem)
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:  # the port was taken since the check
+        bound = 0
     if bound == 0:
-        raise OSError(f"cannot listen on {host}:{port}")
+        raise CannotListen(f"cannot listen on {host}:{port}: the port is in use or the host is not this machine's")
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)
     await health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
@@ -181,8 +192,19 @@ async def serve_async(
         service.close()
 
 
+EXIT_CANNOT_LISTEN = 2  # as `abluxx bot` exits (docs/cli.md): the address asked for cannot be served
+
+
 def serve(bot_factory: type[Bot] | BotFactory, port: int, host: str = "127.0.0.1", *, threads: int = 0) -> int:
     """Serve ``bot_factory`` (a Bot subclass or a zero-arg callable returning a Bot) on ``host:port`` until SIGINT
-    or SIGTERM. Port 0 picks a free port; prints ``listening on HOST:PORT`` once serving. Returns 0."""
-    asyncio.run(serve_async(bot_factory, port, host, threads=threads))
+    or SIGTERM. Port 0 picks a free port; prints ``listening on HOST:PORT`` once serving. Returns 0.
+
+    When nothing can listen there (the port is in use or out of range, the host is unknown or not this machine's)
+    it prints one line on stderr, ``abluxx_bot: cannot listen on HOST:PORT: why``, and exits the process with
+    status 2 (``EXIT_CANNOT_LISTEN``); ``serve_async`` raises CannotListen (an OSError) instead."""
+    try:
+        asyncio.run(serve_async(bot_factory, port, host, threads=threads))
+    except CannotListen as e:
+        print(f"abluxx_bot: {printable(str(e))}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_CANNOT_LISTEN) from None
     return 0
