@@ -18,9 +18,9 @@ ROOT = Path(referee.__file__).parent
 # tier or above: siblings stay independent. Keep in step with docs/architecture.md ("duel" is placed ahead of the
 # package issue 14 adds).
 TIERS: list[set[str]] = [
-    # the rules; protobuf code; terminal text; error types; stats; the collector's settings; addresses
-    {"engine", "proto", "terminal", "errors", "stats", "gc_policy", "netaddr"},
-    {"wire", "log"},  # engine <-> protobuf; structured logs
+    # the rules; protobuf code; terminal text; error types; stats; the collector's settings
+    {"engine", "proto", "terminal", "errors", "stats", "gc_policy"},
+    {"wire", "log", "netaddr"},  # engine <-> protobuf; structured logs; addresses to dial or listen on
     {"records"},  # the game-record format
     {"match", "rating"},  # one game; TrueSkill
     {"store"},  # SQLite persistence, with its own row types
