@@ -312,6 +312,9 @@ def _message_json(message) -> dict:
     )
 
 
+_CONVERTED = ("faults", "median_decision_ms", "separated_from_next")  # fields standings_of converts itself
+
+
 def standings_of(s):
     """The service's standings as the local commands' Standings, so both print one schema (table, JSON, CSV).
     The API has no head to head yet: it is empty."""
@@ -321,9 +324,10 @@ def standings_of(s):
     # the proto's Standing has the same fields, but the intervals (not in the API yet)
     names = [f.name for f in dataclasses.fields(Standing) if f.name in ref_pb.Standing.DESCRIPTOR.fields_by_name]
     rows = [
-        Standing(**{k: getattr(r, k) for k in names if k not in ("faults", "median_decision_ms")},
+        Standing(**{k: getattr(r, k) for k in names if k not in _CONVERTED},
                  faults=dict(sorted(r.faults.items())),
-                 median_decision_ms=None if r.median_decision_ms < 0 else r.median_decision_ms)  # -1: no decision
+                 median_decision_ms=None if r.median_decision_ms < 0 else r.median_decision_ms,  # -1: no decision
+                 separated_from_next=r.separated_from_next if r.HasField("separated_from_next") else None)
         for r in s.rows
     ]  # fmt: skip
     return Standings(s.tournament_id, s.games, s.scheduled, rows, {})

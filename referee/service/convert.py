@@ -75,6 +75,7 @@ def standings_pb(s: Standings) -> ref_pb.Standings:
                 faults=r.faults,
                 retired=r.retired,
                 median_decision_ms=-1 if r.median_decision_ms is None else r.median_decision_ms,
+                separated_from_next=r.separated_from_next,
             )
             for r in s.rows
         ],

@@ -43,9 +43,13 @@ class Standing:
     median_decision_ms: float | None = None
     # the 95% interval of dup_avg_score over the duplicate sets (None: fewer than two sets to compare in)
     dup_ci95: tuple[float, float] | None = None
-    # False when the next entrant down the leaderboard is not separated from this one at 95% (their duplicate-
-    # adjusted scores' difference is within its interval); None for the last one, or without two intervals
+    # whether this entrant placed ahead of the next one down the leaderboard, in the games they shared, more often
+    # than behind at 95% (the lower end of lead_over_next's interval above 0); None for the last one, or without an
+    # interval (fewer than two duplicate sets with games of both)
     separated_from_next: bool | None = None
+    # this entrant's lead over the next one: {"mean": (games placed ahead - games placed behind) / games shared,
+    # "ci95": [low, high] or None (cluster-robust over their shared duplicate sets), "games": games shared}
+    lead_over_next: dict[str, Any] | None = None
 
     @property
     def strikes(self) -> int:
@@ -86,14 +90,16 @@ class Standings:
         faults = [f"faults_{k}" for k in kinds]
         h2h = [f"vs_{b}_{x}" for b in others for x in _H2H]
         w.writerow(["rank", "entrant", "mu", "sigma", "mu_minus_3sigma", "games", "wins", "avg_score",
-                    "dup_avg_score", "dup_ci95_low", "dup_ci95_high", "separated_from_next", "retired",
+                    "dup_avg_score", "dup_ci95_low", "dup_ci95_high", "separated_from_next", "lead_over_next",
+                    "lead_over_next_low", "lead_over_next_high", "retired",
                     "median_decision_ms", *faults, *h2h])  # fmt: skip
         for r in self.rows:
             vs = self.head_to_head.get(r.entrant, {})
             w.writerow([r.rank, r.entrant, f"{r.mu:.6f}", f"{r.sigma:.6f}", f"{r.conservative:.6f}", r.games, r.wins,
                         f"{r.avg_score:.4f}", f"{r.dup_avg_score:.4f}",
                         *(["", ""] if r.dup_ci95 is None else [f"{x:.4f}" for x in r.dup_ci95]),
-                        "" if r.separated_from_next is None else str(r.separated_from_next).lower(), r.retired,
+                        "" if r.separated_from_next is None else str(r.separated_from_next).lower(),
+                        *_lead_cells(r.lead_over_next), r.retired,
                         "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}",
                         *[r.faults.get(k, 0) for k in kinds],
                         *[vs[b][x] if b in vs else "" for b in others for x in _H2H]])  # fmt: skip
@@ -114,12 +120,13 @@ class Standings:
             ci = "-" if r.dup_ci95 is None else f"±{(r.dup_ci95[1] - r.dup_ci95[0]) / 2:.2f}"
             mark = "~" if r.separated_from_next is False else " "
             lines.append(
-                f"{r.rank:>2}  {r.entrant[:16]:<16} {r.conservative:>7.2f} {r.mu:>6.2f} {r.sigma:>5.2f} "
-                f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {r.dup_avg_score:>+6.2f} {ci:>6} {mark} {med:>7}  "
+                f"{r.rank:>2}  {r.entrant[:16]:<16} {r.conservative:>7.2f}{mark}{r.mu:>6.2f} {r.sigma:>5.2f} "
+                f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {r.dup_avg_score:>+6.2f} {ci:>6}   {med:>7}  "
                 f"{faults}"
             )
         if any(r.separated_from_next is False for r in self.rows):
-            lines.append("~ not separated from the next row at 95% (duplicate-adjusted scores, docs/duel.md)")
+            lines.append("~ not separated from the next row at 95%: it did not place ahead of it, in the games they "
+                         "shared, significantly more often than behind (docs/tournaments.md)")  # fmt: skip
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
             lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
@@ -142,6 +149,12 @@ class Standings:
                 cells = [f"{'·' if a == b else diff.get((a, b), '-'):>{width}}" for b in names]
                 lines.append(f"{a[:16]:<17}" + "".join(cells))
         return "\n".join(lines)
+
+
+def _lead_cells(lead: dict[str, Any] | None) -> list[str]:
+    if not lead or not lead["games"]:
+        return ["", "", ""]
+    return [f"{lead['mean']:.4f}", *(["", ""] if lead["ci95"] is None else [f"{x:.4f}" for x in lead["ci95"]])]
 
 
 def _diff_cell(d: dict[str, Any]) -> str:
@@ -229,6 +242,10 @@ class Tally:
         self._diff: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = {
             a: {b: {} for b in names if b != a} for a in names
         }
+        # a -> b -> set -> (games a placed ahead of b minus games behind, in the set's games they shared; those games)
+        self._ahead: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = {
+            a: {b: {} for b in names if b != a} for a in names
+        }
         self._standings: Standings | None = None
 
     def add(self, g: GameRow) -> None:
@@ -248,11 +265,15 @@ class Tally:
             if s.decision_us:
                 self._times[n].extend(s.decision_us)
                 self._unsorted.add(n)
+        key = (g.table, g.deal)
         for i, a in enumerate(g.seats):
             for b in g.seats[i + 1 :]:
                 for x, y in ((a, b), (b, a)):
-                    total, count = self._diff[x.entrant][y.entrant].get((g.table, g.deal), (0.0, 0))
-                    self._diff[x.entrant][y.entrant][(g.table, g.deal)] = (total + x.score - y.score, count + 1)
+                    total, count = self._diff[x.entrant][y.entrant].get(key, (0.0, 0))
+                    self._diff[x.entrant][y.entrant][key] = (total + x.score - y.score, count + 1)
+                    total, count = self._ahead[x.entrant][y.entrant].get(key, (0.0, 0))
+                    ahead = (x.place < y.place) - (x.place > y.place)
+                    self._ahead[x.entrant][y.entrant][key] = (total + ahead, count + 1)
                 if a.place < b.place:
                     self._h2h[a.entrant][b.entrant]["wins"] += 1
                     self._h2h[b.entrant][a.entrant]["losses"] += 1
@@ -336,7 +357,8 @@ class Tally:
                 )
             )
         for upper, lower in itertools.pairwise(rows):
-            upper.separated_from_next = _separated(intervals[upper.entrant], intervals[lower.entrant])
+            lead = self._ahead[upper.entrant][lower.entrant]
+            upper.lead_over_next, upper.separated_from_next = _lead(lead), separated(list(lead.values()))
         h2h = {a: {b: dict(h) for b, h in row.items()} for a, row in self._h2h.items()}
         diff = {a: {b: _score_diff(sets) for b, sets in row.items()} for a, row in self._diff.items()}
         self._standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h, diff)
@@ -353,12 +375,20 @@ def _bounded(ci: Interval) -> tuple[float, float] | None:
     return (ci.low, ci.high) if math.isfinite(ci.low) else None
 
 
-def _separated(a: Interval, b: Interval) -> bool | None:
-    """Whether two duplicate-adjusted scores differ at 95%: the difference outside its interval, whose half width
-    is sqrt(ha² + hb²) from the two half widths (the two estimates taken as independent)."""
-    if not (math.isfinite(a.low) and math.isfinite(b.low)):
-        return None
-    return abs(a.mean - b.mean) > math.hypot(a.half_width, b.half_width)
+def separated(lead: list[tuple[float, int]]) -> bool | None:
+    """The leaderboard's "separated from the next" (docs/tournaments.md, "Standings"): whether the upper entrant
+    placed ahead of the lower one, in the games they shared, more often than behind at 95%. ``lead`` is, for each
+    duplicate set they shared, (games the upper placed ahead minus games behind, games); the rule is the lower end of
+    that pair's own interval (``ratio_ci``: cluster-robust over the sets, Student's t) above 0. None without an
+    interval (fewer than two shared sets). The same quantity as the order: TrueSkill ranks by placings too."""
+    ci = ratio_ci(lead)
+    return ci.low > 0 if math.isfinite(ci.low) else None
+
+
+def _lead(lead: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:
+    ci = ratio_ci(list(lead.values()))
+    return {"mean": ci.mean, "ci95": None if (b := _bounded(ci)) is None else list(b),
+            "games": sum(n for _, n in lead.values())}  # fmt: skip
 
 
 def _score_diff(sets: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:

@@ -161,7 +161,7 @@ def _standings(data: ReportData) -> str:
     for e in data.entrants:
         rows.append(
             f'<tr data-entrant="{_e(e.entrant)}"><td>{e.rank}</td><td class="name">{_e(e.entrant)}</td>'
-            f'<td class="conservative">{e.conservative:.2f}</td><td class="mu">{e.mu:.2f}</td>'
+            f'{_conservative(e)}<td class="mu">{e.mu:.2f}</td>'
             f'<td class="sigma">&plusmn; {e.sigma:.2f}</td><td class="games">{e.games}</td>'
             f"<td>{e.wins}</td><td>{data.mean_place[e.entrant]:.2f}</td><td>{e.avg_score:+.1f}</td>"
             f'<td class="dup">{e.dup_avg_score:+.2f}</td>{_dup_ci(e)}'
@@ -176,24 +176,28 @@ def _standings(data: ReportData) -> str:
         '<table><thead><tr><th>#</th><th class="name">entrant</th><th>&mu; &minus; 3&sigma;</th><th>&mu;</th>'
         "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th>"
         '<th title="score minus the mean score of the same seat over its duplicate set">dup &plusmn;</th>'
-        '<th title="half width of the 95% interval of dup; ~ marks a score not separated from the next row\'s">'
-        "95% CI</th>"
+        '<th title="half width of the 95% interval of dup">95% CI</th>'
         '<th title="median time per decision, as the referee measured it">median ms</th><th>faults</th>'
         f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         '<p class="muted small">dup &plusmn;: the mean score minus the mean score of the same seat of the same deal '
         "(its duplicate set), so the luck of the cards cancels; 95% CI: its interval's half width (analytic, over "
-        "duplicate sets), and ~ where it is not separated at 95% from the next row's; median ms: the bot's median "
-        "time per decision. All as <code>abluxx standings</code> shows them.</p></section>"
+        "duplicate sets); ~ after &mu; &minus; 3&sigma;: the row is not separated at 95% from the next one (it did "
+        "not place ahead of it, in the games they shared, significantly more often than behind); median ms: the "
+        "bot's median time per decision. All as <code>abluxx standings</code> shows them.</p></section>"
     )
 
 
 def _dup_ci(e: Standing) -> str:
     if e.dup_ci95 is None:
         return '<td class="dup-ci">&ndash;</td>'
-    half = (e.dup_ci95[1] - e.dup_ci95[0]) / 2
+    return f'<td class="dup-ci">&plusmn;{(e.dup_ci95[1] - e.dup_ci95[0]) / 2:.2f}</td>'
+
+
+def _conservative(e: Standing) -> str:
+    """The order's value, with ~ when the row is not separated from the next (standings.separated)."""
     if e.separated_from_next is False:
-        return f'<td class="dup-ci" title="not separated at 95% from the next row">&plusmn;{half:.2f} ~</td>'
-    return f'<td class="dup-ci">&plusmn;{half:.2f}</td>'
+        return f'<td class="conservative" title="not separated at 95% from the next row">{e.conservative:.2f} ~</td>'
+    return f'<td class="conservative">{e.conservative:.2f}</td>'
 
 
 def _score_diff_words(d: dict | None) -> str:

@@ -87,15 +87,16 @@ def test_the_report_shows_the_standings_of_abluxx_standings(tmp_path, capsys):
     shown = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr data-entrant=.*?</tr>", section)]
     strikes = [sum(n for k, n in r["faults"].items() if k not in ("referee", "retired")) for r in cli["standings"]]
     assert [[row[i] for i in (0, 1, 2, 3, 5, 6, 8, 9, 12, 13)] for row in shown] == [
-        [str(r["rank"]), r["entrant"], f"{r['conservative']:.2f}", f"{r['mu']:.2f}", str(r["games"]), str(r["wins"]),
+        [str(r["rank"]), r["entrant"], f"{r['conservative']:.2f}" + (" ~" if r["separated_from_next"] is False else ""),
+         f"{r['mu']:.2f}", str(r["games"]), str(r["wins"]),
          f"{r['avg_score']:+.1f}", f"{r['dup_avg_score']:+.2f}", str(s), str(r["retired"])]
         for r, s in zip(cli["standings"], strikes, strict=True)
     ]  # fmt: skip
     assert any(strikes) and any(r["retired"] for r in cli["standings"])
-    # the 95% interval of the duplicate score, and ~ where a row is not separated from the next (issue 14)
+    # the 95% interval of the duplicate score (issue 14); ~ after the order's value where a row is not separated
+    # from the next (issue 21)
     assert [html.unescape(row[10]) for row in shown] == [
-        "\N{EN DASH}" if r["dup_ci95"] is None
-        else f"±{(r['dup_ci95'][1] - r['dup_ci95'][0]) / 2:.2f}" + (" ~" if r["separated_from_next"] is False else "")
+        "\N{EN DASH}" if r["dup_ci95"] is None else f"±{(r['dup_ci95'][1] - r['dup_ci95'][0]) / 2:.2f}"
         for r in cli["standings"]
     ]  # fmt: skip
     assert any(r["dup_ci95"] for r in cli["standings"])

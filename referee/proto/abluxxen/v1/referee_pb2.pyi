@@ -301,7 +301,7 @@ class GetStandingsRequest(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
 
 class Standing(_message.Message):
-    __slots__ = ("rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "avg_score", "dup_avg_score", "faults", "retired", "median_decision_ms")
+    __slots__ = ("rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "avg_score", "dup_avg_score", "faults", "retired", "median_decision_ms", "separated_from_next")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -321,6 +321,7 @@ class Standing(_message.Message):
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     RETIRED_FIELD_NUMBER: _ClassVar[int]
     MEDIAN_DECISION_MS_FIELD_NUMBER: _ClassVar[int]
+    SEPARATED_FROM_NEXT_FIELD_NUMBER: _ClassVar[int]
     rank: int
     entrant: str
     mu: float
@@ -333,7 +334,8 @@ class Standing(_message.Message):
     faults: _containers.ScalarMap[str, int]
     retired: int
     median_decision_ms: float
-    def __init__(self, rank: _Optional[int] = ..., entrant: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., conservative: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., avg_score: _Optional[float] = ..., dup_avg_score: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., retired: _Optional[int] = ..., median_decision_ms: _Optional[float] = ...) -> None: ...
+    separated_from_next: bool
+    def __init__(self, rank: _Optional[int] = ..., entrant: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., conservative: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., avg_score: _Optional[float] = ..., dup_avg_score: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., retired: _Optional[int] = ..., median_decision_ms: _Optional[float] = ..., separated_from_next: _Optional[bool] = ...) -> None: ...
 
 class Standings(_message.Message):
     __slots__ = ("tournament_id", "games", "scheduled", "rows")
