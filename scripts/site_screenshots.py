@@ -1,5 +1,5 @@
 """Screenshots of the web site for docs/web.md: serves a data folder with ``abluxx serve --http-port`` and photographs
-its pages in Debian's Chromium (through playwright), wide and at a phone's 390 px.
+its pages in Debian's Chromium (through playwright), wide, and the leaderboard and an entrant at a phone's 390 px.
 
     python3 scripts/site_screenshots.py --data DATA [--out docs/img]
 
@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
+NARROW = ("leaderboard", "entrant")  # the pages also photographed at 390 px
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 
 
@@ -66,6 +67,8 @@ def main() -> None:
             for width, height, suffix in ((1200, 800, ""), (390, 844, "-390")):
                 page = browser.new_page(viewport={"width": width, "height": height})
                 for name, path in pages(base, args.data).items():
+                    if suffix and name not in NARROW:
+                        continue
                     page.goto(base + path, timeout=120_000)
                     out = args.out / f"site-{name}{suffix}.png"
                     page.screenshot(path=str(out), full_page=False)

@@ -57,6 +57,8 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        scope.setdefault("state", {})["started"] = time.perf_counter()  # the page's Server-Timing counts from here
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
@@ -92,7 +94,7 @@ class Site:
         who = self.who(request)
         if who is None and not self.service.auth.open_reads and template not in ("signin.html", "error.html"):
             return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
-        started = request.state.__dict__.get("started", time.perf_counter())
+        started = request.scope.get("state", {}).get("started", time.perf_counter())
         body = self.templates.get_template(template).render(
             who=who, csrf=self.sessions.csrf_token(request), path=request.url.path, **context
         )
@@ -164,6 +166,8 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Route("/g/{game_id}", p.game),
         Route("/bots", p.bots),
         Route("/bots/{name}", p.bot),
+        Route("/bots/{name}/validation/{version}", p.validation),
+        Route("/live", p.live),
         Route("/authors/{name}", p.author),
         Route("/how-to-enter", p.how_to_enter),
         Route("/signin", site.signin_page, methods=["GET"]),

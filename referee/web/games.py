@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import RecordError, read_record
 from referee.service.runs import LiveGame
 from referee.service.visibility import deal_secret, record_for
@@ -72,10 +73,14 @@ async def game_page(site: Site, request: Request, game_id: str) -> Response:
     if record is None or deal_secret(who, left):
         return site.render(request, "result_game.html", game_id=game_id, tid=tid_s, game=row, left=left,
                            missing=record is None)  # fmt: skip
-    shown = record_for(who, record, service.owners(tid_s), left)
+    return await replay_page(site, request, record_for(who, record, service.owners(tid_s), left), tid_s)
+
+
+async def replay_page(site: Site, request: Request, shown: rec_pb.GameRecord, tid: str) -> Response:
+    """A record, already cut to what the reader may see, in the replay viewer."""
     replay = await asyncio.to_thread(build_replay, shown)
     title, body = viewer_body(replay)
     return site.render(
-        request, "game.html", game_id=game_id, tid=tid_s, title=title, viewer=body,
+        request, "game.html", game_id=shown.header.game_id, tid=tid, title=title, viewer=body,
         data=json_block("game-data", replay.to_json()),
     )  # fmt: skip

@@ -5,24 +5,23 @@ anything that grows with the store, the standings boards) and decides what a rea
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from referee.records import read_record
+from referee.records import RecordError, read_record
 from referee.records.paths import VALIDATION, record_in
-from referee.service.registry import BotVersion
 from referee.service.visibility import private_to
 from referee.store import TournamentRow
 
 from .app import Site
-from .games import game_page
+from .games import game_page, replay_page
 from .markdown import how_to_enter
 from .plot import plot
 
-KIND = {"ladder": "ladder"}  # a tournament config's kind -> what the site calls it (default: tournament)
+T = TypeVar("T")
 
 
 def _number(request: Request, key: str) -> int | None:
@@ -35,8 +34,15 @@ def _number(request: Request, key: str) -> int | None:
     return int(raw)
 
 
+def _paged(request: Request, items: list[T], size: int) -> tuple[list[T], int, int | None]:
+    """One page of a list held in memory: (its items, where it starts, where the next starts or None)."""
+    start = _number(request, "start") or 0
+    return items[start : start + size], start, start + size if len(items) > start + size else None
+
+
 def kind_of(row: TournamentRow) -> str:
-    return KIND.get(str(row.config.get("kind", "")), "tournament")
+    """What the site calls a stored tournament: a ladder (its config has a [ladder] table) or a tournament."""
+    return "ladder" if row.config.get("ladder") else "tournament"
 
 
 class Pages:
@@ -66,12 +72,15 @@ class Pages:
         ids = self.service.registry.tournament_ids(start, self.size + 1)
         rows = [r for r in (self.service.store.tournament(t) for t in ids[: self.size]) if r is not None]
         states = {r.id: self.service.registry.state(r.id)[0] for r in rows}
-        live = self.live_games()
         return self.site.render(
             request, "home.html", rows=rows, kinds={r.id: kind_of(r) for r in rows}, states=states,
-            live=live[: self.size], live_more=len(live) > self.size, start=start,
+            live=self.live_games()[: self.size], start=start,
             next_start=start + self.size if len(ids) > self.size else None,
         )  # fmt: skip
+
+    async def live(self, request: Request) -> Response:
+        live, start, next_start = _paged(request, self.live_games(), self.size)
+        return self.site.render(request, "live.html", live=live, start=start, next_start=next_start)
 
     async def _board(self, request: Request, tid: str) -> dict[str, Any]:
         row = self._row(tid)
@@ -115,9 +124,10 @@ class Pages:
         before = _number(request, "before")
         games = await self.service.reader.run(lambda store: store.recent_games(tid, before, self.size + 1, name))
         linked = self.service.registry.linked(tid).get(name)
+        h2h, h2h_start, h2h_next = _paged(request, sorted(standings.head_to_head.get(name, {}).items()), self.size)
         return self.site.render(
             request, "entrant.html", row=row, kind=kind_of(row), s=standing, name=name,
-            h2h=standings.head_to_head.get(name, {}), diff=standings.score_diff.get(name, {}),
+            h2h=h2h, h2h_start=h2h_start, h2h_next=h2h_next, diff=standings.score_diff.get(name, {}),
             plot=plot(self.service.boards.history(tid), [name]), games=games[: self.size],
             next_before=games[self.size - 1].slot if len(games) > self.size else None, linked=linked,
         )  # fmt: skip
@@ -138,37 +148,34 @@ class Pages:
         versions = self.service.registry.versions(name)
         if not versions:
             raise HTTPException(404, "no such bot on this server")
-        who = self.site.who(request)
-        private = private_to(who, versions[0].owner)
-        validation = None
-        if private and (version := _number(request, "validation")) is not None:
-            validation = await self._validation(versions, version)
+        shown, start, next_start = _paged(request, versions, self.size)
         return self.site.render(
-            request, "bot.html", name=name, versions=versions, private=private,
-            entries=self.service.registry.entries(name), validation=validation,
+            request, "bot.html", name=name, owner=versions[0].owner, versions=shown, start=start,
+            next_start=next_start, private=private_to(self.site.who(request), versions[0].owner),
+            entries=self.service.registry.entries(name),
         )  # fmt: skip
 
-    async def _validation(self, versions: list[BotVersion], version: int) -> dict[str, Any] | None:
-        """The validation game of one version, for its owner: what its record says of each decision's faults."""
-        bot = next((b for b in versions if b.version == version), None)
-        if bot is None or not bot.validation_game:
-            return None
+    async def validation(self, request: Request) -> Response:
+        """A version's validation game in the replay viewer, for its owner and organisers only (its record shows
+        the bot's faults and their details, the bot's own error texts)."""
+        name, version = request.path_params["name"], request.path_params["version"]
+        bot = self.service.registry.bot(name, int(version)) if version.isdigit() and len(version) < 10 else None
+        if bot is None or not bot.validation_game or not private_to(self.site.who(request), bot.owner):
+            raise HTTPException(404, "no such validation game, or it is not yours to see")
         path = record_in(self.service.store.data / VALIDATION, bot.validation_game)
         try:
             record = await asyncio.to_thread(read_record, path)
-        except Exception:
-            return {"game_id": bot.validation_game, "faults": [], "missing": True}
-        faults = [
-            {"seq": d.seq, "seat": record.header.players[d.seat].name, "detail": d.fault_detail or "(none)"}
-            for d in record.decisions if d.fault
-        ]  # fmt: skip
-        return {"game_id": bot.validation_game, "faults": faults, "missing": False, "version": version}
+        except (OSError, RecordError):
+            raise HTTPException(404, "this validation game's record is not on the server any more") from None
+        return await replay_page(self.site, request, record, "")
 
     async def author(self, request: Request) -> Response:
         name = request.path_params["name"]
         who = self.site.who(request)
         mine = [b for b in self.service.registry.bots() if b.owner == name]
-        return self.site.render(request, "author.html", name=name, bots=mine, private=private_to(who, name))
+        shown, start, next_start = _paged(request, mine, self.size)
+        return self.site.render(request, "author.html", name=name, bots=shown, start=start, next_start=next_start,
+                                private=private_to(who, name))  # fmt: skip
 
     async def how_to_enter(self, request: Request) -> Response:
         return self.site.render(request, "enter.html", body=how_to_enter())

@@ -76,13 +76,13 @@ class Sessions:
         """The token this visitor's forms carry (its cookie's value; a fresh one when it has none)."""
         token = request.cookies.get(CSRF, "")
         if len(token) != 43:
-            token = request.state.__dict__.setdefault("new_csrf", secrets.token_urlsafe(32))
+            token = request.scope.setdefault("state", {}).setdefault("new_csrf", secrets.token_urlsafe(32))
         return token
 
     def keep_csrf(self, request: Request, response: Response) -> None:
         """Set the CSRF cookie a page's forms were made with, if the visitor did not have it yet."""
-        if "new_csrf" in request.state.__dict__:
-            self._cookie(response, CSRF, request.state.new_csrf, None)
+        if new := request.scope.get("state", {}).get("new_csrf"):
+            self._cookie(response, CSRF, new, None)
 
     def csrf_ok(self, request: Request, form_token: str) -> bool:
         origin = request.headers.get("origin")

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.records import record_selfplay
+from referee.records.paths import VALIDATION, record_in
 from referee.service.registry import Registry
 from referee.store import open_store
 from tests.service.helpers import ALICE, BOB, ORGANISER, auth, config, stub
@@ -85,10 +87,14 @@ def test_hostile_names_and_bot_texts_show_as_plain_text(tmp_path: Path, page_for
 
 
 def _two_authors_bots(data: Path) -> None:
+    """A bot of alice's and one of bob's, each with its validation game's record."""
     with open_store(data) as store:
         registry = Registry(store)
-        registry.add_bot("alices", "127.0.0.1:40001", "alice", "1.0", "alice", "validate-alices-1")
-        registry.add_bot("bobs", "127.0.0.1:40002", "bob", "1.0", "bob", "validate-bobs-1")
+        for bot, owner, port in (("alices", "alice", 40001), ("bobs", "bob", 40002)):
+            game = f"validate-{bot}-1"
+            registry.add_bot(bot, f"127.0.0.1:{port}", owner, "1.0", owner, game)
+            record_selfplay(port, [bot, "greedy", "random"], game_id=game,
+                            path=record_in(data / VALIDATION, game))  # fmt: skip
 
 
 def test_signing_in_shows_the_authors_private_page_and_no_one_elses(tmp_path: Path, page_for) -> None:
@@ -105,9 +111,13 @@ def test_signing_in_shows_the_authors_private_page_and_no_one_elses(tmp_path: Pa
         assert "127.0.0.1:40001" in page.inner_text("main") and "validate-alices-1" in page.inner_text("main")
         page.goto(site.url + "/bots/alices", timeout=SLOW)
         assert "127.0.0.1:40001" in page.inner_text("main")
-        for path in ("/authors/bob", "/bots/bobs", "/bots/bobs?validation=1"):
+        page.click("a:text-is('validate-alices-1')")  # her validation game, in the viewer
+        page.wait_for_selector("#game-data", state="attached")
+        assert "validate-alices-1" in page.inner_text("header.page")
+        for path in ("/authors/bob", "/bots/bobs", "/bots/bobs/validation/1"):
             page.goto(site.url + path, timeout=SLOW)
             assert "127.0.0.1:40002" not in page.content() and "validate-bobs-1" not in page.content()
+            assert page.locator("#game-data").count() == 0
         page.click("form[action='/signout'] button")
         page.wait_for_load_state()
         page.goto(site.url + "/authors/alice", timeout=SLOW)
