@@ -34,8 +34,9 @@ def rfc3339(t: float | None) -> str:
     return "" if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None, address: bool) -> ref_pb.Entrant:
-    """The bot version as a message; its address only when ``address`` (for its owner and organisers)."""
+def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None, private: bool) -> ref_pb.Entrant:
+    """The bot version as a message; its private details (address, validation game) only when ``private`` (for its
+    owner and organisers: visibility.private_to)."""
     from referee.rating import MU, SIGMA
 
     mu, sigma, games = rating or (MU, SIGMA, 0)
@@ -43,13 +44,13 @@ def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None, address: 
         name=b.name,
         version=b.version,
         entrant_id=b.entrant_id,
-        address=b.address if address else "",
+        address=b.address if private else "",
         owner=b.owner,
         bot_version=b.bot_version,
         bot_author=b.bot_author,
         state=ENTRANT_STATE[b.state],
         submitted_at=rfc3339(b.submitted_at),
-        validation_game_id=b.validation_game,
+        validation_game_id=b.validation_game if private else "",
         mu=mu,
         sigma=sigma,
         games=games,
