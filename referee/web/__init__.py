@@ -20,6 +20,7 @@ from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 
 SHUTDOWN_S = 5  # how long open connections may take to finish once the site stops
+WARM_BOARDS = 3  # the latest tournaments whose standings are built as the site starts, before anyone asks
 
 
 class SiteError(RefereeError):
@@ -63,6 +64,8 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
         server = Server(config)
         loop = asyncio.get_running_loop()
         loop.run_in_executor(None, importlib.import_module, "scipy.stats")  # the standings' first build needs it
+        for row in service.store.tournaments()[-WARM_BOARDS:]:
+            service.boards.ready(row.id)  # built off the loop, one at a time, while the site starts
         task = loop.create_task(server.serve(sockets=[sock]), name="site")
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
