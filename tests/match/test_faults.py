@@ -214,3 +214,18 @@ def test_a_bot_error_is_recorded_in_words_bounded_and_on_one_line(transport, goo
     (faulted,) = [d for d in rec.decisions if d.fault]
     assert faulted.fault_detail == "the bot raised KeyError: 7 forged line " + "x" * 176 + "…"
     assert result.seats[BAD].first_fault == f"invalid at decision {faulted.seq}: {faulted.fault_detail}"
+
+
+def test_a_crashed_seat_retires_at_its_first_fatal_fault_whatever_its_strikes_left(good_bot, tmp_path):
+    # issue 22 lucky catch: a seat whose Play stream is gone cannot answer any more and retires at once, not after
+    # max_strikes faults (a unary bot's failed Decide is one call's fault: the next call may reach it)
+    with bot_process("--mode", "crash", "--after", "5", "--transports", "stream") as bad:
+        spec = GameSpec("crash", 7, (EntrantRef("good0", good_bot), EntrantRef("crash", bad),
+                                     EntrantRef("good2", good_bot)), time_control=TC, max_strikes=100)  # fmt: skip
+        result = play_one(spec, tmp_path / "g.abluxx")
+    rec = check(result, tmp_path / "g.abluxx", F.FAULT_KIND_DISCONNECTED, True, "crash")
+    bad_decisions = [d for d in rec.decisions if d.seat == BAD]
+    assert [d.chosen_by for d in bad_decisions[:5]] == [rec_pb.CHOOSER_BOT] * 5
+    crashed = bad_decisions[5]
+    assert crashed.fault == F.FAULT_KIND_DISCONNECTED and crashed.retired, crashed
+    assert all(d.fault == F.FAULT_KIND_RETIRED for d in bad_decisions[6:])
