@@ -6,6 +6,7 @@ import pytest
 from referee.engine import deck_from_seed, new_game
 from referee.tournament import schedule
 from referee.tournament.config import parse
+from referee.tournament.deals import PublicDeals, deck_seed
 
 KEY = bytes(range(32))
 
@@ -49,6 +50,21 @@ def test_duplicate_set_really_repeats_the_deck_across_rotations() -> None:
     assert all(sorted(h.values()) == sorted(hands[0].values()) for h in hands)
     for name in first[0].seats:
         assert len({h[name] for h in hands}) == 3
+
+
+@pytest.mark.parametrize("seat_orders", ["rotations", "across"])
+def test_each_game_plays_the_deck_of_its_own_table_and_deal(seat_orders: str) -> None:
+    # issue 22 lucky catch: a deck seed with table and deal swapped was caught only by the public-derivation test.
+    # Every slot's seed is deck_seed(key, tournament, table, deal) (for across, the table is the section), for
+    # tables and deals that differ, so a swap shows
+    cfg = config(12, 3, deals=3, tables=12, seat_orders=seat_orders)
+    slots = schedule.build(cfg, KEY)
+    assert {(s.table, s.deal) for s in slots} >= {(0, 1), (1, 0), (1, 2), (2, 1)}
+    for s in slots:
+        assert s.deck_seed == deck_seed(KEY, cfg.tournament_id, s.table, s.deal), s.game_id
+    public = schedule.build(config(12, 3, deals=3, tables=12, seat_orders=seat_orders), PublicDeals(5))
+    for s in public:
+        assert s.deck_seed == deck_seed(PublicDeals(5), "", s.table, s.deal), s.game_id
 
 
 def test_three_player_tables_can_ask_for_all_six_seat_orders() -> None:
