@@ -7,11 +7,18 @@ import io
 import itertools
 import json
 import math
+from pathlib import Path
 
 import pytest
 from scipy import stats
 
+from referee.engine.core import EndReason
+from referee.match.spec import GameResult, SeatStats
+from referee.rating import rate
+from referee.store import open_store
 from referee.store.sqlite import GameRow, SeatRow
+from referee.tournament import schedule
+from referee.tournament.config import parse
 from referee.tournament.standings import compute, dumps, separated
 
 NAMES = ["steady", "b", "c", "lucky"]
@@ -188,3 +195,35 @@ def test_two_identical_entrants_are_marked_separated_at_the_stated_rate() -> Non
         hits += compute("t", ["a", "b"], games, len(games)).rows[0].separated_from_next is True
     low, high = stats.binom.interval(0.99, reps, 0.05)
     assert low <= hits <= high, (hits, (low, high))
+
+
+def test_ratings_apply_the_games_in_schedule_order_however_they_finished(tmp_path: Path) -> None:
+    # issue 22 lucky catch: ratings taken in finish order were caught only by a games-list order check. TrueSkill
+    # depends on the order of its games: a real store is given the games last slot first, and the standings (and a
+    # tally fed in finish order) rate them as the schedule orders them.
+    cfg = parse({"entrants": [{"name": n, "policy": "random"} for n in ("a", "b", "c")], "table_size": 2,
+                 "deals": 2, "seed": 3}, "t.toml")  # fmt: skip
+    slots = schedule.build(cfg, bytes(32))
+    names = [e.name for e in cfg.entrants]
+    tid = cfg.tournament_id
+
+    def places(slot: int, seats: tuple[str, ...]) -> tuple[int, ...]:  # "a" wins the first half, loses the rest
+        a_wins = slot < len(slots) // 2
+        return tuple(1 if (n == "a") == a_wins else 2 for n in seats) if "a" in seats else (1, 2)
+
+    with open_store(tmp_path / "d") as store:
+        store.create_tournament(cfg, slots, "t.toml", bytes(32))
+        for s in reversed(slots):  # the last scheduled game finishes first
+            p = places(s.slot, s.seats)
+            result = GameResult(s.game_id, tuple(10 - x for x in p), p, EndReason.EMPTY_HAND,
+                                [SeatStats() for _ in s.seats], 10, "", None)  # fmt: skip
+            store.save_game(tid, s, result)
+        stored = store.games(tid)
+    assert [g.slot for g in stored] == [s.slot for s in slots]
+    in_schedule = rate(names, ((s.seats, places(s.slot, s.seats)) for s in slots))
+    in_finish = rate(names, ((s.seats, places(s.slot, s.seats)) for s in reversed(slots)))
+    assert in_schedule.get("a") != in_finish.get("a")  # the order matters here
+    for s in (compute(tid, names, stored, len(slots)), compute(tid, names, list(reversed(stored)), len(slots))):
+        assert {r.entrant: (r.mu, r.sigma) for r in s.rows} == {
+            n: (in_schedule.get(n).mu, in_schedule.get(n).sigma) for n in names
+        }
