@@ -42,6 +42,7 @@ from .spec import EntrantRef, GameResult, GameSpec, SeatStats
 CHOOSER_BOT, CHOOSER_FALLBACK = rec_pb.CHOOSER_BOT, rec_pb.CHOOSER_FALLBACK
 REFEREE = rec_pb.FAULT_KIND_REFEREE
 RETIRED = rec_pb.FAULT_KIND_RETIRED
+TRIM_EVENTS = 32  # the runner drops the events every seat has been sent once it holds this many
 
 
 def fault_name(kind: int) -> str:
@@ -147,7 +148,7 @@ class _Game:
         self.referee_faults = 0
         self.on_decision = on_decision
         self.writer: RecordWriter | None = None
-        self.events: list[Event] = []  # every event so far, unredacted
+        self.events: list[Event] = []  # the events some seat still asking has not been sent, unredacted
         self.since = [0] * self.n  # per seat: how much of ``events`` its last request carried
         self.seq = 0
         self.monitor = lag_monitor()
@@ -281,7 +282,19 @@ class _Game:
         request = decision_request_bytes(state, self.spec.game_id, self.seq, self.events[self.since[seat] :],
                                          tc.decision_ms, bank)  # fmt: skip
         self.since[seat] = len(self.events)
+        if len(self.events) >= TRIM_EVENTS:
+            self._trim_events()
         return request, (tc.decision_ms + bank + tc.grace_ms) / 1000
+
+    def _trim_events(self) -> None:
+        """Drop the events that every seat still asking has been sent. Only unsent events stay alive, so a game's
+        history does not pile up in the collector's older generations (referee/gc_policy.py). A retired seat gets
+        no GameOverNotice and the fallback policy reads none, so neither holds events back."""
+        asking = [self.since[i] for i in range(self.n) if not self.retired[i] and not self.seats[i].is_fallback]
+        sent = min(asking, default=len(self.events))
+        if sent:
+            del self.events[:sent]
+            self.since = [max(0, s - sent) for s in self.since]
 
     def _settle(self, seat: int, state: State, answer: SeatAnswer, t0: float) -> _Choice:
         """The choice the seat's answer (asked at ``t0``) makes, and the clock settled: time beyond

@@ -8,12 +8,14 @@ import time
 import pytest
 
 from referee.cli import main
-from referee.engine import apply, deck_from_seed, new_game
+from referee.engine import apply, deck_from_seed, event_for, new_game
 from referee.match import EntrantRef, GameSpec, TimeControl, fallback_index, play_game
+from referee.match.runner import TRIM_EVENTS
 from referee.match.seats import BuiltinSeat, SeatAnswer
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import read_record
+from referee.wire import event_from_pb, event_pb
 
 from .helpers import bot_process, free_address, play_one, verify
 
@@ -181,3 +183,44 @@ def test_a_builtin_policy_that_fails_at_start_retires_its_seat_not_the_game():
     assert result.seats[0].retired and not result.seats[1].retired
     first = next(d for d in seen if d.seat == 0)
     assert first.retired and first.fault == rec_pb.FAULT_KIND_UNREACHABLE and "no such option" in first.fault_detail
+
+
+class _Listener:
+    """A built-in greedy session that keeps every event it is told, from its requests and its GameOverNotice."""
+
+    def __init__(self, seed: int) -> None:
+        from abluxx_bot import BotSession
+        from abluxx_bot.examples import REGISTRY
+
+        self.inner = BotSession(REGISTRY["greedy"](seed))
+        self.events: list[bytes] = []
+        self.notices = 0
+
+    def start(self, start: bot_pb.GameStart) -> None:
+        self.inner.start(start)
+
+    def answer(self, request: bot_pb.DecisionRequest) -> bot_pb.DecisionReply:
+        self.events += [e.SerializeToString() for e in request.events]
+        return self.inner.answer(request)
+
+    def game_over(self, notice: bot_pb.GameOverNotice) -> None:
+        self.notices += 1
+        self.events += [e.SerializeToString() for e in notice.events]
+        self.inner.game_over(notice)
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_every_seat_is_told_every_event_of_the_game_once_in_order(tmp_path, seed):
+    """Requests and the GameOverNotice together tell each asking seat the whole game, redacted for it: nothing
+    dropped, repeated or reordered, however long the game (the runner drops events every seat has been sent)."""
+    spec = GameSpec("told", seed, tuple(EntrantRef(n, policy="greedy") for n in ("a", "b", "c")))
+    listeners = [_Listener(seed), _Listener(seed + 1)]
+    seats = [BuiltinSeat("a", "greedy", listeners[0]), BuiltinSeat("b", "greedy", listeners[1]),
+             BuiltinSeat.from_policy("c", "fallback", seed)]  # fmt: skip
+    path = tmp_path / "told.abluxx"
+    asyncio.run(play_game(spec, seats, record_path=path))
+    everything = [event_from_pb(e) for d in read_record(path).decisions for e in d.events]
+    assert len(everything) > 2 * TRIM_EVENTS
+    for seat, listener in enumerate(listeners):
+        assert listener.notices == 1
+        assert listener.events == [event_pb(event_for(e, seat)).SerializeToString() for e in everything]
