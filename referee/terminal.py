@@ -38,3 +38,26 @@ def said(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+class StatusLine:
+    """One line redrawn in place on a terminal (a progress bar): each drawing covers the whole of the last one, and
+    ``clear`` blanks it and leaves the cursor at the start of the line, so what is printed next starts clean
+    (no ``...greedy 25.4^Cabluxx: interrupted`` or leftover ``0-25-00``)."""
+
+    def __init__(self, stream: TextIO, max_chars: int = 160) -> None:
+        self.stream = stream
+        self.max_chars = max_chars
+        self.width = 0  # of what is on the line now
+
+    def draw(self, text: str) -> None:
+        line = printable(text)[: self.max_chars]
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = max(self.width, len(line))
+
+    def clear(self) -> None:
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0

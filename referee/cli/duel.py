@@ -28,7 +28,7 @@ from referee.duel.store import DuelStore
 from referee.errors import BadInput, Interrupted, NotFound
 from referee.gc_policy import tune_gc
 from referee.stats import Sprt, Summary, Verdict
-from referee.terminal import say
+from referee.terminal import StatusLine, say
 
 from .args import add_data_arg
 from .logs import add_log_format, configure_logs
@@ -147,6 +147,7 @@ class Progress:
         self.tty = enabled and sys.stderr.isatty()
         self.every_s = every_s
         self._last = 0.0
+        self.bar = StatusLine(sys.stderr)
 
     def __call__(self, state: DuelState) -> None:
         now = time.monotonic()
@@ -155,14 +156,12 @@ class Progress:
         self._last = now
         if self.tty:
             fill = min(24, 24 * state.games // max(1, self.total))
-            say(f"[{'#' * fill}{'.' * (24 - fill)}] {status_line(state)}"[:160].ljust(100), end="\r",
-                file=sys.stderr, flush=True)  # fmt: skip
+            self.bar.draw(f"[{'#' * fill}{'.' * (24 - fill)}] {status_line(state)}")
         else:
             say(status_line(state), file=sys.stderr, flush=True)
 
     def clear(self) -> None:
-        if self.tty:
-            say(" " * 100, end="\r", file=sys.stderr, flush=True)
+        self.bar.clear()
 
 
 def verdict_words(s: Summary, games: int, margin: float) -> str:

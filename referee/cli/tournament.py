@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 from referee.errors import BadInput, Interrupted, NoTournament, RefereeError
@@ -50,6 +51,8 @@ def _common_run(p: argparse.ArgumentParser) -> None:
     add_data_arg(p)
     p.add_argument("--concurrency", "-c", type=int, help="games at once (default: the config's, else 8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    p.add_argument("--games-log", action="store_true", help="print a line for each finished game: who played, "
+                   "places, scores and faults (as cutechess-cli's 'Finished game' lines)")  # fmt: skip
     add_worker_args(p)
     add_log_format(p)
 
@@ -86,10 +89,10 @@ def plan(args) -> int:
 
 
 def resume(args) -> int:
-    from referee.store import open_store
     from referee.tournament.config import TournamentConfig
 
-    with open_store(args.data) as store:
+    store, _ = open_tournament(args.data, None)  # a mistyped --data makes no data folder
+    with store:
         row = store.tournament(args.id)
         if row is None:
             raise NoTournament(args.id, f"in {store.path}", [t.id for t in store.tournaments()])
@@ -126,6 +129,7 @@ def _run(config, args, source: str) -> int:
                     concurrency=args.concurrency,
                     progress=not args.no_progress,
                     workers=workers,
+                    games_log=sys.stdout if args.games_log else None,
                 )
             )
         except EntrantError as e:

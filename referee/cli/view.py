@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from google.protobuf import json_format
-
 from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.terminal import say
@@ -35,15 +33,10 @@ def register(sub) -> None:
 
 def load_record(arg: str, data: str | Path) -> record_pb2.GameRecord:
     """A record from a file (``.abluxx``, or ``.json`` in protobuf's JSON mapping) or a game id in ``data``."""
-    from referee.records import read_record, resolve_record
+    from referee.records import resolve_record
+    from referee.records.bulk import load_record as load
 
-    path = resolve_record(arg, data)
-    if path.suffix == ".json":
-        try:
-            return json_format.Parse(path.read_text(encoding="utf-8"), record_pb2.GameRecord())
-        except json_format.ParseError as e:
-            raise ValueError(f"{path}: not a GameRecord in JSON ({e})") from None
-    return read_record(path)
+    return load(resolve_record(arg, data))
 
 
 def run_view(args) -> int:

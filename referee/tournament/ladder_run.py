@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TextIO
 
 from referee.log import get_logger
 from referee.match.spec import GameResult, GameSpec
@@ -201,6 +202,7 @@ async def run_ladder(
     progress: bool = True,
     workers: WorkerSettings | None = None,
     hooks: GameHooks | None = None,
+    games_log: TextIO | None = None,
 ) -> Outcome:
     """Create (or resume) the ladder ``config`` names and play it until its games budget is spent, or, without
     one, until it is stopped (Ctrl-C; rerun the file to resume). Same entrants, workers and time control as
@@ -217,7 +219,7 @@ async def run_ladder(
         async with open_games(workers or config.workers, config, store, player) as (play, addresses, scheduled):
             ladder_hooks = LadderHooks(store, scheduled, opened.book, addresses, hooks)
             budget = config.ladder.games
-            bar = Progress(budget, row.done, enabled=progress) if budget else None
+            bar = Progress(budget, row.done, enabled=progress, games_log=games_log) if budget else None
             c = concurrency or config.concurrency
             played, _ = await play_slots(store, scheduled, play, addresses, c, bar, ladder_hooks)
     if spent(store, config):

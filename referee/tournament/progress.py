@@ -8,7 +8,8 @@ import time
 from typing import Any, TextIO
 
 from referee.log import get_logger, json_lines
-from referee.terminal import printable
+from referee.match.spec import GameResult
+from referee.terminal import StatusLine, printable
 
 
 def _clock(seconds: float) -> str:
@@ -22,9 +23,11 @@ class Progress:
     JSON."""
 
     def __init__(self, total: int, done: int = 0, stream: TextIO | None = None, every_s: float = 5.0,
-                 enabled: bool = True) -> None:  # fmt: skip
+                 enabled: bool = True, games_log: TextIO | None = None) -> None:  # fmt: skip
         self.stream = stream or sys.stderr
         self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.bar = StatusLine(self.stream)
+        self.games_log = games_log  # one line per finished game goes here (``--games-log``), the bar cleared first
         self.enabled = enabled
         self.total, self.start_done, self.done = total, done, done
         self.t0 = time.monotonic()
@@ -51,13 +54,40 @@ class Progress:
         if self.tty:
             width = 24
             fill = int(width * done / self.total) if self.total else width
-            line = (f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} games  {rate:.1f} games/s  "
-                    f"ETA {eta}  top: {top3}")  # fmt: skip
-            self.stream.write(line[:160].ljust(80) + ("\n" if final else ""))
-            self.stream.flush()
+            self.bar.draw(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} games  {rate:.1f} games/s  "
+                          f"ETA {eta}  top: {top3}")  # fmt: skip
+            if final:
+                self.stream.write("\n")
+                self.bar.width = 0
         elif json_lines():
             fields: dict[str, Any] = {"done": done, "total": self.total, "games_per_s": round(rate, 2), "eta": eta}
             self.log.info("tournament progress", top=top3, **fields)
         else:
             self.stream.write(f"{done}/{self.total} games  {rate:.1f} games/s  ETA {eta}  top: {top3}\n")
             self.stream.flush()
+
+    def clear(self) -> None:
+        """Blank the bar, so that what is printed next (an error, Ctrl-C's message) starts on a clean line."""
+        if self.tty:
+            self.bar.clear()
+
+    def finished(self, n: int, seats: tuple[str, ...], result: GameResult) -> None:
+        """With a games log: one line for a finished game, above the bar (which the next update draws again)."""
+        if self.games_log is None:
+            return
+        self.clear()
+        self.games_log.write(game_line(n, self.total, seats, result) + "\n")
+        self.games_log.flush()
+
+
+def game_line(n: int, total: int, seats: tuple[str, ...], result: GameResult) -> str:
+    """``finished game 3/36 t-0003: 1. greedy +12  2. random +3  3. crasher -5 (disconnected 1; retired)``, as
+    cutechess-cli's "Finished game" lines: who played, places, scores and faults, best place first."""
+    parts = []
+    for i in sorted(range(len(seats)), key=lambda i: (result.places[i], i)):
+        s = result.seats[i]
+        notes = [", ".join(f"{kind} {count}" for kind, count in sorted(s.faults.items()) if kind != "retired")]
+        notes = [x for x in notes if x] + (["retired"] if s.retired else [])
+        note = f" ({'; '.join(notes)})" if notes else ""
+        parts.append(f"{result.places[i]}. {seats[i]} {result.scores[i]:+d}{note}")
+    return printable(f"finished game {n}/{total} {result.game_id}: " + "  ".join(parts))

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from referee.errors import NoTournament, Precondition, RefereeError
 from referee.log import get_logger
@@ -279,12 +280,17 @@ async def _play_slots(
             done += 1
             played += 1
             if progress:
+                progress.finished(done, slot.seats, result)
                 progress.update(done, live.top())
 
     players = concurrency if hooks.open_ended else min(concurrency, len(pending.slots))
     workers = [asyncio.create_task(worker()) for _ in range(max(1, players))]
     try:
         await asyncio.gather(*workers)
+    except BaseException:
+        if progress:  # what is printed next (the error, Ctrl-C's resume line) starts on a clean line
+            progress.clear()
+        raise
     finally:
         for w in workers:
             w.cancel()
@@ -351,9 +357,11 @@ async def run_tournament(
     concurrency: int | None = None,
     progress: bool = True,
     workers: WorkerSettings | None = None,
+    games_log: TextIO | None = None,
 ) -> Outcome:
     """Create (or resume) the tournament ``config`` names and play it to the end, inline with ``player`` or on
-    the ``workers`` (default: the config's; workers.py).
+    the ``workers`` (default: the config's; workers.py). With ``games_log``, a line for each finished game goes
+    there (progress.game_line).
 
     Command entrants are started first and every entrant must answer Hello; otherwise EntrantError is raised and
     nothing is stored."""
@@ -377,7 +385,7 @@ async def run_tournament(
                 log.info("tournament created", games=games, entrants=len(config.entrants))
             else:
                 log.info("tournament resumed", done=row.done, games=row.games)
-            bar = Progress(games, row.done if row else 0, enabled=progress)
+            bar = Progress(games, row.done if row else 0, enabled=progress, games_log=games_log)
             c = concurrency or config.concurrency
             played, ratings = await play_slots(store, scheduled, play, addresses, c, bar)
     # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them

@@ -161,3 +161,49 @@ def test_the_installed_command_verifies(data) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok: faulty ")
+
+
+def test_verify_takes_many_records_and_folders_with_a_summary(capsys, data, tmp_path) -> None:
+    """Records in bulk: every one named, in order, on worker processes, then one summary line; any mismatch fails
+    the whole call."""
+    folder = data / "records"
+    code, out, _ = run(capsys, "verify", str(folder), "--jobs", "2")
+    assert code == 0, out
+    assert out.splitlines() == [
+        *[f"ok: {g} {len(read_record(record_path(data, g)).decisions)} decisions, digest "
+          f"{read_record(record_path(data, g)).footer.final_digest}" for g in ("clean", "faulty")],
+        "2 records: 2 ok, 0 mismatch, 0 not yet, 0 unreadable (all verify)",
+    ]  # fmt: skip
+    record = read_record(record_path(data, "clean"))
+    record.decisions[6].events[0].Clear()
+    bad = tmp_path / "more" / "bad.abluxx"
+    bad.parent.mkdir()
+    bad.write_bytes(record_bytes(record))
+    code, out, _ = run(capsys, "verify", "faulty", str(bad.parent), str(folder), "--data", str(data), "-j", "2")
+    lines = out.splitlines()
+    assert code == 1, out
+    assert [x.split(":")[0] for x in lines[:-1]] == ["ok", "mismatch", "ok", "ok"]
+    assert lines[1].startswith("mismatch: clean: decision 7")
+    assert lines[-1] == "4 records: 3 ok, 1 mismatch, 0 not yet, 0 unreadable"
+    junk = tmp_path / "more" / "junk.abluxx"
+    junk.write_bytes(b"PK\x03\x04 a zip file")
+    code, out, _ = run(capsys, "verify", str(bad.parent), "faulty", "--data", str(data))
+    assert code == 2 and "unreadable: " in out
+    assert out.splitlines()[-1] == "3 records: 1 ok, 1 mismatch, 0 not yet, 1 unreadable"
+    code, _, err = run(capsys, "verify", str(folder), "--jobs", "0")
+    assert code == 2 and "--jobs must be 1 to" in err
+
+
+def test_verify_export_replay_and_view_take_the_json_export(capsys, data, tmp_path) -> None:
+    code, out, _ = run(capsys, "export", "faulty", "--data", str(data))
+    exported = tmp_path / "faulty.json"
+    exported.write_text(out)
+    code, out, _ = run(capsys, "verify", str(exported))
+    assert code == 0 and out.startswith("ok: faulty "), out
+    code, again, _ = run(capsys, "export", str(exported))
+    assert code == 0 and json.loads(again) == json.loads(exported.read_text())
+    code, told, _ = run(capsys, "replay", str(exported))
+    assert (code == 0 and "faulty" in told) or "ann" in told
+    (tmp_path / "broken.json").write_text("{\"header\": 3}")
+    code, _, err = run(capsys, "verify", str(tmp_path / "broken.json"))
+    assert code == 2 and "not a GameRecord in JSON" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,32 @@ def test_a_tournament_is_found_by_id_by_unique_name_or_as_the_latest(tmp_path: P
     assert alpha in report.read_text()
     assert main(["report", "beta", "--data", str(data), "-o", str(report)]) == 1
     assert main(["report", "gamma", "--data", str(data), "-o", str(report)]) == 1
+
+
+def test_resuming_a_mistyped_tournament_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = tmp_path / "abluxx-data"
+    assert main(["tournament", "resume", "nosuch", "--data", str(data)]) == 1
+    assert f"no abluxx data in {data}" in capsys.readouterr().err
+    assert not data.exists()
+    _tournament(tmp_path, data, "alpha", 1)
+    capsys.readouterr()
+    assert main(["tournament", "resume", "nosuch", "--data", str(data)]) == 1
+    assert "no tournament 'nosuch'" in capsys.readouterr().err
+
+
+def test_the_games_log_has_a_line_per_finished_game(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(config_text(["rnd", "greedy", "counter"], name="log", seed=3, deals=2, table_size=2))
+    data = tmp_path / "d"
+    assert main(["tournament", "run", str(cfg), "--data", str(data), "--no-progress", "--games-log"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("finished game ")]
+    assert main(["games", "--json", "--data", str(data)]) == 0
+    games = {g["game_id"]: g for g in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert len(lines) == len(games) == 6
+    assert [x.split()[2] for x in lines] == [f"{i}/6" for i in range(1, 7)]
+    for line in lines:
+        game = games[line.split()[3].rstrip(":")]
+        best = sorted(game["seats"], key=lambda s: s["place"])
+        assert line.endswith(": " + "  ".join(f"{s['place']}. {s['entrant']} {s['score']:+d}" for s in best))
+    assert main(["tournament", "run", str(cfg), "--data", str(tmp_path / "e"), "--no-progress"]) == 0
+    assert "finished game" not in capsys.readouterr().out  # only when asked
