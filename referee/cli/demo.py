@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from referee.errors import BadInput, RefereeError
+from referee.errors import BadInput, Interrupted, RefereeError
 from referee.gc_policy import tune_gc
 from referee.records.paths import DEFAULT_DATA_DIR
 from referee.terminal import say
@@ -83,6 +83,9 @@ def run(args) -> int:
             report, best_page = write_demo_pages(store, out.tournament_id, args.data, best[3] if best else None)
     except (StoreError, EntrantError, TournamentError) as e:  # the demo ran and failed: exit 1, whatever the kind
         raise RefereeError(str(e)) from None
+    except KeyboardInterrupt:  # the games played so far are stored: say how to play on
+        raise Interrupted(f"interrupted; resume with: abluxx tournament resume {config.tournament_id} "
+                          f"--data {args.data}") from None  # fmt: skip
     say()
     say(out.standings.table())
     say(f"\n{out.standings.games} games in {time.monotonic() - t0:.0f} s. Standings also in {out.json_path} "

@@ -11,6 +11,7 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from referee.duel.runner import (
@@ -24,7 +25,7 @@ from referee.duel.runner import (
     new_id,
     run_duel,
 )
-from referee.duel.store import DuelStore
+from referee.duel.store import DUELS_DB, DuelStore
 from referee.errors import BadInput, Interrupted, NotFound
 from referee.gc_policy import tune_gc
 from referee.stats import Sprt, Summary, Verdict
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         check_common(args)
     configure_logs(args, text_level="error")
-    with DuelStore(args.data) as store:
+    with open_duels(args.data, args.resume) as store:
         if args.resume is not None:
             row = store.duel(args.resume)
             if row is None:
@@ -255,6 +256,14 @@ def run(args: argparse.Namespace) -> int:
             state = DuelState(new_id("duel"), settings, {})
             store.create(state.duel_id, settings.to_json())
         return play(state, store, args)
+
+
+def open_duels(data: Path, resume: str | None) -> DuelStore:
+    """The data folder's duel store; to resume, only one that is there (a mistyped --resume or --data creates
+    nothing)."""
+    if resume is not None and not (Path(data) / DUELS_DB).is_file():
+        raise NotFound(f"no duel or gauntlet {resume!r}: there is no {Path(data) / DUELS_DB} (give --data DIR?)")
+    return DuelStore(data)
 
 
 def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: str) -> None:

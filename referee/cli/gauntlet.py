@@ -10,12 +10,11 @@ import sys
 from typing import Any
 
 from referee.duel.runner import DEFAULT_MAX_GAMES, DuelSettings, DuelState, field_size, new_id
-from referee.duel.store import DuelStore
 from referee.errors import BadInput, NotFound
 from referee.stats import mean_ci
 from referee.terminal import say
 
-from .duel import _common, check_common, check_test, drive, result_json, status_line, verdict_words
+from .duel import _common, check_common, check_test, drive, open_duels, result_json, status_line, verdict_words
 from .logs import configure_logs
 from .seats import parse_seats
 
@@ -97,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         check_common(args)
     configure_logs(args, text_level="error")
-    with DuelStore(args.data) as store:
+    with open_duels(args.data, args.resume) as store:
         if args.resume is not None:
             rows = store.gauntlet(args.resume)
             if not rows:

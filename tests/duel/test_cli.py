@@ -190,3 +190,10 @@ def test_ctrl_c_stores_the_duel_and_resume_loses_no_game(tmp_path: Path, bots: d
     assert set(before) <= set(after)  # no stored pair was lost or played again
     assert [p[1] for p in after] == list(range(len(after))) and result["pairs"] == len(after) == budget // 2
     assert result["duel_id"] == duel_id and result["games"] == budget
+
+
+@pytest.mark.parametrize("command", ["duel", "gauntlet"])
+def test_resuming_with_a_mistyped_data_folder_creates_nothing(tmp_path: Path, command: str) -> None:
+    out = abluxx(command, "--resume", "nosuch", cwd=tmp_path)
+    assert out.returncode == 1 and "no duel or gauntlet 'nosuch'" in out.stderr, out.stderr
+    assert list(tmp_path.iterdir()) == []  # no ./abluxx-data, no duels.db

@@ -203,6 +203,25 @@ def test_abluxx_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert not [line for line in out.stdout.splitlines() if "error" in line.lower()]
 
 
+def test_ctrl_c_on_the_demo_prints_the_command_that_resumes_it(tmp_path: Path) -> None:
+    proc = subprocess.Popen([*ABLUXX, "demo", "--deals", "4", "--data", "d"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while committed(tmp_path / "d" / "abluxx.db") < 1:
+        assert proc.poll() is None, "the demo ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    resume = err.strip().splitlines()[-1].split("resume with: ")[1]
+    assert resume.startswith("abluxx tournament resume demo-") and resume.endswith(" --data d")
+    again = abluxx(*resume.split()[1:], "--no-progress", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    s = standings_json(tmp_path, tmp_path / "d")
+    assert s["games"] == s["scheduled"]
+
+
 @pytest.fixture(autouse=True)
 def _no_stray_bots():
     """Every bot process a test starts is gone when it ends: the referee stops them, or they die with it."""
