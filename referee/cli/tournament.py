@@ -79,11 +79,13 @@ def run(args) -> int:
 
 
 def plan(args) -> int:
+    from referee.log import configure
     from referee.tournament.config import load
     from referee.tournament.plan import plan as make_plan
 
     _check_concurrency(args)
     config = load(args.config)
+    configure("warning")  # the games that measure the referee's cost are not news
     say(make_plan(config, args.concurrency).text())
     return 0
 
@@ -160,6 +162,8 @@ def standings(args) -> int:
 
 
 def games(args) -> int:
+    from referee.tournament.progress import seat_notes
+
     store, tid = open_tournament(args.data, args.id)
     with store:
         rows = store.games(tid)
@@ -177,8 +181,10 @@ def games(args) -> int:
                     "record": str(record) if record else None,
                 }))  # fmt: skip
                 continue
-            seats = "  ".join(f"{s.place}.{s.entrant} {s.score:+d}{'(retired)' if s.retired else ''}"
+            seats = "  ".join(f"{s.place}.{s.entrant} {s.score:+d}{seat_notes(s.faults, s.retired)}"
                               for s in sorted(g.seats, key=lambda s: s.place))  # fmt: skip
+            if any(s.faults or s.retired for s in g.seats):
+                seats = "! " + seats  # a game with a fault or a retirement, as --json's faults and retired say
             say(f"{g.slot:>5}  {g.game_id}  {seats}  [{g.end_reason}]  {record or '-'}")
     if not args.json:
         say(f"{len(rows)}/{scheduled} games of {tid}; open one with: abluxx replay RECORD (or abluxx view RECORD)")

@@ -86,8 +86,13 @@ def game_line(n: int, total: int, seats: tuple[str, ...], result: GameResult) ->
     parts = []
     for i in sorted(range(len(seats)), key=lambda i: (result.places[i], i)):
         s = result.seats[i]
-        notes = [", ".join(f"{kind} {count}" for kind, count in sorted(s.faults.items()) if kind != "retired")]
-        notes = [x for x in notes if x] + (["retired"] if s.retired else [])
-        note = f" ({'; '.join(notes)})" if notes else ""
-        parts.append(f"{result.places[i]}. {seats[i]} {result.scores[i]:+d}{note}")
+        parts.append(f"{result.places[i]}. {seats[i]} {result.scores[i]:+d}{seat_notes(s.faults, s.retired)}")
     return printable(f"finished game {n}/{total} {result.game_id}: " + "  ".join(parts))
+
+
+def seat_notes(faults: dict[str, int], retired: bool) -> str:
+    """`` (timeout 1, invalid 2; retired)``: a seat's faults by kind and whether it retired, or nothing, for the
+    lines that list games (``--games-log``, ``abluxx games``)."""
+    notes = [", ".join(f"{kind} {n}" for kind, n in sorted(faults.items()) if kind != "retired")]
+    notes = [x for x in notes if x] + (["retired"] if retired else [])
+    return f" ({'; '.join(notes)})" if notes else ""

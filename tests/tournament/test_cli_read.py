@@ -80,3 +80,21 @@ def test_the_games_log_has_a_line_per_finished_game(tmp_path: Path, capsys: pyte
         assert line.endswith(": " + "  ".join(f"{s['place']}. {s['entrant']} {s['score']:+d}" for s in best))
     assert main(["tournament", "run", str(cfg), "--data", str(tmp_path / "e"), "--no-progress"]) == 0
     assert "finished game" not in capsys.readouterr().out  # only when asked
+
+
+def test_games_marks_faults_and_retirements_in_text_as_json_has_them(tmp_path: Path, capsys) -> None:
+    from tests.match.helpers import bot_process
+
+    with bot_process("--mode", "out-of-range", "--bad-count", "1", "--after", "1") as faulty:
+        cfg = tmp_path / "t.toml"
+        cfg.write_text(config_text(["rnd", "greedy"], name="marks", seed=1, deals=1, table_size=3)
+                       + f'[[entrants]]\nname = "oor"\naddress = "{faulty}"\n')  # fmt: skip
+        data = tmp_path / "d"
+        assert main(["tournament", "run", str(cfg), "--data", str(data), "--no-progress", "--games-log"]) == 0
+    finished = [x for x in capsys.readouterr().out.splitlines() if x.startswith("finished game")]
+    assert main(["games", "--data", str(data)]) == 0
+    listed = capsys.readouterr().out.splitlines()[:-1]
+    assert len(listed) == len(finished) == 3  # one table of 3, its seat rotations; the bot faults once in all
+    marked = [x for x in listed if x.split()[2] == "!"]
+    assert len(marked) == 1 and "oor" in marked[0] and " (invalid 1)" in marked[0], listed
+    assert [" (invalid 1)" in x for x in finished].count(True) == 1

@@ -3,6 +3,7 @@ length, without playing or storing anything."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -59,12 +60,23 @@ def test_cli_plan_prints_the_count_and_a_duration_and_plays_nothing(tmp_path, ca
     assert "3 tables x 3 deals x 1 game per deal (across) = 9" in out
     assert "each entrant plays 6 games" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["three.toml"]  # no data folder, no record
-    # docs/tournaments.md shows this very output
+    # docs/tournaments.md shows this very output, but for the figures measured now
     doc = (Path(__file__).resolve().parents[2] / "docs" / "tournaments.md").read_text()
-    assert out.strip() in doc
+    measured = re.compile(r"\d+\.\d\d ms|about \d+ (s|min)")
+    assert measured.sub("#", out.strip()) in measured.sub("#", doc)
     (tmp_path / "three.toml").write_text('seat_orders = "rotations"\n' + ISSUE_CONFIG)
     assert main(["tournament", "plan", "three.toml"]) == 0
     assert "3 tables x 3 deals x 2 games per deal (rotations) = 18" in capsys.readouterr().out
+
+
+def test_the_plan_counts_the_referees_own_cost_per_decision():
+    """A run of 9 games took 14.6 s where the plan said 1 s: the referee's own work per decision does not overlap
+    across games, so however fast the bots, the run takes at least games x decisions x that cost."""
+    p = plan(config(3, deals=3))
+    assert p.referee_ms > 0  # measured over gRPC, records written
+    floor = p.games * p.decisions_per_game * p.referee_ms / 1000
+    assert p.seconds(0) >= floor
+    assert f"the referee's own cost: {p.referee_ms:.2f} ms a decision" in p.text()
 
 
 def test_cli_plan_names_a_bad_config_and_exits_2(tmp_path, capsys):
