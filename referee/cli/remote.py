@@ -1,8 +1,9 @@
 """Clients of the Referee service (docs/service.md): ``abluxx submit``, ``abluxx remote tournament
-create|start|watch|cancel|show``, ``abluxx remote tournaments``, ``abluxx remote standings``, ``abluxx remote
-entrants``, ``abluxx remote retire``, ``abluxx remote games``, ``abluxx remote record`` and ``abluxx remote
-watch-game``. A tournament is named by its id, or by its name when one tournament has it, or not at all for the
-latest (as the local commands do). ``--json`` output is the local commands' snake_case schema (docs/cli.md).
+create|start|watch|cancel|pause|resume|stop|show``, ``abluxx remote tournaments``, ``abluxx remote standings``,
+``abluxx remote entrants``, ``abluxx remote retire``, ``abluxx remote games``, ``abluxx remote record`` and
+``abluxx remote watch-game``. A tournament is named by its id, or by its name when one tournament has it, or not
+at all for the latest (as the local commands do). ``--json`` output is the local commands' snake_case schema
+(docs/cli.md).
 
 Every command takes ``--server HOST:PORT`` (or ABLUXX_SERVER) and ``--token`` (or ABLUXX_TOKEN); ``--tls-ca FILE``
 trusts a certificate for a TLS server (``--tls`` uses the system's roots).
@@ -80,6 +81,9 @@ def register(sub: Commands) -> None:
         ("start", "start a created tournament", start, False),
         ("watch", "follow a tournament's games and standings until it ends", watch, True),
         ("cancel", "cancel a tournament", cancel, False),
+        ("pause", "pause a ladder: no new games until resume", pause, False),
+        ("resume", "resume a paused ladder", start, False),
+        ("stop", "stop a ladder: no more rounds; the chosen ones finish, then it is finished", stop, False),
         ("show", "a tournament's state and progress", show, True),
     ):
         add_tournament_arg(command(tsub, action, fn, text), latest)
@@ -89,6 +93,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p = command(rsub, "standings", standings, "a tournament's standings from the server")
     add_tournament_arg(p)
+    p.add_argument("--all-versions", action="store_true", help="a ladder: every version of each bot (default: "
+                   "each bot's latest)")  # fmt: skip
     add_table_formats(p)
     p = command(rsub, "entrants", entrants, "the bots submitted to the server")
     p.add_argument("--json", action="store_true", help="print JSON lines")
@@ -254,6 +260,8 @@ def _on_tournament(method: str) -> Callable[[argparse.Namespace], int]:
 
 start = _on_tournament("StartTournament")
 cancel = _on_tournament("CancelTournament")
+pause = _on_tournament("PauseTournament")
+stop = _on_tournament("StopTournament")
 show = _on_tournament("GetTournament")
 
 
@@ -357,7 +365,8 @@ def standings(args: argparse.Namespace) -> int:
     from referee.tournament.standings import dumps
 
     tid = _tournament_id(args, args.id)
-    s = standings_of(_call(args, "GetStandings", ref_pb.GetStandingsRequest(tournament_id=tid)))
+    request = ref_pb.GetStandingsRequest(tournament_id=tid, all_versions=args.all_versions)
+    s = standings_of(_call(args, "GetStandings", request))
     say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
     return 0
 

@@ -15,13 +15,14 @@ from referee.store import GameRow
 from referee.tournament.config import said
 from referee.tournament.standings import Standings
 
-from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, SUPERSEDED, BotVersion
+from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, PAUSED, RETIRED, RUNNING, SUPERSEDED, BotVersion
 
 TOURNAMENT_STATE = {
     CREATED: ref_pb.TOURNAMENT_STATE_CREATED,
     RUNNING: ref_pb.TOURNAMENT_STATE_RUNNING,
     FINISHED: ref_pb.TOURNAMENT_STATE_FINISHED,
     CANCELLED: ref_pb.TOURNAMENT_STATE_CANCELLED,
+    PAUSED: ref_pb.TOURNAMENT_STATE_PAUSED,
 }
 ENTRANT_STATE = {
     ACTIVE: ref_pb.ENTRANT_STATE_ACTIVE,

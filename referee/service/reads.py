@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 from referee.errors import NoTournament
 from referee.store import GameRow, SqliteStore
+from referee.tournament.runner import entrant_names
 from referee.tournament.standings import Standings, Tally
 
 T = TypeVar("T")
@@ -56,7 +57,7 @@ def _tally(store: SqliteStore, tid: str) -> Tally:
     row = store.tournament(tid)
     if row is None:
         raise NoTournament(tid, "on this server")
-    tally = Tally(tid, [e["name"] for e in row.config["entrants"]], row.games)
+    tally = Tally(tid, entrant_names(store, row), row.games)
     for g in store.games(tid):
         tally.add(g)
     tally.standings()  # sorts the decision times here rather than on the loop
@@ -74,12 +75,12 @@ class Boards:
         self._early: dict[str, list[GameRow]] = {}  # games finished while their tally was being built
         self.builds = 0  # tallies built from the store (each costs every stored game of its tournament)
 
-    async def standings(self, tid: str, done: int) -> Standings:
-        """The standings of ``tid``, whose store holds ``done`` finished games."""
+    async def standings(self, tid: str, done: int, shown: Collection[str] | None = None) -> Standings:
+        """The standings of ``tid``, whose store holds ``done`` finished games (only ``shown``'s rows, if given)."""
         tally = self._tallies.get(tid)
         if tally is not None and len(tally.games) != done:  # another process played games of it: build again
             del self._tallies[tid]
-        return (await self._tally(tid)).standings()
+        return (await self._tally(tid)).standings(shown=shown)
 
     def _keep(self, tid: str, tally: Tally) -> None:
         """Keep ``tally`` as the most recently used; forget the least recently used beyond MAX_TALLIES."""
@@ -104,6 +105,9 @@ class Boards:
     def add(self, tid: str, game: GameRow) -> None:
         """A game of ``tid`` finished and is stored."""
         if (tally := self._tallies.get(tid)) is not None:
+            if not set(game.names) <= set(tally.names):  # a ladder's new entrant: build it again when asked
+                del self._tallies[tid]
+                return
             tally.add(game)
         elif tid in self._early:
             self._early[tid].append(game)

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS service_tournament_bots (
 """
 
 CREATED, RUNNING, FINISHED, CANCELLED = "created", "running", "finished", "cancelled"
+PAUSED = "paused"  # a ladder an organiser paused: StartTournament resumes it
 ACTIVE, SUPERSEDED, RETIRED = "active", "superseded", "retired"
 
 
@@ -124,10 +125,10 @@ class Registry:
         ).fetchone()[0]
 
     def open_tournaments_of(self, created_by: str) -> int:
-        """Tournaments ``created_by`` made that are created or running."""
+        """Tournaments ``created_by`` made that are created, running or paused."""
         return self.db.execute(
-            "SELECT COUNT(*) FROM service_tournaments WHERE created_by = ? AND state IN (?, ?)",
-            (created_by, CREATED, RUNNING),
+            "SELECT COUNT(*) FROM service_tournaments WHERE created_by = ? AND state IN (?, ?, ?)",
+            (created_by, CREATED, RUNNING, PAUSED),
         ).fetchone()[0]
 
     def bot(self, name: str, version: int = 0) -> BotVersion | None:

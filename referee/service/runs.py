@@ -23,6 +23,7 @@ from referee.rating import Ratings
 from referee.store import SqliteStore
 from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.entrants import EntrantError
+from referee.tournament.ladder_run import Book, LadderHooks, spent
 from referee.tournament.play import match_player
 from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
@@ -228,6 +229,8 @@ class Run(GameHooks):
         self.standings_pb = standings_pb
         self.workers = workers or WorkerSettings()  # where its games are played (abluxx serve --workers, docs/scale.md)
         self.in_flight: set[str] = set()
+        self.ladder: LadderHooks | None = None  # a ladder's round chooser, while it runs
+        self.stopping = False  # a ladder told to stop: no more rounds
         self.taking = True  # False once draining: no new game starts
         self.task: asyncio.Task | None = None
         self.log = get_logger(tournament=self.tid)
@@ -241,15 +244,33 @@ class Run(GameHooks):
             async with open_games(
                 self.workers, config, self.store, match_player, retry_s=RETRY_S, keep_trying=lambda: self.taking
             ) as (play, addresses, scheduled):
-                _, ratings = await play_slots(self.store, scheduled, play, addresses, config.concurrency, hooks=self)
+                hooks = self.ladder_hooks(scheduled, addresses)
+                _, ratings = await play_slots(self.store, scheduled, play, addresses, config.concurrency, hooks=hooks)
         except asyncio.CancelledError:
             raise
         except Exception as e:
             if self.taking or not isinstance(e, EntrantError):  # a run stopped while its bots were away ends quietly
                 self.log.error("tournament run failed; it resumes at the next start", error=repr(e))
             return
-        if self.taking and not self.store.slots(self.tid, pending_only=True):
+        if config.ladder is not None:
+            if self.stopping or spent(self.store, config):
+                self._finish(None)  # the ratings over every game are computed again: play_slots' cover its first
+        elif self.taking and not self.store.slots(self.tid, pending_only=True):
             self._finish(ratings)
+
+    def ladder_hooks(self, config: TournamentConfig, addresses: dict[str, str]) -> GameHooks:
+        """The hooks ``play_slots`` plays with: this run's own, or for a ladder its rounds' around them."""
+        if config.ladder is None:
+            return self
+        self.ladder = LadderHooks(self.store, config, Book.load(self.store, config), addresses, inner=self)
+        self.ladder.stopped = self.stopping
+        return self.ladder
+
+    def stop(self) -> None:
+        """A ladder chooses no more rounds: the rounds it chose are played out, then it finishes."""
+        self.stopping = True
+        if self.ladder is not None:
+            self.ladder.stopped = True
 
     # -- the hooks play_slots calls around each game ---------------------------------------------------------
 
@@ -318,7 +339,7 @@ class Run(GameHooks):
             self.hub.publish(self.tid, ref_pb.TournamentEvent(standings=self.standings_pb(standings)))
         self.hub.publish(self.tid, ref_pb.TournamentEvent(tournament=self.snapshot(self.tid)))
 
-    def _finish(self, ratings: Ratings) -> None:
+    def _finish(self, ratings: Ratings | None) -> None:
         final, _, _ = finish_tournament(self.store, self.tid, ratings)
         self.log.info("tournament finished", games=final.games)
         self.on_finished(self.tid)

@@ -45,13 +45,15 @@ from referee.records.paths import VALIDATION
 from referee.store import SqliteStore, open_store
 from referee.tournament.config import ConfigError, TournamentConfig, WorkerSettings, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
-from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament
+from referee.tournament.ladder_run import open_ladder
+from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament, entrant_names, finish_tournament
 
+from . import ladders
 from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, is_loopback, resolve, same_place
 from .auth import Auth, Principal
 from .convert import TOURNAMENT_STATE, entrant_pb, fields_of, game_summary, rfc3339, standings_pb
 from .reads import Boards, Reader
-from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, RETIRED, RUNNING, Registry, bot_ratings
+from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, PAUSED, RETIRED, RUNNING, Registry, bot_ratings
 from .runs import FELL_BEHIND, Hub, LiveGame, Run, opening, public_decision
 from .settings import NAME, Settings
 from .submit import UNREACHABLE, Passed, check_bot
@@ -304,7 +306,8 @@ class RefereeService(ref_grpc.RefereeServicer):
             return ref_pb.SubmitBotResponse(refusal=outcome)
         self._writable()
         bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
-        self.log.info("bot accepted", bot=bot.entrant_id, owner=owner)
+        joined = ladders.enter(self.store, self.registry, bot)
+        self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
 
     @_handle
@@ -343,7 +346,8 @@ class RefereeService(ref_grpc.RefereeServicer):
             raise Denied(f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it")
         if bot.state != RETIRED:
             self.registry.retire_bot(bot.name, bot.version)
-            self.log.info("bot retired", bot=bot.entrant_id, by=who.name)
+            left = ladders.withdraw(self.store, self.registry, bot)
+            self.log.info("bot retired", bot=bot.entrant_id, by=who.name, ladders=left)
         ratings = await self._ratings()
         return entrant_pb(self._bot(bot.name, bot.version), ratings.get((bot.name, bot.version)), True)
 
@@ -364,7 +368,7 @@ class RefereeService(ref_grpc.RefereeServicer):
             games=row.games,
             finished=row.done,
             in_flight=len(run.in_flight) if run else 0,
-            entrants=[e["name"] for e in row.config["entrants"]],
+            entrants=entrant_names(self.store, row),
             created_at=rfc3339(row.created_at),
             created_by=created_by,
             config_json=json.dumps(row.config if addresses else config_for(who, row.config), sort_keys=True),
@@ -415,7 +419,10 @@ class RefereeService(ref_grpc.RefereeServicer):
                 f"you have {self.settings.max_open_tournaments} tournaments created or running, the limit per "
                 "organiser; start, finish or cancel one first",
             )
-        create_tournament(self.store, config, source=f"api:{who.name}")
+        if config.ladder is not None:
+            open_ladder(self.store, config, source=f"api:{who.name}")
+        else:
+            create_tournament(self.store, config, source=f"api:{who.name}")
         self.registry.add_tournament(tid, who.name, links)
         created = self._tournament(tid, addresses=True)
         self.log.info("tournament created", tournament=tid, games=created.games, by=who.name)
@@ -455,7 +462,7 @@ class RefereeService(ref_grpc.RefereeServicer):
         except EntrantError as e:
             raise Precondition(f"tournament {tid} did not start: {e}") from None
         self._writable()
-        if self.registry.state(tid)[0] != CREATED:  # another start won the race while we said Hello
+        if self.registry.state(tid)[0] not in (CREATED, PAUSED):  # another start won the race while we said Hello
             return self._tournament(tid, addresses=True)
         self.registry.set_state(tid, RUNNING)
         self._start_run(config)
@@ -479,6 +486,45 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
         self.hub.publish(tid, None)
         return self._tournament(tid, addresses=True)
+
+    @_handle
+    async def PauseTournament(self, request: ref_pb.PauseTournamentRequest, context) -> ref_pb.Tournament:
+        tid = request.tournament_id
+        state = self._organiser_on(context, tid, "pause a ladder")
+        self._ladder(tid)
+        if state in (FINISHED, CANCELLED):
+            raise Precondition(f"ladder {tid} is {state}")
+        if state != PAUSED:
+            self.registry.set_state(tid, PAUSED)
+            run = self.runs.pop(tid, None)
+            if run is not None:
+                await run.drain(self.settings.shutdown_grace_s)  # the games in flight finish; no new one starts
+            self.log.info("ladder paused", tournament=tid)
+            self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
+        return self._tournament(tid, addresses=True)
+
+    @_handle
+    async def StopTournament(self, request: ref_pb.StopTournamentRequest, context) -> ref_pb.Tournament:
+        tid = request.tournament_id
+        state = self._organiser_on(context, tid, "stop a ladder")
+        self._ladder(tid)
+        if state == CANCELLED:
+            raise Precondition(f"ladder {tid} is cancelled")
+        if state == FINISHED:
+            return self._tournament(tid, addresses=True)
+        run = self.runs.get(tid)
+        if run is not None:
+            run.stop()  # it plays the rounds it chose, then finishes
+        else:
+            finish_tournament(self.store, tid)
+            self._finished(tid)
+        self.log.info("ladder stopped", tournament=tid)
+        return self._tournament(tid, addresses=True)
+
+    def _ladder(self, tid: str) -> None:
+        row = self.store.tournament(tid)
+        if row is None or "ladder" not in row.config:
+            raise Precondition(f"tournament {tid} is not a ladder: only a ladder is paused or stopped")
 
     @_handle
     async def GetTournament(self, request: ref_pb.GetTournamentRequest, context) -> ref_pb.Tournament:
@@ -527,7 +573,8 @@ class RefereeService(ref_grpc.RefereeServicer):
         self.auth.reader(context)
         row = self.store.tournament(self._tid(request.tournament_id))
         assert row is not None
-        return standings_pb(await self.boards.standings(row.id, row.done))
+        shown = ladders.shown(self.store, row.id, request.all_versions)
+        return standings_pb(await self.boards.standings(row.id, row.done, shown))
 
     @_handle
     async def ListGames(self, request: ref_pb.ListGamesRequest, context) -> ref_pb.ListGamesResponse:

@@ -14,7 +14,7 @@ import sqlite3
 import time
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .sqlite import Slot, SqliteStore, StoreError
 
@@ -107,42 +107,38 @@ def join(store: SqliteStore, tid: str, new: Iterable[LadderEntrant]) -> None:
         )  # fmt: skip
 
 
-def submit(store: SqliteStore, tid: str, bot: str, owner: str, address: str) -> LadderEntrant:
-    """A submitted bot joins at the next round. Its owner's earlier version of ``bot`` in this ladder, if any,
-    leaves at that round (it keeps its games and rating) and the new one is ``bot.vN``, N one more."""
+def submit(store: SqliteStore, tid: str, new: LadderEntrant) -> LadderEntrant:
+    """A submitted bot version joins at the next round (``new.joined_round`` is set to it). Its owner's earlier
+    versions of the same bot in this ladder leave at that round: they are no longer seated, and keep their games
+    and ratings."""
     _db(store)
     with store._tx():
         at = next_round(store, tid)
-        last = store.db.execute(
-            "SELECT MAX(version) FROM ladder_entrants WHERE tournament_id = ? AND bot = ? AND owner = ?",
-            (tid, bot, owner),
-        ).fetchone()[0]
-        version = (last or 0) + 1
         store.db.execute(
             "UPDATE ladder_entrants SET left_round = ? WHERE tournament_id = ? AND bot = ? AND owner = ?"
             " AND left_round IS NULL",
-            (at, tid, bot, owner),
+            (at, tid, new.bot, new.owner),
         )
-        e = LadderEntrant(f"{bot}.v{version}", owner, bot, version, at, None, address)
+        e = replace(new, joined_round=at, left_round=None)
         store.db.execute(
-            f"INSERT INTO ladder_entrants (tournament_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (tid, e.name, e.owner, e.bot, e.version, e.joined_round, None, e.address, None, None),
+            f"INSERT OR IGNORE INTO ladder_entrants (tournament_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (tid, e.name, e.owner, e.bot, e.version, e.joined_round, None, e.address, e.policy, None),
         )
     return e
 
 
-def withdraw(store: SqliteStore, tid: str, name: str) -> int:
-    """``name`` is seated in no round from the next one on; returns that round. Its games stay."""
+def withdraw(store: SqliteStore, tid: str, bot: str, owner: str) -> int | None:
+    """Every present version of ``owner``'s ``bot`` is seated in no round from the next one on; returns that round,
+    or None when none was present. Its games stay."""
     _db(store)
     with store._tx():
         at = next_round(store, tid)
         cur = store.db.execute(
-            "UPDATE ladder_entrants SET left_round = ? WHERE tournament_id = ? AND name = ? AND left_round IS NULL",
-            (at, tid, name),
+            "UPDATE ladder_entrants SET left_round = ? WHERE tournament_id = ? AND bot = ? AND owner = ?"
+            " AND left_round IS NULL",
+            (at, tid, bot, owner),
         )
-        if cur.rowcount != 1:
-            raise StoreError(f"{name} is not a present entrant of ladder {tid}")
-    return at
+    return at if cur.rowcount else None
 
 
 def add_round(store: SqliteStore, tid: str, round_no: int, slots: list[Slot]) -> None:
@@ -165,3 +161,13 @@ def rounds(store: SqliteStore, tid: str) -> list[RoundRow]:
     """The ladder's rounds so far, in order."""
     q = "SELECT round, first_slot, games, chosen_at FROM ladder_rounds WHERE tournament_id = ? ORDER BY round"
     return [RoundRow(*r) for r in _db(store).execute(q, (tid,))]
+
+
+def latest_versions(all_entrants: Iterable[LadderEntrant]) -> set[str]:
+    """The names of each bot's latest version (per owner and bot): what a ladder's standings show by default."""
+    latest: dict[tuple[str, str], LadderEntrant] = {}
+    for e in all_entrants:
+        key = (e.owner, e.bot)
+        if key not in latest or e.version > latest[key].version:
+            latest[key] = e
+    return {e.name for e in latest.values()}

@@ -98,7 +98,11 @@ def choose(
     new = settings.new_games
 
     def priority(m: Member) -> tuple:
-        return (0, m.games, -m.sigma, jitter[m.name]) if m.games < new else (1, 0, -m.sigma, jitter[m.name])
+        if m.games < new:
+            return (0, m.games, -m.sigma, jitter[m.name])
+        if m.sigma >= settings.sigma_target:
+            return (1, 0, -m.sigma, jitter[m.name])
+        return (2, 0, 0.0, jitter[m.name])  # settled: in the seed's order, their sigmas no longer steer the games
 
     order = sorted(members, key=priority)
     want = len(members) // table_size
@@ -107,10 +111,8 @@ def choose(
     if budget_left is not None:
         want = min(want, budget_left)
     seating = _Seating(members, jitter)
-    unsettled = [m for m in order if m.sigma >= settings.sigma_target or m.games < new]
-    anchors = unsettled or order
     tables: list[tuple[str, ...]] = []
-    for m in anchors:
+    for m in order:
         if len(tables) >= want:
             break
         if seating.free(m.name):

@@ -121,6 +121,7 @@ class LadderHooks(GameHooks):
         key = None if config.public_deals else store.deal_key(self.tid)
         self.key: deals.DealKey = deals.PublicDeals(config.seed) if key is None else key
         self.log = get_logger(tournament=self.tid)
+        self.stopped = False  # True: no more rounds (the service's StopTournament); those stored are played
 
     def should_continue(self) -> bool:
         return self.inner.should_continue()
@@ -134,6 +135,8 @@ class LadderHooks(GameHooks):
         self.inner.on_done(slot, result)
 
     def more_slots(self) -> list[Slot] | None:
+        if self.stopped:
+            return None
         out: list[Slot] = []
         book = self.book
         while (left := book.budget_left()) is None or left > 0:

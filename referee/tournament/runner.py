@@ -22,7 +22,7 @@ from referee.match.spec import EntrantRef, GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
 from referee.records.paths import record_in
-from referee.store import SqliteStore
+from referee.store import SqliteStore, TournamentRow
 from referee.store import ladder as ladder_store
 
 from . import deals
@@ -328,10 +328,15 @@ def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -
     row = store.tournament(tid)
     if row is None:
         raise NoTournament(tid, f"in {store.path}")
-    names = [e["name"] for e in row.config["entrants"]]
-    if "ladder" in row.config:  # entrants join a ladder as it goes
-        names = [e.name for e in ladder_store.entrants(store, tid)]
-    return standings_mod.compute(tid, names, store.games(tid), row.games, ratings)
+    return standings_mod.compute(tid, entrant_names(store, row), store.games(tid), row.games, ratings)
+
+
+def entrant_names(store: SqliteStore, row: TournamentRow) -> list[str]:
+    """Every entrant of a stored tournament: its config's, or every entrant a ladder ever had (they join as it
+    goes, and every version keeps its games)."""
+    if "ladder" in row.config:
+        return [e.name for e in ladder_store.entrants(store, row.id)]
+    return [e["name"] for e in row.config["entrants"]]
 
 
 def finish_tournament(

@@ -325,10 +325,11 @@ class Tally:
             ratings.add(self.games[slot].names, self.games[slot].places)
         return ratings
 
-    def standings(self, ratings: Ratings | None = None) -> Standings:
+    def standings(self, ratings: Ratings | None = None, shown: Collection[str] | None = None) -> Standings:
         """``ratings``, when given, must be the ratings of these games already computed (the runner's live ratings
-        after the whole schedule); otherwise they are the tally's own."""
-        if self._standings is not None and ratings is None:
+        after the whole schedule); otherwise they are the tally's own. ``shown``: only these entrants' rows, ranked
+        among themselves (a ladder's latest versions), by the same rules."""
+        if self._standings is not None and ratings is None and shown is None:
             return self._standings
         if ratings is None or ratings.games != len(self.games):
             ratings = self.ratings()
@@ -337,7 +338,8 @@ class Tally:
         self._unsorted.clear()
         rows = []
         intervals = {n: ratio_ci(list(self._dup[n].values())) for n in self.names}
-        for rank, (n, r) in enumerate(ratings.leaderboard(), start=1):
+        board = [(n, r) for n, r in ratings.leaderboard() if shown is None or n in shown]
+        for rank, (n, r) in enumerate(board, start=1):
             k = self._played[n]
             rows.append(
                 Standing(
@@ -359,10 +361,14 @@ class Tally:
         for upper, lower in itertools.pairwise(rows):
             lead = self._ahead[upper.entrant][lower.entrant]
             upper.lead_over_next, upper.separated_from_next = _lead(lead), separated(list(lead.values()))
-        h2h = {a: {b: dict(h) for b, h in row.items()} for a, row in self._h2h.items()}
-        diff = {a: {b: _score_diff(sets) for b, sets in row.items()} for a, row in self._diff.items()}
-        self._standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h, diff)
-        return self._standings
+        keep = (lambda n: True) if shown is None else (lambda n: n in shown)
+        h2h = {a: {b: dict(h) for b, h in row.items() if keep(b)} for a, row in self._h2h.items() if keep(a)}
+        diff = {a: {b: _score_diff(sets) for b, sets in row.items() if keep(b)} for a, row in self._diff.items()
+                if keep(a)}  # fmt: skip
+        standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h, diff)
+        if shown is None:
+            self._standings = standings
+        return standings
 
 
 def _dup_average(sets: Collection[tuple[float, int]]) -> float:

@@ -29,6 +29,7 @@ class TournamentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOURNAMENT_STATE_RUNNING: _ClassVar[TournamentState]
     TOURNAMENT_STATE_FINISHED: _ClassVar[TournamentState]
     TOURNAMENT_STATE_CANCELLED: _ClassVar[TournamentState]
+    TOURNAMENT_STATE_PAUSED: _ClassVar[TournamentState]
 ENTRANT_STATE_UNSPECIFIED: EntrantState
 ENTRANT_STATE_ACTIVE: EntrantState
 ENTRANT_STATE_SUPERSEDED: EntrantState
@@ -41,6 +42,7 @@ TOURNAMENT_STATE_CREATED: TournamentState
 TOURNAMENT_STATE_RUNNING: TournamentState
 TOURNAMENT_STATE_FINISHED: TournamentState
 TOURNAMENT_STATE_CANCELLED: TournamentState
+TOURNAMENT_STATE_PAUSED: TournamentState
 
 class Entrant(_message.Message):
     __slots__ = ("name", "version", "entrant_id", "address", "owner", "bot_version", "bot_author", "state", "submitted_at", "validation_game_id", "mu", "sigma", "games")
@@ -169,7 +171,7 @@ class TimeControlConfig(_message.Message):
     def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ...) -> None: ...
 
 class TournamentConfig(_message.Message):
-    __slots__ = ("name", "entrants", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "options", "time_control", "public_deals")
+    __slots__ = ("name", "entrants", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "options", "time_control", "public_deals", "ladder")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ENTRANTS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -182,6 +184,7 @@ class TournamentConfig(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     PUBLIC_DEALS_FIELD_NUMBER: _ClassVar[int]
+    LADDER_FIELD_NUMBER: _ClassVar[int]
     name: str
     entrants: _containers.RepeatedCompositeFieldContainer[TournamentEntrant]
     seed: int
@@ -194,7 +197,38 @@ class TournamentConfig(_message.Message):
     options: OptionsConfig
     time_control: TimeControlConfig
     public_deals: bool
-    def __init__(self, name: _Optional[str] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., seed: _Optional[int] = ..., table_size: _Optional[int] = ..., deals: _Optional[int] = ..., tables: _Optional[int] = ..., seat_orders: _Optional[str] = ..., concurrency: _Optional[int] = ..., max_strikes: _Optional[int] = ..., options: _Optional[_Union[OptionsConfig, _Mapping]] = ..., time_control: _Optional[_Union[TimeControlConfig, _Mapping]] = ..., public_deals: _Optional[bool] = ...) -> None: ...
+    ladder: LadderConfig
+    def __init__(self, name: _Optional[str] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., seed: _Optional[int] = ..., table_size: _Optional[int] = ..., deals: _Optional[int] = ..., tables: _Optional[int] = ..., seat_orders: _Optional[str] = ..., concurrency: _Optional[int] = ..., max_strikes: _Optional[int] = ..., options: _Optional[_Union[OptionsConfig, _Mapping]] = ..., time_control: _Optional[_Union[TimeControlConfig, _Mapping]] = ..., public_deals: _Optional[bool] = ..., ladder: _Optional[_Union[LadderConfig, _Mapping]] = ...) -> None: ...
+
+class LadderConfig(_message.Message):
+    __slots__ = ("tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open")
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_TARGET_FIELD_NUMBER: _ClassVar[int]
+    NEW_GAMES_FIELD_NUMBER: _ClassVar[int]
+    MAX_MEETINGS_FIELD_NUMBER: _ClassVar[int]
+    MEETING_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    tables: int
+    games: int
+    sigma_target: float
+    new_games: int
+    max_meetings: int
+    meeting_window: int
+    open: bool
+    def __init__(self, tables: _Optional[int] = ..., games: _Optional[int] = ..., sigma_target: _Optional[float] = ..., new_games: _Optional[int] = ..., max_meetings: _Optional[int] = ..., meeting_window: _Optional[int] = ..., open: _Optional[bool] = ...) -> None: ...
+
+class PauseTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class StopTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
 
 class CreateTournamentRequest(_message.Message):
     __slots__ = ("config",)
@@ -295,10 +329,12 @@ class TournamentEvent(_message.Message):
     def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., started: _Optional[_Union[GameStarted, _Mapping]] = ..., finished: _Optional[_Union[GameFinished, _Mapping]] = ..., standings: _Optional[_Union[Standings, _Mapping]] = ...) -> None: ...
 
 class GetStandingsRequest(_message.Message):
-    __slots__ = ("tournament_id",)
+    __slots__ = ("tournament_id", "all_versions")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ALL_VERSIONS_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
-    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+    all_versions: bool
+    def __init__(self, tournament_id: _Optional[str] = ..., all_versions: _Optional[bool] = ...) -> None: ...
 
 class Standing(_message.Message):
     __slots__ = ("rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "avg_score", "dup_avg_score", "faults", "retired", "median_decision_ms", "separated_from_next")

@@ -71,6 +71,16 @@ class RefereeStub:
                 request_serializer=abluxxen_dot_v1_dot_referee__pb2.CancelTournamentRequest.SerializeToString,
                 response_deserializer=abluxxen_dot_v1_dot_referee__pb2.Tournament.FromString,
                 _registered_method=True)
+        self.PauseTournament = channel.unary_unary(
+                '/abluxxen.v1.Referee/PauseTournament',
+                request_serializer=abluxxen_dot_v1_dot_referee__pb2.PauseTournamentRequest.SerializeToString,
+                response_deserializer=abluxxen_dot_v1_dot_referee__pb2.Tournament.FromString,
+                _registered_method=True)
+        self.StopTournament = channel.unary_unary(
+                '/abluxxen.v1.Referee/StopTournament',
+                request_serializer=abluxxen_dot_v1_dot_referee__pb2.StopTournamentRequest.SerializeToString,
+                response_deserializer=abluxxen_dot_v1_dot_referee__pb2.Tournament.FromString,
+                _registered_method=True)
         self.GetTournament = channel.unary_unary(
                 '/abluxxen.v1.Referee/GetTournament',
                 request_serializer=abluxxen_dot_v1_dot_referee__pb2.GetTournamentRequest.SerializeToString,
@@ -156,6 +166,20 @@ class RefereeServicer:
 
     def CancelTournament(self, request, context):
         """Stop a tournament: games in flight are abandoned, finished games stay. A cancelled tournament stays so.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseTournament(self, request, context):
+        """Organisers: a running ladder starts no more games (those in flight finish); StartTournament resumes it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopTournament(self, request, context):
+        """Organisers: a ladder chooses no more rounds; the games in flight finish and it is finished, its standings final.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -253,6 +277,16 @@ def add_RefereeServicer_to_server(servicer, server):
             'CancelTournament': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelTournament,
                     request_deserializer=abluxxen_dot_v1_dot_referee__pb2.CancelTournamentRequest.FromString,
+                    response_serializer=abluxxen_dot_v1_dot_referee__pb2.Tournament.SerializeToString,
+            ),
+            'PauseTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseTournament,
+                    request_deserializer=abluxxen_dot_v1_dot_referee__pb2.PauseTournamentRequest.FromString,
+                    response_serializer=abluxxen_dot_v1_dot_referee__pb2.Tournament.SerializeToString,
+            ),
+            'StopTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopTournament,
+                    request_deserializer=abluxxen_dot_v1_dot_referee__pb2.StopTournamentRequest.FromString,
                     response_serializer=abluxxen_dot_v1_dot_referee__pb2.Tournament.SerializeToString,
             ),
             'GetTournament': grpc.unary_unary_rpc_method_handler(
@@ -479,6 +513,60 @@ class Referee:
             target,
             '/abluxxen.v1.Referee/CancelTournament',
             abluxxen_dot_v1_dot_referee__pb2.CancelTournamentRequest.SerializeToString,
+            abluxxen_dot_v1_dot_referee__pb2.Tournament.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/abluxxen.v1.Referee/PauseTournament',
+            abluxxen_dot_v1_dot_referee__pb2.PauseTournamentRequest.SerializeToString,
+            abluxxen_dot_v1_dot_referee__pb2.Tournament.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/abluxxen.v1.Referee/StopTournament',
+            abluxxen_dot_v1_dot_referee__pb2.StopTournamentRequest.SerializeToString,
             abluxxen_dot_v1_dot_referee__pb2.Tournament.FromString,
             options,
             channel_credentials,

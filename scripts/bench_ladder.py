@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Benchmark: a ladder's pairing speed and how fast it converges (docs/tournaments.md, "Ladders").
+
+    python3 scripts/bench_ladder.py [--json] [--seeds N] [--budget G] [--table-size K] [--jobs J]
+
+Prints, and with --json as one JSON object on the last line:
+- ``choose_round_ms_1000``: the median time to choose one round (tables, sections and decks) for 1,000 entrants of
+  400 owners at tables of 4, over 20 rounds of a ladder whose ratings and meetings build up;
+- ``games_to_tau90_ladder`` and ``games_to_tau90_uniform``: the games played until Kendall's tau between the
+  leaderboard (mu - 3 sigma) and the known order of a graded field stays at or above 0.9 to the end of the
+  budget, averaged over the seeds; the ladder against a baseline of uniformly random tables, each round seating
+  everyone, on the same budget, field, table size and deals. A run that never settles at 0.9 counts as the budget;
+- ``ladder_vs_uniform``: their ratio (the issue's goal is 0.6 or less);
+- ``games_to_settle_new``: the games a new entrant (greedy+eps0.25) plays, after joining a settled 20-entrant
+  ladder, until its sigma is under the ladder's ``sigma_target``, averaged over the seeds;
+- ``idle_share``: the share of game slots (``concurrency`` of them) that stood empty while a ladder of 24 entrants
+  ran through the real ``run_ladder`` and ``play_slots`` with games of 5 to 30 ms; it measures the wait at round
+  boundaries that the lag of 2 rounds is there to hide.
+
+The field is graded: counter, then greedy with a uniform random action on a share epsilon of its decisions
+(``greedy+epsP``, docs/bots.md) at epsilon 0, 0.1, ..., 1 (greedy+eps1 is random): 12 entrants whose order is known
+(counter beats greedy, and each step of epsilon costs greedy points). The games are played in-process, with the
+engine and the built-in policies and no gRPC (``abluxx_bot.local.play_local``), since only the choice of tables is
+compared; the pairing is the ladder's own (``Book.choose``, ``round_slots``). Seeds run on ``--jobs`` processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from abluxx_bot import BotSession
+from abluxx_bot.examples import factory
+from abluxx_bot.local import play_local
+from scipy.stats import kendalltau
+
+from referee.engine import EndReason
+from referee.match.spec import GameResult, GameSpec, SeatStats
+from referee.rating import Ratings
+from referee.store import open_store
+from referee.store.ladder import LadderEntrant
+from referee.tournament.config import LadderSettings, TournamentConfig, parse
+from referee.tournament.deals import PublicDeals
+from referee.tournament.ladder import Meetings, Member, choose, round_slots
+from referee.tournament.ladder_run import Book, file_entrants, run_ladder
+from referee.tournament.schedule import _derive
+
+FIELD = ["counter", *(f"greedy+eps{e / 10:g}" for e in range(11))]  # best first
+SETTLE_FIELD = [*FIELD, *(f"counter+eps{e / 10:g}" for e in (1, 2, 3, 5, 7)), "greedy+eps0.05", "greedy+eps0.15",
+                "greedy+eps0.35"]  # fmt: skip
+NEWCOMER = "greedy+eps0.25"
+
+
+def config_for(policies: list[str], seed: int, k: int, ladder: dict[str, Any] | None = None) -> TournamentConfig:
+    entrants = [{"name": f"e{i:02d}-{p}", "policy": p} for i, p in enumerate(policies)]
+    data = {"name": "bench", "seed": seed, "table_size": k, "public_deals": True, "ladder": ladder or {},
+            "entrants": entrants}  # fmt: skip
+    return parse(data, "<bench>")
+
+
+def play(seats: tuple[str, ...], deck: int, game_id: str) -> tuple[int, ...]:
+    """One game in-process: the entrants' policies (named after the dash), their noise seeded by the game."""
+    sessions = [BotSession(factory(n.split("-", 1)[1])(_derive(deck, game_id, i))) for i, n in enumerate(seats)]  # type: ignore[misc]
+    return tuple(play_local(sessions, deck, game_id=game_id, names=list(seats)).places)
+
+
+def tau(ratings: Ratings, names: list[str]) -> float:
+    """Kendall's tau between the leaderboard and the known order (``names`` best first)."""
+    board = [n for n, _ in ratings.leaderboard()]
+    return float(kendalltau([names.index(n) for n in board], range(len(board))).statistic)
+
+
+def convergence(method: str, seed: int, budget: int, k: int) -> int:
+    """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does)."""
+    config = config_for(FIELD, seed, k)
+    names = [e.name for e in config.entrants]
+    book, live, present = Book(config), Ratings(names), file_entrants(config)
+    rng = random.Random(seed)
+    key, tid = PublicDeals(seed), f"bench-{seed}"
+    owners = {n: n for n in names}
+    played, settled_at = 0, None
+    while played < budget:
+        if method == "ladder":
+            tables = book.choose(present)
+        else:
+            order = rng.sample(names, len(names))
+            tables = [tuple(order[i : i + k]) for i in range(0, len(order) - k + 1, k)]
+        slots = round_slots(tid, len(book.rounds), tables, owners, key, book.scheduled)
+        book.add_round(slots)
+        for s in slots:
+            places = play(s.seats, s.deck_seed, s.game_id)
+            book.add_result(s.slot, s.seats, places)
+            live.add(s.seats, places)
+        played += len(slots)
+        below = tau(live, names) < 0.9
+        settled_at = None if below else settled_at or played
+    return settled_at if settled_at is not None else budget
+
+
+def settle_new(seed: int, k: int) -> int:
+    """The games the newcomer plays, after joining a settled 20-entrant ladder, until its sigma is under target."""
+    config = config_for(SETTLE_FIELD, seed, k)
+    assert config.ladder is not None
+    target = config.ladder.sigma_target
+    book, present = Book(config), file_entrants(config)
+    key, tid = PublicDeals(seed), f"settle-{seed}"
+
+    def one_round() -> None:
+        tables = book.choose(present)
+        slots = round_slots(tid, len(book.rounds), tables, {e.name: e.owner for e in present}, key, book.scheduled)
+        book.add_round(slots)
+        for s in slots:
+            book.add_result(s.slot, s.seats, play(s.seats, s.deck_seed, s.game_id))
+
+    for _ in range(400):  # until every sigma (in the ratings the ladder pairs by) is under the target
+        one_round()
+        if book.rated and all(book.ratings.get(e.name).sigma < target for e in present):
+            break
+    joined = len(book.rounds)
+    new = LadderEntrant(f"new-{NEWCOMER}", "new", "new", joined_round=joined)
+    present.append(new)
+    for _ in range(300):  # its sigma as the ladder knows it: the ratings through the lagged round
+        one_round()
+        if book.rated > joined and book.ratings.get(new.name).sigma < target:
+            break
+    # the games it had played by then (those of the rounds the ratings cover)
+    return sum(new.name in s.seats for r in book.rounds[: book.rated] for s in r)
+
+
+def choose_round_ms(n: int = 1000, rounds: int = 20) -> float:
+    rng = random.Random(1)
+    members = [Member(f"e{i}", f"o{i % 400}", rng.gauss(25, 5), rng.uniform(1, 8), rng.randrange(40)) for i in range(n)]
+    owners = {m.name: m.owner for m in members}
+    meetings, times = Meetings(LadderSettings().meeting_window), []
+    key = b"k" * 32
+    for r in range(rounds):
+        start = time.perf_counter()
+        tables = choose(r, members, LadderSettings(), 4, 1, meetings)
+        round_slots("bench", r, tables, owners, key, r * n)
+        times.append((time.perf_counter() - start) * 1000)
+        meetings.add_round(tables)
+        # the ratings move a little between rounds, as they would
+        members = [Member(m.name, m.owner, m.mu + rng.gauss(0, 0.3), max(0.8, m.sigma * 0.97), m.games + 1)
+                   for m in members]  # fmt: skip
+    return statistics.median(times)
+
+
+class _Busy:
+    def __init__(self) -> None:
+        self.busy = 0.0
+
+
+def idle_share(concurrency: int = 8, games: int = 600) -> float:
+    """The empty share of ``concurrency`` game slots while a 24-entrant ladder of ``games`` games runs."""
+    busy = _Busy()
+    rng = random.Random(3)
+
+    @contextlib.asynccontextmanager
+    async def player(records: Path) -> AsyncIterator:
+        async def play_one(spec: GameSpec) -> GameResult:
+            start = time.perf_counter()
+            await asyncio.sleep(rng.uniform(0.005, 0.03))
+            busy.busy += time.perf_counter() - start
+            n = len(spec.entrants)
+            places = tuple(range(1, n + 1))
+            return GameResult(spec.game_id, (0,) * n, places, EndReason.EMPTY_HAND, [SeatStats() for _ in range(n)],
+                              1, "", None)  # fmt: skip
+
+        yield play_one
+
+    config = config_for([f"greedy+eps{e / 23:.3f}" for e in range(24)], 1, 2, {"games": games})
+    with tempfile.TemporaryDirectory() as tmp, open_store(tmp) as store:
+        start = time.perf_counter()
+        asyncio.run(run_ladder(config, store, player, concurrency=concurrency, progress=False))
+        wall = time.perf_counter() - start
+    return max(0.0, 1 - busy.busy / (concurrency * wall))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per method (default 3)")
+    p.add_argument("--budget", type=int, default=1500, help="games per convergence run (default 1500)")
+    p.add_argument("--table-size", type=int, default=4, help="seats per table (default 4)")
+    p.add_argument("--jobs", type=int, default=2, help="processes for the convergence runs (default 2)")
+    args = p.parse_args()
+    started = time.perf_counter()
+    out: dict[str, Any] = {"choose_round_ms_1000": round(choose_round_ms(), 2)}
+    seeds = list(range(1, args.seeds + 1))
+    with ProcessPoolExecutor(args.jobs) as pool:
+        ladder = pool.map(convergence, ["ladder"] * len(seeds), seeds, [args.budget] * len(seeds),
+                          [args.table_size] * len(seeds))  # fmt: skip
+        uniform = pool.map(convergence, ["uniform"] * len(seeds), seeds, [args.budget] * len(seeds),
+                           [args.table_size] * len(seeds))  # fmt: skip
+        settle = pool.map(settle_new, seeds, [args.table_size] * len(seeds))
+        ladder_runs, uniform_runs, settle_runs = list(ladder), list(uniform), list(settle)
+    out["games_to_tau90_ladder"] = statistics.mean(ladder_runs)
+    out["games_to_tau90_uniform"] = statistics.mean(uniform_runs)
+    out["ladder_vs_uniform"] = round(out["games_to_tau90_ladder"] / out["games_to_tau90_uniform"], 3)
+    out["games_to_settle_new"] = statistics.mean(settle_runs)
+    out["idle_share"] = round(idle_share(), 3)
+    out.update(runs={"ladder": ladder_runs, "uniform": uniform_runs, "settle_new": settle_runs},
+               seeds=len(seeds), budget=args.budget, table_size=args.table_size, field=FIELD,
+               seconds=round(time.perf_counter() - started, 1))  # fmt: skip
+    for k, v in out.items():
+        if k not in ("runs", "field"):
+            print(f"{k:>24}: {v}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
