@@ -46,6 +46,7 @@ from abluxx_bot.local import play_local
 from scipy.stats import kendalltau
 
 from referee.engine import EndReason
+from referee.log import configure
 from referee.match.spec import GameResult, GameSpec, SeatStats
 from referee.rating import Ratings
 from referee.store import open_store
@@ -56,9 +57,14 @@ from referee.tournament.ladder import Meetings, Member, choose, round_slots
 from referee.tournament.ladder_run import Book, file_entrants, run_ladder
 from referee.tournament.schedule import _derive
 
-FIELD = ["counter", *(f"greedy+eps{e / 10:g}" for e in range(11))]  # best first
-SETTLE_FIELD = [*FIELD, *(f"counter+eps{e / 10:g}" for e in (1, 2, 3, 5, 7)), "greedy+eps0.05", "greedy+eps0.15",
-                "greedy+eps0.35"]  # fmt: skip
+
+
+def graded(n: int) -> list[str]:
+    """The graded field of ``n`` entrants, best first: counter, then greedy at n - 1 epsilons from 0 to 1."""
+    return ["counter", *(f"greedy+eps{e / (n - 2):.3f}" for e in range(n - 1))]
+
+
+SETTLE_FIELD = graded(20)
 NEWCOMER = "greedy+eps0.25"
 
 
@@ -81,9 +87,9 @@ def tau(ratings: Ratings, names: list[str]) -> float:
     return float(kendalltau([names.index(n) for n in board], range(len(board))).statistic)
 
 
-def convergence(method: str, seed: int, budget: int, k: int) -> int:
+def convergence(method: str, seed: int, budget: int, k: int, n: int) -> int:
     """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does)."""
-    config = config_for(FIELD, seed, k)
+    config = config_for(graded(n), seed, k)
     names = [e.name for e in config.entrants]
     book, live, present = Book(config), Ratings(names), file_entrants(config)
     rng = random.Random(seed)
@@ -161,7 +167,7 @@ class _Busy:
         self.busy = 0.0
 
 
-def idle_share(concurrency: int = 8, games: int = 600) -> float:
+def idle_share(concurrency: int = 8, games: int = 400) -> float:
     """The empty share of ``concurrency`` game slots while a 24-entrant ladder of ``games`` games runs."""
     busy = _Busy()
     rng = random.Random(3)
@@ -170,7 +176,7 @@ def idle_share(concurrency: int = 8, games: int = 600) -> float:
     async def player(records: Path) -> AsyncIterator:
         async def play_one(spec: GameSpec) -> GameResult:
             start = time.perf_counter()
-            await asyncio.sleep(rng.uniform(0.005, 0.03))
+            await asyncio.sleep(rng.uniform(0.05, 0.25))  # games of 50 to 250 ms
             busy.busy += time.perf_counter() - start
             n = len(spec.entrants)
             places = tuple(range(1, n + 1))
@@ -193,16 +199,17 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=3, help="seeds per method (default 3)")
     p.add_argument("--budget", type=int, default=1500, help="games per convergence run (default 1500)")
     p.add_argument("--table-size", type=int, default=4, help="seats per table (default 4)")
+    p.add_argument("--entrants", type=int, default=24, help="entrants in the graded field (default 24)")
     p.add_argument("--jobs", type=int, default=2, help="processes for the convergence runs (default 2)")
     args = p.parse_args()
+    configure("warning")  # the ladder logs each round it chooses
     started = time.perf_counter()
     out: dict[str, Any] = {"choose_round_ms_1000": round(choose_round_ms(), 2)}
     seeds = list(range(1, args.seeds + 1))
     with ProcessPoolExecutor(args.jobs) as pool:
-        ladder = pool.map(convergence, ["ladder"] * len(seeds), seeds, [args.budget] * len(seeds),
-                          [args.table_size] * len(seeds))  # fmt: skip
-        uniform = pool.map(convergence, ["uniform"] * len(seeds), seeds, [args.budget] * len(seeds),
-                           [args.table_size] * len(seeds))  # fmt: skip
+        same = ([args.budget] * len(seeds), [args.table_size] * len(seeds), [args.entrants] * len(seeds))
+        ladder = pool.map(convergence, ["ladder"] * len(seeds), seeds, *same)
+        uniform = pool.map(convergence, ["uniform"] * len(seeds), seeds, *same)
         settle = pool.map(settle_new, seeds, [args.table_size] * len(seeds))
         ladder_runs, uniform_runs, settle_runs = list(ladder), list(uniform), list(settle)
     out["games_to_tau90_ladder"] = statistics.mean(ladder_runs)
@@ -211,7 +218,7 @@ def main() -> int:
     out["games_to_settle_new"] = statistics.mean(settle_runs)
     out["idle_share"] = round(idle_share(), 3)
     out.update(runs={"ladder": ladder_runs, "uniform": uniform_runs, "settle_new": settle_runs},
-               seeds=len(seeds), budget=args.budget, table_size=args.table_size, field=FIELD,
+               seeds=len(seeds), budget=args.budget, table_size=args.table_size, field=graded(args.entrants),
                seconds=round(time.perf_counter() - started, 1))  # fmt: skip
     for k, v in out.items():
         if k not in ("runs", "field"):

@@ -19,7 +19,7 @@ from .lookup import open_tournament
 
 
 def register(sub) -> None:
-    t = sub.add_parser("tournament", help="run or resume a round-robin tournament")
+    t = sub.add_parser("tournament", help="run or resume a tournament: a round robin, or a ladder")
     tsub = t.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
     p = tsub.add_parser("run", help="run the tournament a TOML file describes (rerun it to resume)")
     p.add_argument("config", type=Path, help="the tournament's TOML file (docs/tournaments.md)")

