@@ -58,7 +58,6 @@ from referee.tournament.ladder_run import Book, file_entrants, run_ladder
 from referee.tournament.schedule import _derive
 
 
-
 def graded(n: int) -> list[str]:
     """The graded field of ``n`` entrants, best first: counter, then greedy at n - 1 epsilons from 0 to 1."""
     return ["counter", *(f"greedy+eps{e / (n - 2):.3f}" for e in range(n - 1))]
