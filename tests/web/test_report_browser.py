@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -107,6 +108,19 @@ def test_the_demo_tournament_of_real_bots_ends_with_a_report_and_the_best_games_
     record = read_record(data / "records" / f"{game_id}.abluxx")
     assert [int(x) for x in pg.locator(".seat .score").all_inner_texts()] == list(record.footer.scores)
     assert pg.errors == []
+    # its next steps name one command that serves the site on the demo's data (here on a free port, no browser)
+    command = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("the site, live, on this"))
+    assert command.startswith("abluxx serve ") and "--open" in command and f"--data {data}" in command
+    argv = [*cli, *command.split()[1:]]
+    argv[argv.index("--http-port") + 1] = "0"
+    site = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env={**os.environ, "BROWSER": "true"})
+    try:
+        url = next(line.split()[-1] for line in site.stdout if line.startswith("site on "))
+        pg.goto(f"{url}t/{tid}", timeout=300_000)
+        assert sorted(pg.locator("#board-table td.name a").all_inner_texts()) == sorted(names)
+    finally:
+        site.terminate()
+        site.wait(60)
 
 
 def test_entrant_names_with_markup_read_as_written(page_for, markup_tournament, tmp_path):

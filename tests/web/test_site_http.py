@@ -9,10 +9,11 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import grpc
 import pytest
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
-from tests.service.helpers import ORGANISER, auth, config, stub, terminate
+from tests.service.helpers import ORGANISER, auth, code_of, config, start_bot, stub, terminate
 
 from .conftest import save_tournament
 from .site import get, start_site
@@ -91,6 +92,15 @@ def test_forms_need_their_csrf_token_and_the_session_cookie_is_httponly_and_stri
     assert _post(site.url + "/signin", {"token": "not-a-token", "csrf": form_token}, cookie)[0] == 401
 
 
+def _signed_in(url: str, token: str) -> str:
+    """The cookies of a visitor who signed in with ``token``."""
+    headers = get(url + "/signin")[1]
+    csrf = re.search(r"abluxx_csrf=([^;]+)", headers["set-cookie"])[1]
+    status, set_cookie = _post(url + "/signin", {"token": token, "csrf": csrf}, f"abluxx_csrf={csrf}")
+    assert status == 303
+    return f"abluxx_csrf={csrf}; " + set_cookie.split(";")[0]
+
+
 def _open_stream(url: str) -> http.client.HTTPResponse:
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
@@ -132,3 +142,32 @@ def test_the_event_stream_says_when_a_game_finishes_and_sigterm_ends_it(tmp_path
         assert terminate(site.proc) == 0  # SIGTERM drains the site with the service
     finally:
         site.stop()
+
+
+def test_a_game_in_play_is_shown_only_when_the_api_would_show_it(tmp_path: Path) -> None:
+    """A slow bot's game whose deal the next seat order still has to play: anonymous readers get neither its events
+    on the site nor a WatchGame stream; an organiser gets both."""
+    slow = start_bot("bad:slow", "--delay-ms", "300")
+    site = start_site(tmp_path / "data", tmp_path)
+    try:
+        s = stub(site.address)
+        c = config("inplay", [{"name": "slow", "address": slow.address}, {"name": "house", "policy": "random"}],
+                   table_size=2, deals=1, seed=2, seat_orders="rotations", concurrency=1)  # fmt: skip
+        tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
+        s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+        deadline = time.monotonic() + 120
+        while not (live := re.findall(r'href="/g/([^"]+)"', get(f"{site.url}/t/{tid}")[2])):
+            assert time.monotonic() < deadline, "no game of the tournament was ever in play"
+            time.sleep(0.2)
+        status, _, body = get(f"{site.url}/g/{live[0]}")
+        if not live[0].endswith("-o0") or "in play" not in body:  # o1 plays once o0 is over: its deal is free
+            pytest.skip("the first seat order's game ended before it could be read")
+        assert status == 200 and "still to be played in 1 other game" in body
+        assert "class=\"events\"" not in body  # no event of it
+        code = code_of(lambda: next(iter(s.WatchGame(ref_pb.WatchGameRequest(game_id=live[0]), timeout=30))))
+        assert code == grpc.StatusCode.FAILED_PRECONDITION  # the API refuses it too
+        organiser = get(f"{site.url}/g/{live[0]}", {"cookie": _signed_in(site.url, ORGANISER)})[2]
+        assert "still to be played" not in organiser and "in play" in organiser
+    finally:
+        site.stop()
+        slow.stop()
