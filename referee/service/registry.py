@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from referee.rating import Ratings
-from referee.store import SqliteStore
+from referee.store import SqliteStore, TournamentRow
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS service_entrants (
@@ -180,13 +180,14 @@ class Registry:
         rows = self.db.execute("SELECT id FROM tournaments ORDER BY created_at, id LIMIT ? OFFSET ?", (limit, start))
         return [r[0] for r in rows]
 
-    def state(self, tid: str) -> tuple[str, str]:
-        """(state, created_by) of a stored tournament. One made by ``abluxx tournament run`` in the same data folder
-        has no row here: it is finished, or created (the service may start, and so resume, it)."""
+    def state(self, tid: str, stored: TournamentRow | None = None) -> tuple[str, str]:
+        """(state, created_by) of a stored tournament (``stored``: its row, if the caller has read it). One made by
+        ``abluxx tournament run`` in the same data folder has no row here: it is finished, or created (the service
+        may start, and so resume, it)."""
         row = self.db.execute("SELECT state, created_by FROM service_tournaments WHERE id = ?", (tid,)).fetchone()
         if row:
             return row[0], row[1]
-        t = self.store.tournament(tid)
+        t = stored or self.store.tournament(tid)
         return (FINISHED if t is not None and t.finished_at is not None else CREATED), "cli"
 
     def set_state(self, tid: str, state: str) -> None:

@@ -85,6 +85,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, slot);
 CREATE INDEX IF NOT EXISTS schedule_by_deck ON schedule (deck_seed, done);
+CREATE INDEX IF NOT EXISTS schedule_done ON schedule (tournament_id, done);  -- a tournament's progress, from the index
 CREATE TABLE IF NOT EXISTS ratings (
     tournament_id TEXT NOT NULL,
     entrant TEXT NOT NULL,

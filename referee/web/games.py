@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from typing import Any
 
 from google.protobuf import text_format
@@ -15,6 +16,7 @@ from starlette.responses import Response
 
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import RecordError, read_record
+from referee.service.auth import Principal
 from referee.service.runs import LiveGame
 from referee.service.visibility import deal_secret, record_for
 from referee.view.page import json_block
@@ -42,7 +44,7 @@ def _live_events(live: LiveGame, delay_s: float) -> list[dict[str, Any]]:
     return out
 
 
-async def game_page(site: Site, request: Request, game_id: str) -> Response:
+async def game_page(site: Site, request: Request, game_id: str, replays: Replays) -> Response:
     service = site.service
     who = site.who(request)
     left = service.deal_left(game_id)
@@ -63,24 +65,58 @@ async def game_page(site: Site, request: Request, game_id: str) -> Response:
         return site.render(request, "pending_game.html", game_id=game_id, tid=scheduled[0])
     tid = service.registry.game_location(game_id)
     tid_s = tid[0] if tid else ""
-    path = service.store.record_file(row.record_path)
-    record = None
-    if path is not None:
+    if deal_secret(who, left):
+        return site.render(request, "result_game.html", game_id=game_id, tid=tid_s, game=row, left=left, missing=False)
+    key = (game_id, who)
+    if (shown := replays.get(key)) is None:
+        path = service.store.record_file(row.record_path)
         try:
-            record = await asyncio.to_thread(read_record, path)
+            record = await asyncio.to_thread(read_record, path) if path is not None else None
         except RecordError:
             site.log.error("record unreadable", game_id=game_id)
-    if record is None or deal_secret(who, left):
-        return site.render(request, "result_game.html", game_id=game_id, tid=tid_s, game=row, left=left,
-                           missing=record is None)  # fmt: skip
-    return await replay_page(site, request, record_for(who, record, service.owners(tid_s), left), tid_s)
+            record = None
+        if record is None:
+            return site.render(request, "result_game.html", game_id=game_id, tid=tid_s, game=row, left=left,
+                               missing=True)  # fmt: skip
+        shown = await _replayed(record_for(who, record, service.owners(tid_s), left))
+        replays.put(key, shown)
+    return _replay_response(site, request, shown, tid_s)
+
+
+class Replays:
+    """The replay pages of the last REPLAYS finished games read, per reader (what a reader may see of a record
+    differs), so that a game many people open is read and replayed once."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pages: OrderedDict[tuple[str, Principal | None], tuple[str, str, str, str]] = OrderedDict()
+
+    def get(self, key: tuple[str, Principal | None]) -> tuple[str, str, str, str] | None:
+        if (page := self.pages.get(key)) is not None:
+            self.pages.move_to_end(key)
+        return page
+
+    def put(self, key: tuple[str, Principal | None], page: tuple[str, str, str, str]) -> None:
+        self.pages[key] = page
+        while len(self.pages) > self.size:
+            self.pages.popitem(last=False)
+
+
+REPLAYS = 32  # replay pages kept, each a few hundred KB at most
+
+
+async def _replayed(shown: rec_pb.GameRecord) -> tuple[str, str, str, str]:
+    """(game id, title, viewer body, data block) of a record already cut to what its reader may see."""
+    replay = await asyncio.to_thread(build_replay, shown)
+    title, body = viewer_body(replay)
+    return shown.header.game_id, title, body, json_block("game-data", replay.to_json())
+
+
+def _replay_response(site: Site, request: Request, page: tuple[str, str, str, str], tid: str) -> Response:
+    game_id, title, body, data = page
+    return site.render(request, "game.html", game_id=game_id, tid=tid, title=title, viewer=body, data=data)
 
 
 async def replay_page(site: Site, request: Request, shown: rec_pb.GameRecord, tid: str) -> Response:
     """A record, already cut to what the reader may see, in the replay viewer."""
-    replay = await asyncio.to_thread(build_replay, shown)
-    title, body = viewer_body(replay)
-    return site.render(
-        request, "game.html", game_id=shown.header.game_id, tid=tid, title=title, viewer=body,
-        data=json_block("game-data", replay.to_json()),
-    )  # fmt: skip
+    return _replay_response(site, request, await _replayed(shown), tid)

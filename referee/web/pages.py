@@ -17,7 +17,7 @@ from referee.service.visibility import private_to
 from referee.store import TournamentRow
 
 from .app import Site
-from .games import game_page, replay_page
+from .games import REPLAYS, Replays, game_page, replay_page
 from .markdown import how_to_enter
 from .plot import plot
 
@@ -50,12 +50,20 @@ class Pages:
         self.site = site
         self.service = site.service
         self.size = site.http.page_size
+        self.replays = Replays(REPLAYS)
+        self.heads: dict[str, TournamentRow] = {}
 
     def _row(self, tid: str) -> TournamentRow:
+        """The tournament with its progress counted now (a count of its schedule: on a page that shows it)."""
         row = self.service.store.tournament(tid)
         if row is None:
             raise HTTPException(404, "no such tournament or ladder on this server")
+        self.heads[tid] = row
         return row
+
+    def _head(self, tid: str) -> TournamentRow:
+        """The tournament's name and config, which never change: read once (its counts may be old)."""
+        return self.heads.get(tid) or self._row(tid)
 
     def live_games(self, tid: str | None = None) -> list[dict[str, Any]]:
         """The games being played now (of ``tid`` when given): what a tournament watcher hears of them."""
@@ -71,7 +79,7 @@ class Pages:
         start = _number(request, "start") or 0
         ids = self.service.registry.tournament_ids(start, self.size + 1)
         rows = [r for r in (self.service.store.tournament(t) for t in ids[: self.size]) if r is not None]
-        states = {r.id: self.service.registry.state(r.id)[0] for r in rows}
+        states = {r.id: self.service.registry.state(r.id, r)[0] for r in rows}
         return self.site.render(
             request, "home.html", rows=rows, kinds={r.id: kind_of(r) for r in rows}, states=states,
             live=self.live_games()[: self.size], start=start,
@@ -88,7 +96,7 @@ class Pages:
         start = _number(request, "start") or 0
         linked = self.service.registry.linked(tid)
         return {
-            "row": row, "kind": kind_of(row), "state": self.service.registry.state(tid)[0], "standings": standings,
+            "row": row, "kind": kind_of(row), "state": self.service.registry.state(tid, row)[0], "standings": standings,
             "rows": standings.rows[start : start + self.size], "start": start,
             "next_start": start + self.size if len(standings.rows) > start + self.size else None,
             "versions": linked, "live": self.live_games(tid),
@@ -106,7 +114,7 @@ class Pages:
 
     async def games(self, request: Request) -> Response:
         tid = request.path_params["tid"]
-        row = self._row(tid)
+        row = self._head(tid)
         before = _number(request, "before")
         games = await self.service.reader.run(lambda store: store.recent_games(tid, before, self.size + 1))
         return self.site.render(
@@ -133,7 +141,7 @@ class Pages:
         )  # fmt: skip
 
     async def game(self, request: Request) -> Response:
-        return await game_page(self.site, request, request.path_params["game_id"])
+        return await game_page(self.site, request, request.path_params["game_id"], self.replays)
 
     async def bots(self, request: Request) -> Response:
         before = _number(request, "before")
