@@ -1,0 +1,173 @@
+"""The match runner's clock and faults decision by decision (referee/match/runner.py): the allowance each request
+gets, the bank a late answer spends, the referee's own stalls kept off the bot's time, strikes, retiring, and what
+the game-over notice reveals. A unit test of the runner: each seat is a built-in policy played in this process,
+with some of its answers replaced by a script (late, faulty, fatal), and the referee's stalls come from a clock
+the test sets; so it is fast and exact on any machine. Real bots over gRPC: test_faults.py, test_time_control.py."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+import pytest
+
+from referee.engine import deck_from_seed
+from referee.match import EntrantRef, GameSpec, TimeControl, play_game
+from referee.match import runner as match_runner
+from referee.match.clock import LagMonitor
+from referee.match.runner import fault_name
+from referee.match.seats import BuiltinSeat, SeatAnswer
+from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+
+F = rec_pb
+TC = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=50)
+
+
+class Stalled(LagMonitor):
+    def __init__(self, stall_s: float) -> None:
+        super().__init__()
+        self.stall_s = stall_s
+
+    def worst_since(self, t0: float) -> float:
+        return self.stall_s
+
+
+class Scripted:
+    """A built-in greedy seat whose ``n``-th answer (1-based) is replaced: ``script[n]`` is a SeatAnswer, or a dict
+    of fields to set on the real answer (``bot_us`` for a late one). Keeps the allowances and the notice."""
+
+    def __init__(self, name: str, script: dict[int, Any] | None = None) -> None:
+        self.inner = BuiltinSeat.from_policy(name, "greedy", 1)
+        self.name, self.version, self.author = name, self.inner.version, self.inner.author
+        self.address, self.kind, self.transport = self.inner.address, self.inner.kind, self.inner.transport
+        self.script = script or {}
+        self.allowances: list[float] = []
+        self.notices: list[bot_pb.GameOverNotice | None] = []
+
+    @property
+    def is_fallback(self) -> bool:
+        return False
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def start(self, start: bot_pb.GameStart) -> None:
+        await self.inner.start(start)
+
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
+        self.allowances.append(allowance_s)
+        answer = await self.inner.decide(request, seq, allowance_s)
+        step = self.script.get(len(self.allowances))
+        if isinstance(step, SeatAnswer):
+            return step
+        return dataclasses.replace(answer, **step) if step else answer
+
+    async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
+        self.notices.append(notice)
+        await self.inner.finish(notice)
+
+
+def _play(script: dict[int, Any], stall_s: float = 0.0, tc: TimeControl = TC, max_strikes: int = 3,
+          reveal: bool = True, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[Any, list[Scripted], list]:
+    """A two-seat game, seat 0 scripted; (result, seats, seat 0's decision records)."""
+    assert monkeypatch is not None
+    monkeypatch.setattr(match_runner, "lag_monitor", lambda: Stalled(stall_s))
+    seats = [Scripted("s0", script), Scripted("s1")]
+    spec = GameSpec("g", 11, (EntrantRef("s0", policy="greedy"), EntrantRef("s1", policy="greedy")),
+                    time_control=tc, max_strikes=max_strikes, reveal_deal=reveal)  # fmt: skip
+    records: list[rec_pb.DecisionRecord] = []
+    result = asyncio.run(play_game(spec, seats, on_decision=lambda b: records.append(
+        rec_pb.DecisionRecord.FromString(b))))  # fmt: skip
+    return result, seats, [d for d in records if d.seat == 0]
+
+
+def fault(kind: int, detail: str = "x", fatal: bool = False) -> SeatAnswer:
+    return SeatAnswer(None, kind, detail, 1234, 0, fatal)
+
+
+def test_the_allowance_is_the_decision_the_bank_left_and_the_grace(monkeypatch) -> None:
+    # answer 1 is 200 ms over its decision time: the bank pays; answer 2 is 400 ms over, a 150 ms stall is not
+    # the bot's: 250 ms from the bank; answer 3 is over by more than the bank has left: it is emptied, no fault
+    script = {1: {"bot_us": 1_200_000}, 2: {"bot_us": 1_400_000}, 3: {"bot_us": 1_900_000}}
+    result, seats, mine = _play(script, stall_s=0.15, monkeypatch=monkeypatch)
+    assert seats[0].allowances[:4] == [pytest.approx(x) for x in (1.55, 1.5, 1.25, 1.05)]
+    # stall 150 ms off each late answer: 200-150 = 50, 400-150 = 250, then 900-150 = 750 > 200 left
+    assert [d.bank_left_ms for d in mine[:4]] == [450, 200, 0, 0]
+    assert all(d.fault == 0 and d.chosen_by == F.CHOOSER_BOT for d in mine)
+    assert result.seats[0].decision_us[:3] == [1_200_000, 1_400_000, 1_900_000]
+    _, seats, mine = _play({1: {"bot_us": 1_000_000}, 2: {"bot_us": 1_001_000}}, monkeypatch=monkeypatch)
+    assert [d.bank_left_ms for d in mine[:2]] == [500, 499]  # exactly on time costs nothing; 1 ms over costs 1
+
+
+@pytest.mark.parametrize(
+    ("grace_ms", "stall_s", "kind"),
+    [(50, 0.049, F.FAULT_KIND_TIMEOUT), (50, 0.05, F.FAULT_KIND_REFEREE), (0, 0.0199, F.FAULT_KIND_TIMEOUT),
+     (0, 0.02, F.FAULT_KIND_REFEREE), (10, 0.015, F.FAULT_KIND_TIMEOUT)],
+)  # fmt: skip
+def test_a_timeout_during_a_stall_of_the_grace_and_20_ms_is_the_referees(monkeypatch, grace_ms, stall_s, kind) -> None:
+    tc = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=grace_ms)
+    result, _, mine = _play({1: fault(F.FAULT_KIND_TIMEOUT, "no answer")}, stall_s, tc, monkeypatch=monkeypatch)
+    first = mine[0]
+    assert first.fault == kind and first.chosen_by == F.CHOOSER_FALLBACK and not first.retired
+    if kind == F.FAULT_KIND_REFEREE:
+        assert first.bank_left_ms == 500 and result.referee_faults == 1 and result.seats[0].faults == {}
+        assert first.fault_detail == f"the referee's event loop stalled {stall_s * 1000:.0f} ms (no answer)"
+        assert result.seats[0].first_fault == ""
+    else:
+        assert first.bank_left_ms == 0 and result.referee_faults == 0 and result.seats[0].faults == {"timeout": 1}
+        assert first.fault_detail == "no answer"
+        assert result.seats[0].first_fault == "timeout at decision 1: no answer"
+
+
+def test_a_fatal_timeout_is_the_bots_whatever_the_stall(monkeypatch) -> None:
+    result, _, mine = _play({1: fault(F.FAULT_KIND_TIMEOUT, "gone", fatal=True)}, 5.0, monkeypatch=monkeypatch)
+    assert mine[0].fault == F.FAULT_KIND_TIMEOUT and mine[0].retired and result.referee_faults == 0
+    assert result.seats[0].retired and result.places[0] == 2
+
+
+def test_strikes_retire_at_max_and_a_fatal_fault_at_once(monkeypatch) -> None:
+    bad = {n: fault(F.FAULT_KIND_INVALID, f"bad {n}") for n in (1, 2, 3)}
+    result, seats, mine = _play(bad, max_strikes=4, monkeypatch=monkeypatch)
+    assert [d.retired for d in mine[:4]] == [False] * 4 and not result.seats[0].retired
+    assert result.seats[0].faults == {"invalid": 3} and result.seats[0].first_fault == "invalid at decision 1: bad 1"
+    assert mine[3].chosen_by == F.CHOOSER_BOT  # it plays again after its strikes
+    result, seats, mine = _play(bad, max_strikes=3, monkeypatch=monkeypatch)
+    assert [d.retired for d in mine[:3]] == [False, False, True] and result.seats[0].retired
+    after = mine[3]
+    assert after.fault == F.FAULT_KIND_RETIRED and after.chosen_by == F.CHOOSER_FALLBACK
+    assert after.fault_detail == "the seat has retired; the fallback plays it"
+    assert all(d.fault == F.FAULT_KIND_RETIRED for d in mine[3:]) and len(seats[0].allowances) == 3
+    assert seats[0].notices == [None, None]  # closed when it retired, and told nothing at the end
+    assert seats[1].notices[0] is not None
+    assert list(result.places) == [2, 1]
+    result, seats, mine = _play({2: fault(F.FAULT_KIND_DISCONNECTED, "dropped", fatal=True)}, max_strikes=100,
+                                monkeypatch=monkeypatch)  # fmt: skip
+    assert mine[1].fault == F.FAULT_KIND_DISCONNECTED and mine[1].retired and len(seats[0].allowances) == 2
+    assert result.seats[0].faults == {"disconnected": 1}
+
+
+def test_a_reply_naming_no_legal_action_is_invalid(monkeypatch) -> None:
+    reply = bot_pb.DecisionReply(game_id="g", seq=1, index=10_000)
+    _, _, mine = _play({1: SeatAnswer(reply, 0, "", 10, 0, False)}, monkeypatch=monkeypatch)
+    assert mine[0].fault == F.FAULT_KIND_INVALID and mine[0].chosen_by == F.CHOOSER_FALLBACK and mine[0].fault_detail
+
+
+@pytest.mark.parametrize("reveal", [True, False])
+def test_the_game_over_notice_reveals_the_deal_only_when_the_spec_says(monkeypatch, reveal: bool) -> None:
+    result, seats, _ = _play({}, reveal=reveal, monkeypatch=monkeypatch)
+    for i, seat in enumerate(seats):
+        (notice,) = seat.notices
+        assert notice is not None and notice.seat == i and notice.game_id == "g"
+        assert list(notice.scores) == list(result.scores) and list(notice.places) == list(result.places)
+        assert len(notice.deck_commitment) == 32
+        if reveal:
+            assert list(notice.deck) == list(deck_from_seed(11)) and len(notice.salt) == 16
+        else:
+            assert list(notice.deck) == [] and notice.salt == b""
+
+
+def test_fault_names_are_the_stats_keys() -> None:
+    assert [fault_name(k) for k in (F.FAULT_KIND_TIMEOUT, F.FAULT_KIND_INVALID, F.FAULT_KIND_DISCONNECTED)] == [
+        "timeout", "invalid", "disconnected"]  # fmt: skip
