@@ -63,8 +63,12 @@ def test_a_kind_without_its_own_status_keeps_its_parents() -> None:
     class Own(BadInput, exit_code=5):
         pass
 
+    class Kind(RefereeError, status=StatusCode.ABORTED):
+        pass
+
     assert (Sub.status, Sub.exit_code) == (StatusCode.INVALID_ARGUMENT, 2)
     assert (Own.status, Own.exit_code) == (StatusCode.INVALID_ARGUMENT, 5)
+    assert (Kind.status, Kind.exit_code) == (StatusCode.ABORTED, 1)
     assert (BadInput.status, BadInput.exit_code) == (StatusCode.INVALID_ARGUMENT, 2)  # the parent is untouched
 
 
