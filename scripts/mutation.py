@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Mutation testing of named modules with mutmut 3 (docs/development.md, "Mutation testing").
+
+    python3 scripts/mutation.py MODULE...      # names from scripts/mutation.toml, e.g. deals schedule
+    python3 scripts/mutation.py --all          # every module listed there
+    python3 scripts/mutation.py --list         # the names
+
+Each module runs in its own scratch copy of the tracked tree (``.mutation/NAME/``, wiped first), whose
+``pyproject.toml`` gets a ``[tool.mutmut]`` table naming only that file and only the tests listed for it: mutmut
+runs those once to learn which tests reach which function, then, for every mutant, only the tests that reach it.
+``PYTHONPATH`` points at mutmut's ``mutants/`` copy, so bot and worker processes that a test spawns import the
+mutated code too. The kill rate leaves out the equivalent mutants explained in ``scripts/mutation.toml``; every
+other survivor is printed with its diff. One JSON line per module goes to stdout; the exit status is 1 when a module
+is under its ``min_rate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "scripts" / "mutation.toml"
+SCRATCH = ROOT / ".mutation"
+KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+
+
+# Run at the start of every process a test spawns (PYTHONPATH): while mutmut collects which tests reach which
+# function, a mutated function called in such a process asks for mutmut's config, which mutmut reads from the
+# working directory's pyproject.toml; a spawned process runs elsewhere (a test's tmp_path), so it is read here.
+SITECUSTOMIZE = """\
+import os
+if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+    try:
+        import mutmut.configuration as _c
+        _cwd = os.getcwd()
+        os.chdir({work!r})
+        try:
+            _c.config()
+        finally:
+            os.chdir(_cwd)
+    except Exception:
+        pass
+"""
+
+
+def load() -> dict[str, Any]:
+    with CONFIG.open("rb") as f:
+        return tomllib.load(f)
+
+
+def scratch_copy(name: str) -> Path:
+    """A fresh copy of the tracked files (as they are in the work tree) in ``.mutation/NAME``."""
+    work = SCRATCH / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, check=True, capture_output=True,
+    ).stdout.split(b"\0")
+    for raw in files:
+        if not raw:
+            continue
+        rel = Path(raw.decode())
+        src = ROOT / rel
+        if rel.parts[0] == ".mutation" or not src.is_file():
+            continue
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, work / rel)
+    return work
+
+
+def toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+def configure(work: Path, module: dict[str, Any], common: dict[str, Any]) -> None:
+    """Append this module's ``[tool.mutmut]`` table to the scratch copy's pyproject.toml."""
+    table = [
+        "",
+        "[tool.mutmut]",
+        f"source_paths = {toml_list(['referee'])}",
+        f"only_mutate = {toml_list([module['file']])}",
+        f"also_copy = {toml_list(common['also_copy'])}",
+        f"pytest_add_cli_args = {toml_list(common['pytest_args'])}",
+        f"pytest_add_cli_args_test_selection = {toml_list(module['tests'])}",
+        f'process_isolation = "{common["process_isolation"]}"',
+        "use_git_change_detection = false",
+    ]
+    with (work / "pyproject.toml").open("a") as f:
+        f.write("\n".join(table) + "\n")
+
+
+def mangled(module_file: str, name: str) -> str:
+    """A mutant's name without the module prefix and the ``__mutmut_N`` suffix: the function it mutates."""
+    prefix = module_file.removesuffix(".py").replace("/", ".") + "."
+    return name.removeprefix(prefix).rsplit("__mutmut_", 1)[0]
+
+
+def changed_lines(diff: str) -> tuple[str, str]:
+    """The removed and the added lines of a mutant's diff, stripped and joined with newlines."""
+    body = [ln for ln in diff.splitlines() if not ln.startswith(("---", "+++"))]
+    before = "\n".join(ln[1:].strip() for ln in body if ln.startswith("-"))
+    after = "\n".join(ln[1:].strip() for ln in body if ln.startswith("+"))
+    return before, after
+
+
+def is_equivalent(module_file: str, function: str, diff: str, equivalents: list[dict[str, str]]) -> bool:
+    before, after = changed_lines(diff)
+    return any(
+        e["file"] == module_file and e["function"] == function and e["before"] == before and e["after"] == after
+        for e in equivalents
+    )
+
+
+def results(work: Path, module: dict[str, Any], equivalents: list[dict[str, str]]) -> dict[str, Any]:
+    """Read mutmut's verdicts in ``work``: counts, the kill rate of the non-equivalent mutants, and survivors."""
+    from mutmut.configuration import reset_config
+    from mutmut.mutation.data import SourceFileMutationData
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.stats import status_by_exit_code
+
+    here = Path.cwd()
+    os.chdir(work)
+    try:
+        reset_config()
+        data = SourceFileMutationData(path=Path(module["file"]))
+        data.load()
+        patterns = module.get("functions", ["*"])
+        counts: dict[str, int] = {}
+        survivors: list[dict[str, str]] = []
+        equivalent = 0
+        for name, code in data.exit_code_by_key.items():
+            function = mangled(module["file"], name)
+            if not any(fnmatch.fnmatchcase(function, p) for p in patterns):
+                continue
+            status = status_by_exit_code[code]
+            if status not in KILLED:
+                diff = get_diff_for_mutant(name, path=module["file"])
+                if is_equivalent(module["file"], function, diff, equivalents):
+                    equivalent += 1
+                    continue
+                survivors.append({"mutant": name, "status": status, "diff": diff})
+            counts[status] = counts.get(status, 0) + 1
+    finally:
+        os.chdir(here)
+    total = sum(counts.values())
+    killed = sum(n for s, n in counts.items() if s in KILLED)
+    return {
+        "killed": killed, "counted": total, "equivalent": equivalent, "by_status": counts,
+        "rate": round(killed / total, 4) if total else 1.0, "survivors": survivors,
+    }
+
+
+def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children: int) -> dict[str, Any]:
+    t0 = time.monotonic()
+    work = scratch_copy(name)
+    configure(work, module, cfg["common"])
+    # Made now, not by mutmut: Python caches a sys.path entry that does not exist yet as "nothing here", and mutmut's
+    # own run would then import the original tree.
+    (work / "mutants").mkdir()
+    env = dict(os.environ)
+    # the processes a test starts (bots, workers, the CLI) import the mutated copy, not the original tree
+    site = work / ".site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(work=str(work)))
+    paths = [work / "mutants", work / "mutants" / "clients" / "python", site]
+    env["PYTHONPATH"] = os.pathsep.join(map(str, paths))
+    prefix = module["file"].removesuffix(".py").replace("/", ".") + "."
+    names = [prefix + p + "__mutmut_*" for p in module.get("functions", [])]
+    mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
+    log = work / "mutmut.log"
+    with log.open("w") as out:
+        proc = subprocess.run(
+            ["nice", "-n", "10", *mutmut, "run", "--max-children", str(children), *names],
+            cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    if proc.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-30:]
+        raise SystemExit(f"mutmut failed on {name} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail))
+    found = results(work, module, cfg.get("equivalent", []))
+    found.update(module=name, file=module["file"], seconds=round(time.monotonic() - t0, 1))
+    return found
+
+
+def main() -> int:
+    cfg = load()
+    modules: dict[str, Any] = cfg["modules"]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help="modules from scripts/mutation.toml")
+    ap.add_argument("--all", action="store_true", help="every module in scripts/mutation.toml")
+    ap.add_argument("--list", action="store_true", help="print the module names and exit")
+    ap.add_argument("--children", type=int, default=2, help="mutants tested at once (default 2)")
+    args = ap.parse_args()
+    if args.list:
+        for n, m in modules.items():
+            print(f"{n}\t{m['file']}\t{m.get('about', '')}")
+        return 0
+    names = list(modules) if args.all else args.names
+    unknown = [n for n in names if n not in modules]
+    if unknown or not names:
+        ap.error(f"name modules from: {', '.join(modules)}" + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    t0 = time.monotonic()
+    low = []
+    for n in names:
+        found = run_module(n, modules[n], cfg, args.children)
+        for s in found["survivors"]:
+            print(f"# {s['mutant']}: {s['status']}\n{s['diff']}\n", file=sys.stderr)
+        print(json.dumps({k: v for k, v in found.items() if k != "survivors"}), flush=True)
+        if found["rate"] < cfg["common"]["min_rate"]:
+            low.append(n)
+    print(json.dumps({"modules": len(names), "seconds": round(time.monotonic() - t0, 1), "under_min_rate": low}))
+    return 1 if low else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
