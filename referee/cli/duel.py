@@ -188,6 +188,7 @@ def result_json(state: DuelState) -> dict[str, Any]:
         "mean_diff": s.mean_diff,
         "ci95": [_finite(s.ci95[0]), _finite(s.ci95[1])],
         "llr": s.llr,
+        "skew": s.skew,
         "bounds": list(s.bounds),
         "wins": s.wins,
         "losses": s.losses,
