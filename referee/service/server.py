@@ -43,6 +43,7 @@ from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.records import FAULT_PB, RecordError, read_record
 from referee.records.paths import VALIDATION
 from referee.store import SqliteStore, open_store
+from referee.store import ladder as ladder_store
 from referee.tournament.config import ConfigError, TournamentConfig, WorkerSettings, check_address, parse
 from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.ladder_run import open_ladder
@@ -613,9 +614,12 @@ class RefereeService(ref_grpc.RefereeServicer):
         return 0 if scheduled is None else self.store.deal_in_play(scheduled[2], game_id)
 
     def owners(self, tid: str) -> dict[str, str]:
-        """Entrant name -> owner in tournament ``tid`` (only its submitted bots have one)."""
+        """Entrant name -> owner in tournament ``tid`` (only its submitted bots have one), a ladder's entrants too."""
         row = self.store.tournament(tid) if tid else None
-        return owners(row.config) if row is not None else {}
+        if row is None:
+            return {}
+        joined = {e.name: e.owner for e in ladder_store.entrants(self.store, tid)} if "ladder" in row.config else {}
+        return owners(row.config) | joined
 
     def _stored_record(self, game_id: str, unfinished: str) -> rec_pb.GameRecord:
         """The record of the finished game ``game_id``; ``unfinished`` is the FAILED_PRECONDITION message for a game

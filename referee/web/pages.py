@@ -13,8 +13,10 @@ from starlette.responses import Response
 
 from referee.records import RecordError, read_record
 from referee.records.paths import VALIDATION, record_in
+from referee.service import ladders
 from referee.service.visibility import private_to
 from referee.store import TournamentRow
+from referee.store import ladder as ladder_store
 
 from .app import Site
 from .games import REPLAYS, Replays, game_page, replay_page
@@ -92,15 +94,23 @@ class Pages:
 
     async def _board(self, request: Request, tid: str) -> dict[str, Any]:
         row = self._row(tid)
-        standings = await self.service.boards.standings(tid, row.done)
+        ladder = "ladder" in row.config
+        every = request.query_params.get("all") == "1"  # a ladder's every version, not only each bot's latest
+        shown = ladders.shown(self.service.store, tid, every) if ladder else None
+        standings = await self.service.boards.standings(tid, row.done, shown)
         start = _number(request, "start") or 0
-        linked = self.service.registry.linked(tid)
         return {
             "row": row, "kind": kind_of(row), "state": self.service.registry.state(tid, row)[0], "standings": standings,
-            "rows": standings.rows[start : start + self.size], "start": start,
+            "rows": standings.rows[start : start + self.size], "start": start, "every": every, "ladder": ladder,
             "next_start": start + self.size if len(standings.rows) > start + self.size else None,
-            "versions": linked, "live": self.live_games(tid),
+            "versions": self._versions(tid, ladder), "live": self.live_games(tid),
         }  # fmt: skip
+
+    def _versions(self, tid: str, ladder: bool) -> dict[str, tuple[str, int]]:
+        """Entrant name -> (submitted bot, version) of the entrants that are submitted bots."""
+        if ladder:
+            return {e.name: (e.bot, e.version) for e in ladder_store.entrants(self.service.store, tid)}
+        return self.service.registry.linked(tid)
 
     async def board(self, request: Request) -> Response:
         tid = request.path_params["tid"]
@@ -131,7 +141,7 @@ class Pages:
             raise HTTPException(404, "no such entrant in this tournament")
         before = _number(request, "before")
         games = await self.service.reader.run(lambda store: store.recent_games(tid, before, self.size + 1, name))
-        linked = self.service.registry.linked(tid).get(name)
+        linked = self._versions(tid, "ladder" in row.config).get(name)
         h2h, h2h_start, h2h_next = _paged(request, sorted(standings.head_to_head.get(name, {}).items()), self.size)
         return self.site.render(
             request, "entrant.html", row=row, kind=kind_of(row), s=standing, name=name,

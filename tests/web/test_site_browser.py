@@ -173,3 +173,41 @@ def test_at_390_px_the_main_tables_need_no_sideways_scrolling(narrow_site, page_
     )
     assert widths[0] <= 390 and all(right <= 390 for right in widths[1:]), widths
     assert page.locator("main table").count() >= 1
+
+
+def test_a_ladder_shows_through_the_same_pages_with_its_versions(tmp_path: Path, page_for) -> None:
+    """An open ladder with a submitted bot resubmitted mid-way: its leaderboard shows each bot's latest version
+    (linked to the bot's page), every version on request, and each version's entrant page."""
+    from tests.service.helpers import start_bots, submit
+    from tests.service.test_ladder import games, names, wait_for
+
+    site = start_site(tmp_path / "data", tmp_path)
+    bots = start_bots(["greedy", "counter"])
+    try:
+        s = stub(site.address)
+        c = config("open", [{"name": "house-greedy", "policy": "greedy"}, {"name": "house-random", "policy": "random"}],
+                   table_size=3, concurrency=2, ladder=ref_pb.LadderConfig(open=True))  # fmt: skip
+        tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
+        assert submit(s, "ag", bots[0].address, ALICE).HasField("entrant")
+        s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+        wait_for("ag.v1 to play", lambda: "ag.v1" in set().union(*map(names, games(s, tid))))
+        assert submit(s, "ag", bots[1].address, ALICE).entrant.version == 2
+        wait_for("ag.v2 to play", lambda: "ag.v2" in set().union(*map(names, games(s, tid))))
+        page = page_for(1280, 900)
+        page.goto(f"{site.url}/", timeout=SLOW)
+        assert "ladder" in page.locator("table.list tbody tr", has_text="open").inner_text()
+        page.goto(f"{site.url}/t/{tid}", timeout=SLOW)
+        shown = page.locator("#board-table td.name a").all_inner_texts()
+        assert "ag.v2" in shown and "ag.v1" not in shown
+        assert page.locator("#board-table a", has_text="ag v2").count() == 1  # its version, linked to the bot
+        page.click("a:text-is('every version')")
+        assert {"ag.v1", "ag.v2"} <= set(page.locator("#board-table td.name a").all_inner_texts())
+        page.click("#board-table a:text-is('ag.v1')")
+        assert page.locator("h1").inner_text().startswith("ag.v1")
+        page.click("a:text-is('ag v1')")
+        assert [v.strip() for v in page.locator("table.versions td.num").all_inner_texts()] == ["2", "1"]
+        assert page.errors == []
+    finally:
+        site.stop()
+        for b in bots:
+            b.stop()
