@@ -34,15 +34,19 @@ const HELLO = {
   transports: ['TRANSPORT_UNARY', 'TRANSPORT_STREAM'],
 };
 
-// The reply to one DecisionRequest. A strategy bug must not lose the game: index 0 is always legal.
+const MAX_ERROR_CHARS = 200; // bot.proto DecisionReply.error: the referee keeps no more than this
+
+// The reply to one DecisionRequest. A strategy bug answers no action and says what went wrong in the reply's
+// error field ("TypeError: ..."), as bot.proto asks: the referee records it in the fault, which costs one strike,
+// and its fallback plays the decision; the stack goes to stderr.
 function reply(req) {
-  let index = 0;
   try {
-    index = choose(req);
+    return { game_id: req.game_id, seq: req.seq, index: choose(req) };
   } catch (err) {
     console.error(`strategy failed on seq ${req.seq} of game ${req.game_id}: ${err.stack}`);
+    const error = `${err.name || 'Error'}: ${err.message}`.slice(0, MAX_ERROR_CHARS);
+    return { game_id: req.game_id, seq: req.seq, error };
   }
-  return { game_id: req.game_id, seq: req.seq, index };
 }
 
 const service = {

@@ -266,3 +266,24 @@ def test_a_signal_ends_the_bot_cleanly_with_a_stream_open(node: str, sig: signal
     reply = stream.ask(decision_request(state, "g-open", 1, []))
     assert reply.seq == 1
     assert b.stop(sig) == 0, b.errors()
+
+
+@pytest.mark.parametrize("transport", ["unary", "stream"])
+def test_a_strategy_bug_answers_no_action_and_its_error_in_words(bot: NodeBot, transport: str) -> None:
+    """bot.proto DecisionReply.error: a play request whose only listed action is no group trips strategy.js, and the
+    bot says so in the reply rather than guessing an index (the referee's fallback plays it, for one strike)."""
+    state = new_game(deck_from_seed(3), 2)
+    state, _ = apply(state, state.legal[0])  # seat 0 has a stack: the strategy looks at it
+    req = decision_request(state, f"g-bug-{transport}", 7, [])
+    del req.legal_actions[:]
+    req.legal_actions.add().choice = pb.CHOICE_SKIP
+    req.kind = pb.DECISION_KIND_PLAY
+    if transport == "unary":
+        reply = bot.stub.Decide(req, timeout=10)
+    else:
+        seat = StreamSeat(bot.stub)
+        reply = seat.ask(req)
+        seat.close()
+    assert reply.seq == 7 and reply.WhichOneof("decision") is None
+    assert reply.error.startswith("TypeError: ") and len(reply.error) <= 200, reply.error
+    assert bot.proc.poll() is None

@@ -50,3 +50,32 @@ def test_the_documented_protoc_line_generates_the_bot_service(language, tmp_path
     for name, holds in EXPECTED[language].items():
         assert (out / name).is_file(), f"{name} not generated: {sorted(p.name for p in out.glob('*'))}"
         assert holds in (out / name).read_text()
+
+
+def test_the_gopath_section_generates_the_package_where_it_says(tmp_path):
+    """docs/writing-a-bot.md's GOPATH-mode protoc line puts package abluxxenv1 in $HOME/go/src/abluxxen/v1, the
+    folder the section says a bot imports as "abluxxen/v1"."""
+    missing = [p for p in TOOLS["go"] if shutil.which(p) is None]
+    if missing:
+        why = f"{', '.join(missing)} not on the PATH (Debian: {DEBIAN})"
+        if os.environ.get("CI") == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    doc = (ROOT / "docs" / "writing-a-bot.md").read_text()
+    section = doc.split("### Go from Debian's packages", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, flags=re.S).group(1)
+    for package in ("golang-google-grpc-dev", "golang-google-protobuf-dev", "golang-github-golang-protobuf-1-5-dev"):
+        assert package in block
+    assert "GO111MODULE=off" in block
+    line = next(x for x in block.splitlines() if x.startswith("protoc "))
+    (tmp_path / "proto").symlink_to(ROOT / "proto")
+    home = tmp_path / "home"
+    (home / "go" / "src").mkdir(parents=True)
+    done = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(home)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    package = home / "go" / "src" / "abluxxen" / "v1"
+    assert sorted(p.name for p in package.iterdir()) == ["bot.pb.go", "bot_grpc.pb.go", "game.pb.go"]
+    assert all("package abluxxenv1" in p.read_text() for p in package.iterdir())
+    served = (package / "bot_grpc.pb.go").read_text()
+    assert "func RegisterBotServer(" in served and "type UnimplementedBotServer struct" in served
