@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -27,14 +28,43 @@ net = ipaddress.ip_network
 def test_loopback_by_its_spelling_only() -> None:
     for host in ("localhost", "127.0.0.1", "127.5.6.7", "::1", "[::1]"):
         assert is_loopback(host), host
-    for host in ("localhost.example", "10.0.0.1", "::2", "[fe80::1]", "name", "", "Localhost"):
+    for host in ("localhost.example", "10.0.0.1", "::2", "[fe80::1]", "name", "", "Localhost", "XlocalhostX"):
         assert not is_loopback(host), host
 
 
 def test_local_means_this_machine() -> None:
     assert is_local(ip("127.0.0.1")) and is_local(ip("::1")) and is_local(ip("0.0.0.0")) and is_local(ip("::"))
-    assert not is_local(ip("192.0.2.1"))  # TEST-NET-1: nobody's interface
+    assert not is_local(ip("203.0.113.77"))  # TEST-NET-3: nobody's interface
     assert not is_local(ip("2001:db8::1"))
+    # not loopback by its spelling, yet this machine: an IPv6 socket binds it
+    assert not ip("::ffff:127.0.0.1").is_loopback and is_local(ip("::ffff:127.0.0.1"))
+
+
+def _own_ipv4() -> list[str]:
+    """This machine's IPv4 interface addresses other than loopback (Linux's routing table; none elsewhere)."""
+    try:
+        lines = Path("/proc/net/fib_trie").read_text().splitlines()
+    except OSError:
+        return []
+    found = {lines[i - 1].split()[-1] for i, line in enumerate(lines) if line.strip() == "/32 host LOCAL"}
+    return sorted(a for a in found if not ip(a).is_loopback)
+
+
+def test_an_interface_address_of_this_machine_is_local() -> None:
+    own = _own_ipv4()
+    if not own:
+        pytest.skip("this machine has no IPv4 address but loopback")
+    assert all(is_local(ip(a)) for a in own), own
+
+
+def test_a_local_address_whose_port_is_taken_is_still_local() -> None:
+    # the check binds port 0 (any free port), so a bot's own port being in use does not matter
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as held:
+        try:
+            held.bind(("::", 1))
+        except OSError:
+            pytest.skip("port 1 cannot be bound here (not root, or in use)")
+        assert is_local(ip("::ffff:127.0.0.1"))
 
 
 def test_the_default_policy_refuses_link_local_in_both_families_and_ipv4_mapped() -> None:
@@ -75,6 +105,8 @@ def test_resolve_gives_the_checked_ip_literal_to_dial() -> None:
         asyncio.run(resolve("169.254.169.254:80", policy, set()))
     with pytest.raises(Unresolved, match=r"^no-such-host\.invalid$"):
         asyncio.run(resolve("no-such-host.invalid:80", policy, set()))
+    with pytest.raises(Unresolved):  # only the brackets of an IPv6 literal are taken off
+        asyncio.run(resolve("X127.0.0.1X:80", policy, set()))
 
 
 def test_unix_sockets_only_when_allowed() -> None:
@@ -96,6 +128,7 @@ def test_same_place_is_the_same_port_and_host_or_both_this_machine() -> None:
     assert not same_place("bot.example:5000", "127.0.0.1:5000")  # a stored name is compared as written
     assert same_place("unix:/tmp/a", "unix:/tmp/a") and not same_place("unix:/tmp/a", "unix:/tmp/b")
     assert not same_place("unix:/tmp/a:5000", "127.0.0.1:5000")
+    assert not same_place("X127.0.0.1X:5000", "127.0.0.1:5000") and not same_place("::1:5000", "X::1X:5000")
 
 
 def test_the_default_policy_denies_exactly_link_local() -> None:
