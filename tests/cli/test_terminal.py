@@ -14,7 +14,7 @@ from pathlib import Path
 from match.helpers import bot_process  # tests/match (pytest puts tests/ on the path)
 
 from referee.store import open_store
-from referee.terminal import printable, say
+from referee.terminal import StatusLine, printable, said, say
 from referee.tournament.config import EntrantConfig, TournamentConfig
 from referee.tournament.play import match_player
 from referee.tournament.runner import run_tournament
@@ -88,3 +88,45 @@ def test_c1_controls_and_unicode_reorderings_are_escaped_at_their_edges() -> Non
     out = io.StringIO()
     say("x\x9b2J", "\x85y", file=out)
     assert out.getvalue() == "x\\x9b2J \\x85y\n"
+
+
+class _Flushes(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        super().flush()
+
+
+def test_say_is_print_with_escapes_its_end_and_flush(capsys) -> None:
+    out = _Flushes()
+    say("a", 1, None, sep="|", end="", file=out)
+    assert out.getvalue() == "a|1|None" and out.flushes == 0  # no flush unless asked, like print
+    say("b", file=out, flush=True)
+    assert out.getvalue() == "a|1|Noneb\n" and out.flushes == 1
+    say("to\x1bstdout")
+    assert capsys.readouterr().out == "to\\x1bstdout\n"
+
+
+def test_said_spells_a_value_as_a_file_would() -> None:
+    assert said(None) == "nothing"
+    assert [said(v) for v in (True, 3, 2.5, "two", "é", [1, "x"])] == ["true", "3", "2.5", '"two"', '"é"', '[1, "x"]']
+    assert said({1}) == "{1}"  # not JSON: as Python writes it
+    assert said(float("nan")) == "NaN"
+
+
+def test_a_status_line_starts_empty_and_cuts_its_text() -> None:
+    out = _Flushes()
+    line = StatusLine(out, max_chars=5)
+    assert line.stream is out and line.width == 0
+    line.clear()  # nothing drawn: nothing to blank
+    assert out.getvalue() == "" and out.flushes == 0
+    line.draw("abc\x1bdef")
+    assert out.getvalue() == "\rabc\\x" and out.flushes == 1 and line.width == 5
+    line.draw("z")
+    assert out.getvalue().endswith("\rz    ") and line.width == 5
+    line.clear()
+    assert out.getvalue().endswith("\r     \r") and line.width == 0 and out.flushes == 3
+    assert StatusLine(out).max_chars == 160
