@@ -59,7 +59,7 @@ from referee.engine import apply, deck_from_seed, new_game
 from referee.gc_policy import tune_gc
 from referee.log import configure
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
-from referee.match.seats import BotChannel
+from referee.match.channels import BotChannel
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.wire import decision_request
 

@@ -12,7 +12,7 @@ from referee.engine import Options
 from referee.errors import BadInput
 from referee.gc_policy import tune_gc
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
-from referee.match.seats import HelloError, hello
+from referee.match.hello import HelloError, hello
 from referee.match.spec import RANGES
 from referee.records import RecordError, read_record, record_path
 from referee.terminal import say

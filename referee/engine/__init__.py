@@ -1,9 +1,6 @@
 """The pure rules engine (docs/rules.md). No I/O, no clock, no logging, no gRPC."""
 
-from .cards import DECK_SIZE, JOKER, card_name, cards_of, check_deck, counts_of, deck_from_seed, full_deck
-from .core import (
-    DRAW_PILE,
-    RULES_VERSION,
+from .actions import (
     Abluxxed,
     Action,
     Choice,
@@ -22,14 +19,12 @@ from .core import (
     Reclaimed,
     Refilled,
     Skipped,
-    State,
     Taken,
     TurnStarted,
-    apply,
-    legal_plays,
-    new_game,
-    scores,
 )
+from .cards import DECK_SIZE, JOKER, card_name, cards_of, check_deck, counts_of, deck_from_seed, full_deck
+from .core import DRAW_PILE, RULES_VERSION, apply, legal_plays, new_game, scores
+from .state import State
 from .view import View, digest, event_for, match_scores, placings, public_view, round_start_seat, view
 
 __all__ = [

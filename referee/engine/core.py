@@ -8,11 +8,31 @@ actions in canonical order). Building ``legal`` once per step, in ``apply``, kee
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, TypeVar, cast
+from typing import TypeVar, cast
 
+from .actions import (
+    Abluxxed,
+    Action,
+    Choice,
+    Declined,
+    Discarded,
+    Draw,
+    Drew,
+    EndReason,
+    Event,
+    GameOver,
+    Group,
+    IllegalAction,
+    Kind,
+    Options,
+    Played,
+    Reclaimed,
+    Refilled,
+    Skipped,
+    Taken,
+    TurnStarted,
+)
 from .cache import remember
 from .cards import (
     CARD_CODES,
@@ -23,159 +43,14 @@ from .cards import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUMBERS,
-    card_name,
     check_deck,
     counts_of,
 )
+from .illegal import describe, exactly, why_illegal
+from .state import State
 
 RULES_VERSION = "abluxxen-rules-1"
 T = TypeVar("T")
-
-
-class Kind(enum.Enum):
-    """What a decision asks for."""
-
-    PLAY = "play"  # R5: the active player lays a group
-    TAKE_OR_DECLINE = "take_or_decline"  # R9: the active player, once for each victim
-    RECLAIM_OR_DISCARD = "reclaim_or_discard"  # R9: the victim, after a decline
-    DRAW = "draw"  # R10: the drawer, once for each card
-    DRAW_ONE = "draw_one"  # option draw_one: the active player may draw one card or skip
-
-
-class Choice(enum.Enum):
-    """The answers that carry no cards."""
-
-    TAKE = "take"
-    DECLINE = "decline"
-    RECLAIM = "reclaim"
-    DISCARD = "discard"
-    SKIP = "skip"  # option draw_one: draw nothing
-
-
-class EndReason(enum.Enum):
-    EMPTY_HAND = "empty_hand"  # R7
-    EXHAUSTED = "exhausted"  # R12: pile and market both empty
-    PILE_EMPTY = "pile_empty"  # option end_on_empty_pile
-
-
-class Group(NamedTuple):
-    """Cards laid in one play (R5): ``numbers`` cards of ``value`` plus ``jokers``.
-
-    Jokers alone have value 14 (``JOKER``) and ``numbers == 0`` (R6). A play action is the group it lays.
-    """
-
-    value: int
-    numbers: int
-    jokers: int
-
-    @property
-    def count(self) -> int:  # type: ignore[override]  # the group's card count (R6); nobody calls tuple.count on it
-        return self.numbers + self.jokers
-
-    def __str__(self) -> str:
-        if self.value == JOKER:
-            return ",".join(["X"] * self.jokers)
-        return ",".join([str(self.value)] * self.numbers + ["X"] * self.jokers)
-
-
-class Draw(NamedTuple):
-    """Draw one card (R10): ``card`` from the market, or the top of the pile when ``card`` is None."""
-
-    card: int | None
-
-    def __str__(self) -> str:
-        return "pile" if self.card is None else f"market {card_name(self.card)}"
-
-
-Action = Group | Draw | Choice
-
-
-# Events. Each names the seats involved; ``Drew.card`` is None in a view where that card is hidden (R17).
-# Frozen slotted dataclasses: an event equals only an event of the same type with the same fields, so
-# ``Declined(1, 2) != TurnStarted(1, 2)`` (as tuples they were equal, and a test comparing event lists could pass
-# with the wrong event).
-@dataclass(frozen=True, slots=True)
-class TurnStarted:
-    seat: int
-    turn: int
-
-
-@dataclass(frozen=True, slots=True)
-class Played:
-    seat: int
-    group: Group
-
-
-@dataclass(frozen=True, slots=True)
-class Abluxxed:
-    seat: int  # the active player
-    victim: int
-    group: Group  # the victim's top group
-
-
-@dataclass(frozen=True, slots=True)
-class Taken:
-    seat: int
-    victim: int
-    group: Group
-
-
-@dataclass(frozen=True, slots=True)
-class Declined:
-    seat: int
-    victim: int
-
-
-@dataclass(frozen=True, slots=True)
-class Reclaimed:
-    seat: int  # the victim
-    group: Group
-
-
-@dataclass(frozen=True, slots=True)
-class Discarded:
-    seat: int  # the victim
-    group: Group
-
-
-@dataclass(frozen=True, slots=True)
-class Drew:
-    seat: int
-    card: int | None  # None when hidden from the viewer
-    from_market: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    seat: int  # option draw_one: drew nothing
-
-
-@dataclass(frozen=True, slots=True)
-class Refilled:
-    cards: tuple[int, ...]  # turned face up from the pile, in order
-
-
-@dataclass(frozen=True, slots=True)
-class GameOver:
-    reason: EndReason
-    scores: tuple[int, ...]
-
-
-Event = (
-    TurnStarted | Played | Abluxxed | Taken | Declined | Reclaimed | Discarded | Drew | Skipped | Refilled | GameOver
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """Rule options (docs/rules.md, "Options"); both off by default."""
-
-    draw_one: bool = False
-    end_on_empty_pile: bool = False
-
-
-class IllegalAction(ValueError):
-    """An action that is not legal in the state it was applied to. The state is unchanged."""
 
 
 # Every action object is built once; legal lists hold these shared objects.
@@ -210,84 +85,6 @@ def _draws(market: tuple[int, ...], pile_left: bool) -> tuple[Draw, ...]:
     if pile_left:
         out.append(DRAW_PILE)
     return tuple(out)
-
-
-class State:
-    """One moment of a game. Treat it as immutable; ``apply`` makes new ones."""
-
-    __slots__ = (
-        "abluxxed_any",
-        "active",
-        "deck",
-        "discard",
-        "end_reason",
-        "hands",
-        "kind",
-        "legal",
-        "market",
-        "next_check",
-        "options",
-        "pile_pos",
-        "played",
-        "players",
-        "seat",
-        "stacks",
-        "start_seat",
-        "to_draw",
-        "turn",
-        "victim",
-    )  # fmt: skip
-
-    players: int
-    options: Options
-    deck: tuple[int, ...]  # the whole deal, in order; the pile is deck[pile_pos:], its top is deck[pile_pos]
-    start_seat: int
-    hands: tuple[tuple[int, ...], ...]  # counts per card code, one tuple per seat
-    stacks: tuple[tuple[Group, ...], ...]  # bottom to top, one tuple per seat
-    market: tuple[int, ...]  # counts per card code
-    pile_pos: int
-    discard: tuple[int, ...]  # counts per card code
-    active: int  # whose turn it is
-    turn: int  # 1 for the first turn
-    kind: Kind | None  # None once the game is over
-    seat: int  # who decides now; -1 once the game is over
-    legal: tuple[Action, ...]
-    played: Group | None  # the group laid this turn, while its abluxx check runs
-    next_check: int  # R8: offset from the active seat of the next opponent to check
-    victim: int  # the abluxxed seat being resolved, or -1
-    to_draw: int  # R10: cards the drawer still has to draw
-    abluxxed_any: bool  # this turn abluxxed someone (option draw_one)
-    end_reason: EndReason | None
-
-    def _copy(self) -> State:
-        new = State.__new__(State)
-        for name in State.__slots__:
-            setattr(new, name, getattr(self, name))
-        return new
-
-    @property
-    def over(self) -> bool:
-        return self.kind is None
-
-    @property
-    def pile_size(self) -> int:
-        return len(self.deck) - self.pile_pos
-
-    def hand_size(self, seat: int) -> int:
-        return sum(self.hands[seat])
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, State):
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in State.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return (
-            f"<State turn={self.turn} active={self.active} kind={self.kind and self.kind.value} "
-            f"seat={self.seat} pile={self.pile_size}>"
-        )
 
 
 def new_game(deck: Sequence[int], players: int, options: Options | None = None, start_seat: int = 0) -> State:
@@ -355,10 +152,10 @@ def apply(state: State, action: Action) -> tuple[State, list[Event]]:
         found = legal[legal.index(action)]
     except ValueError:
         found = None
-    if found is not action and (found is None or not _exactly(action, found)):
+    if found is not action and (found is None or not exactly(action, found)):
         raise IllegalAction(
-            f"illegal action {_describe(action)} for seat {state.seat} "
-            f"({state.kind.value if state.kind else 'game over'}): {_why_illegal(state, action)}"
+            f"illegal action {describe(action)} for seat {state.seat} "
+            f"({state.kind.value if state.kind else 'game over'}): {why_illegal(state, action)}"
         )
     action = found
     s = state._copy()
@@ -528,64 +325,3 @@ def _end(s: State, reason: EndReason, events: list[Event]) -> None:
 def scores(s: State) -> tuple[int, ...]:
     """R14: +1 for each card in the stack, -1 for each card in hand."""
     return tuple(sum(g.numbers + g.jokers for g in s.stacks[i]) - sum(s.hands[i]) for i in range(s.players))
-
-
-def _exactly(action: object, legal: Action) -> bool:
-    """``action``, equal to ``legal``, also has its type and its fields' types (an int, not a bool or a float)."""
-    if type(action) is not type(legal):
-        return False
-    if isinstance(action, Group | Draw) and isinstance(legal, Group | Draw):
-        return all(type(x) is type(y) for x, y in zip(action, legal, strict=True))
-    return True  # a Choice: enum members are singletons
-
-
-def _describe(action: object) -> str:
-    if isinstance(action, Group):
-        return f"play {action}" if action.count else "play of no cards"
-    if isinstance(action, Draw):
-        return f"draw from {action}"
-    if isinstance(action, Choice):
-        return action.value
-    return repr(action)
-
-
-def _why_illegal(s: State, action: object) -> str:
-    """A reason, in the rules' words, why ``action`` is not in ``s.legal``."""
-    if s.kind is None:
-        return "the game is over"
-    expected = {
-        Kind.PLAY: "a group to play",
-        Kind.TAKE_OR_DECLINE: "take or decline",
-        Kind.RECLAIM_OR_DISCARD: "reclaim or discard",
-        Kind.DRAW: "a market card or the pile",
-        Kind.DRAW_ONE: "a market card, the pile, or skip",
-    }[s.kind]
-    if type(action) not in (Group, Draw, Choice):
-        return f"expected {expected} as a Group, Draw or Choice, got a {type(action).__name__}"
-    if s.kind is Kind.PLAY and isinstance(action, Group):
-        hand = s.hands[s.seat]
-        v, n, j = action
-        if type(v) is not int or type(n) is not int or type(j) is not int or n < 0 or j < 0:
-            return "value, numbers and jokers must be whole numbers >= 0"
-        if n + j == 0:
-            return "a group needs at least one card (R5)"
-        if v == JOKER and n:
-            return "a group of jokers alone has value 14 and no number cards (R6)"
-        if v == JOKER and j > 5:
-            return "jokers alone form groups of 1 to 5 (R5b)"
-        if v != JOKER and (v not in NUMBERS or n == 0):
-            return "a group with number cards has value 1 to 13 and at least one number card (R5a)"
-        if v != JOKER and n > hand[v]:
-            return f"hand holds {hand[v]} card(s) of {v}, the group needs {n}"
-        if j > hand[JOKER]:
-            return f"hand holds {hand[JOKER]} joker(s), the group needs {j}"
-        return "not a legal group (R5)"
-    if s.kind in (Kind.DRAW, Kind.DRAW_ONE) and isinstance(action, Draw):
-        if action.card is None:
-            return "the pile is empty"
-        if type(action.card) is not int:
-            return f"a card is an int 1 to 14 or None (the pile), got {action.card!r}"
-        if action.card not in CARD_CODES:
-            return f"no such card {action.card!r}"
-        return f"the market holds no {card_name(action.card)}"
-    return f"expected {expected}"

@@ -6,7 +6,9 @@ import hashlib
 from collections.abc import Collection, Iterable, Sequence
 from typing import NamedTuple
 
-from .core import Action, Choice, Drew, EndReason, Event, Group, Kind, Options, State, scores
+from .actions import Action, Choice, Drew, EndReason, Event, Group, Kind, Options
+from .core import scores
+from .state import State
 
 
 class View(NamedTuple):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import card_name
-from .core import (
+from .actions import (
     Abluxxed,
     Action,
     Declined,
@@ -23,6 +22,7 @@ from .core import (
     Taken,
     TurnStarted,
 )
+from .cards import card_name
 
 # Why a game ended, in plain words (R7, R12, option end_on_empty_pile).
 END_WORDS = {

@@ -1,20 +1,11 @@
 """The match runner: play one game between 2 to 5 seats under time control (docs/match.md)."""
 
+from .builtin import BuiltinSeat, builtin_names, is_builtin
+from .channels import BotChannel, ChannelPool
 from .clock import LagMonitor, lag_monitor
+from .remote import RemoteSeat
 from .runner import fault_name, make_seat, make_seats, play_game
-from .seats import (
-    MAX_RECEIVE_BYTES,
-    BotChannel,
-    BuiltinSeat,
-    ChannelPool,
-    RemoteSeat,
-    Seat,
-    SeatAnswer,
-    SeatError,
-    builtin_names,
-    fallback_index,
-    is_builtin,
-)
+from .seats import MAX_RECEIVE_BYTES, Seat, SeatAnswer, SeatError, fallback_index
 from .spec import EntrantRef, GameResult, GameSpec, SeatStats, TimeControl
 
 __all__ = [

@@ -24,19 +24,11 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import FAULT_NAME, RecordWriter, commitment, decision_record_bytes, footer, header, new_salt
 from referee.wire import ReplyError, decision_request_bytes, event_pb, options_pb, reply_index
 
+from .builtin import BuiltinSeat
+from .channels import ChannelPool
 from .clock import lag_monitor
-from .seats import (
-    INVALID,
-    TIMEOUT,
-    UNREACHABLE,
-    BuiltinSeat,
-    ChannelPool,
-    RemoteSeat,
-    Seat,
-    SeatAnswer,
-    SeatError,
-    fallback_index,
-)
+from .remote import RemoteSeat
+from .seats import INVALID, TIMEOUT, UNREACHABLE, Seat, SeatAnswer, SeatError, fallback_index
 from .spec import EntrantRef, GameResult, GameSpec, SeatStats
 
 CHOOSER_BOT, CHOOSER_FALLBACK = rec_pb.CHOOSER_BOT, rec_pb.CHOOSER_FALLBACK

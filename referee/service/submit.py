@@ -23,8 +23,8 @@ import grpc
 
 from referee.log import get_logger
 from referee.match import ChannelPool, play_game
+from referee.match.hello import HelloError, hello
 from referee.match.runner import fault_name
-from referee.match.seats import HelloError, hello
 from referee.match.spec import EntrantRef, GameSpec
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb

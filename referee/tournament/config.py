@@ -17,7 +17,7 @@ from typing import Any
 
 from referee.engine import Options
 from referee.errors import BadInput
-from referee.match.seats import is_builtin
+from referee.match.builtin import is_builtin
 from referee.match.spec import RANGES, TimeControl
 from referee.netaddr import dial_problem
 from referee.terminal import said

@@ -26,7 +26,7 @@ from typing import Any
 
 from referee.errors import Precondition
 from referee.log import get_logger
-from referee.match.seats import HelloError, hello
+from referee.match.hello import HelloError, hello
 
 from .config import EntrantConfig, TournamentConfig
 

@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from referee.match import ChannelPool, RemoteSeat, SeatError
-from referee.match.seats import HELLO_TIMEOUT_S, MAX_HELLO_TEXT_BYTES, HelloError, hello
+from referee.match.hello import HELLO_TIMEOUT_S, MAX_HELLO_TEXT_BYTES, HelloError, hello
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb

@@ -123,7 +123,7 @@ def test_writer_given_bytes_or_messages_writes_the_same_file_and_record(tmp_path
 
 def test_a_first_unary_request_with_its_game_start_appended_equals_the_message() -> None:
     """RemoteSeat appends GameStart (DecisionRequest.start, its last field) to the first Decide request's bytes."""
-    from referee.match.seats import _DECISION_START
+    from referee.match.remote import _DECISION_START
 
     state = new_game(deck_from_seed(5), 3)
     start = bot_pb.GameStart(game_id="g", seat=0, deck_commitment=b"c" * 32, rules_version="r")

@@ -1,0 +1,121 @@
+"""The service's calls on bots: submit, list, get and retire."""
+
+from __future__ import annotations
+
+from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.records.paths import VALIDATION
+from referee.tournament.config import ConfigError, check_address
+
+from . import ladders
+from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
+from .base import ServiceBase, handle
+from .convert import entrant_pb
+from .paging import page
+from .registry import ACTIVE, RETIRED
+from .settings import NAME
+from .submit import UNREACHABLE, Passed, check_bot
+from .visibility import private_to
+
+
+class EntrantCalls(ServiceBase):
+    @handle
+    async def SubmitBot(self, request: ref_pb.SubmitBotRequest, context) -> ref_pb.SubmitBotResponse:
+        who = self.auth.caller(context)
+        self._writable()
+        name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
+        if not name:
+            raise BadInput("name: must not be empty")
+        if not NAME.fullmatch(name):
+            raise BadInput(f"name: {name!r} must be 1-40 letters, digits or _.+-")
+        if not address.startswith(UNIX_SCHEMES):
+            try:
+                check_address("address", "address", address)
+            except ConfigError as e:
+                raise BadInput(f"address: {e.reason}") from None
+        if owner and not NAME.fullmatch(owner):
+            raise BadInput(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
+        if not who.organiser:
+            if owner and owner != who.name:
+                raise Denied(f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}")
+            owner = who.name
+        elif not owner:
+            owner = who.name
+        latest = self.registry.bot(name)
+        if latest is not None and not who.organiser and latest.owner != who.name:
+            raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
+        try:
+            dial = await resolve(address, self.settings.addresses, self.own_ports)
+        except NotAllowed as e:
+            raise BadInput(f"address: {address!r}: {e}") from None
+        except Unresolved:
+            self.log.info("bot refused", bot=name, address=address, reason="the host name does not resolve")
+            return ref_pb.SubmitBotResponse(
+                refusal=ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=UNREACHABLE)
+            )
+        if (latest is None or latest.owner != owner or latest.state != ACTIVE) and (
+            self.registry.active_bots_of(owner) >= self.settings.max_bots_per_author
+        ):
+            raise Exhausted(
+                f"owner: {owner!r} has {self.settings.max_bots_per_author} active bots, the limit per author; "
+                "retire one, or submit a new version of one",
+            )
+        if any(b.owner != owner and same_place(b.address, dial) for b in self.registry.bots(active_only=True)):
+            raise AlreadyExists(f"address: {address!r} is where another author's bot is submitted")
+        if name in self.submitting:
+            raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
+        self.submitting.add(name)
+        try:
+            self.log.info("validating bot", bot=name, address=address, dial=dial, owner=owner)
+            outcome = await check_bot(name, dial, self.settings, self.store.data / VALIDATION)
+        finally:
+            self.submitting.discard(name)
+        if not isinstance(outcome, Passed):
+            self.log.info("bot refused", bot=name, reason=outcome.reason)
+            return ref_pb.SubmitBotResponse(refusal=outcome)
+        self._writable()
+        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
+        joined = ladders.enter(self.store, self.registry, bot)
+        self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
+        return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
+
+    @handle
+    async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
+        who = self.auth.reader(context)
+        after, size = page(request)
+        rows = self.registry.bots_page(request.active_only, after or None, size + 1)
+        ratings = await self._ratings()
+        return ref_pb.ListEntrantsResponse(
+            entrants=[
+                entrant_pb(b, ratings.get((b.name, b.version)), private_to(who, b.owner)) for _, b in rows[:size]
+            ],
+            next_page_token=str(rows[size - 1][0]) if len(rows) > size else "",  # the row the next page is older than
+        )
+
+    def _bot(self, name: str, version: int = 0):
+        if not name:
+            raise BadInput("name: must not be empty")
+        bot = self.registry.bot(name, version)
+        if bot is None:
+            raise NotFound(f"no bot {name!r}" + (f" version {version}" if version else "") + " on this server")
+        return bot
+
+    @handle
+    async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
+        who = self.auth.reader(context)
+        bot = self._bot(request.name, request.version)
+        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)), private_to(who, bot.owner))
+
+    @handle
+    async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
+        who = self.auth.caller(context)
+        self._writable()
+        bot = self._bot(request.name)
+        if not who.organiser and bot.owner != who.name:
+            raise Denied(f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it")
+        if bot.state != RETIRED:
+            self.registry.retire_bot(bot.name, bot.version)
+            left = ladders.withdraw(self.store, self.registry, bot)
+            self.log.info("bot retired", bot=bot.entrant_id, by=who.name, ladders=left)
+        ratings = await self._ratings()
+        return entrant_pb(self._bot(bot.name, bot.version), ratings.get((bot.name, bot.version)), True)

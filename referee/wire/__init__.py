@@ -1,0 +1,83 @@
+"""Engine objects to and from their protobuf messages (proto/abluxxen/v1/game.proto).
+
+The one translation between the engine's words and the wire's, used by the bot kit, the match runner and the
+records. Functions named ``*_pb`` build messages; ``*_from_pb`` read them and raise ``WireError`` on bad input.
+"""
+
+from __future__ import annotations
+
+from .encode import (
+    action_field,
+    bytes_field,
+    decision_request_bytes,
+    delimited,
+    event_field,
+    int_field,
+    packed_field,
+    read_varint,
+    seat_view_bytes,
+    varint,
+)
+from .messages import (
+    CHOICE_FROM_PB,
+    CHOICE_PB,
+    END_FROM_PB,
+    END_PB,
+    KIND_FROM_PB,
+    KIND_PB,
+    MAX_BOT_ERROR_CHARS,
+    ReplyError,
+    WireError,
+    action_from_pb,
+    action_pb,
+    bot_error_words,
+    decision_request,
+    end_reason_pb,
+    event_from_pb,
+    event_pb,
+    event_pb_shared,
+    group_from_pb,
+    group_pb,
+    kind_pb,
+    options_from_pb,
+    options_pb,
+    reply_index,
+    view_pb,
+)
+
+__all__ = [
+    "CHOICE_FROM_PB",
+    "CHOICE_PB",
+    "END_FROM_PB",
+    "END_PB",
+    "KIND_FROM_PB",
+    "KIND_PB",
+    "MAX_BOT_ERROR_CHARS",
+    "ReplyError",
+    "WireError",
+    "action_field",
+    "action_from_pb",
+    "action_pb",
+    "bot_error_words",
+    "bytes_field",
+    "decision_request",
+    "decision_request_bytes",
+    "delimited",
+    "end_reason_pb",
+    "event_field",
+    "event_from_pb",
+    "event_pb",
+    "event_pb_shared",
+    "group_from_pb",
+    "group_pb",
+    "int_field",
+    "kind_pb",
+    "options_from_pb",
+    "options_pb",
+    "packed_field",
+    "read_varint",
+    "reply_index",
+    "seat_view_bytes",
+    "varint",
+    "view_pb",
+]

@@ -1,0 +1,174 @@
+"""Requests and records as bytes, for the referee's hot path."""
+
+from __future__ import annotations
+
+from operator import getitem
+
+from referee.engine import DECK_SIZE, JOKER, Action, Event, Group, State, event_for
+from referee.engine.cache import remember
+
+from .messages import WireError, action_pb, event_pb, group_pb, kind_pb
+
+# --- requests and records as bytes, for the referee's hot path ---------------------------------------------------
+# The referee builds a request and a record frame per decision. Building them as bytes from cached pieces costs
+# a fraction of building messages: a protobuf encoding is its fields' encodings joined in field-number order, so
+# the pieces below, joined in that order, are exactly what ``SerializeToString`` gives for the same message
+# (tests/match/test_wire_bytes.py checks this on random games). Pieces are cached like ``action_pb``.
+
+
+def varint(n: int) -> bytes:
+    """A protobuf varint; a negative int32 takes ten bytes, as protobuf encodes it."""
+    if 0 <= n < 0x80:
+        return _SMALL[n]
+    b = _VARINTS.get(n)
+    return b if b is not None else remember(_VARINTS, n, _encode_varint(n))
+
+
+def _encode_varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_SMALL = [bytes([i]) for i in range(0x80)]
+_VARINTS: dict[int, bytes] = {}  # the same few values recur (bank, sizes, -1), and a miss costs a Python loop
+
+
+def read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
+    """The varint at ``data[pos]`` and the position after it; None when the data ends inside it, WireError when it
+    runs past ten bytes (no varint does)."""
+    value = shift = 0
+    while pos < len(data):
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 70:
+            raise WireError("a varint longer than 10 bytes")
+    return None
+
+
+def delimited(body: bytes) -> bytes:
+    """``body`` prefixed by its length as a varint: a length-delimited value, and a record file's frame."""
+    return varint(len(body)) + body
+
+
+def int_field(field: int, n: int) -> bytes:
+    """An int/enum/bool field (fields 1-15); absent when 0, as proto3 leaves it."""
+    return _SMALL[field << 3] + varint(n) if n else b""
+
+
+def bytes_field(field: int, body: bytes) -> bytes:
+    """A length-delimited field (a message, string, bytes or packed list; fields 1-15), always present: also how
+    the referee puts an already serialized message into a parent (a request into a RefereeMessage) uncopied."""
+    return _SMALL[(field << 3) | 2] + varint(len(body)) + body
+
+
+def packed_field(field: int, values: tuple[int, ...] | list[int]) -> bytes:
+    """A packed repeated int field; absent when empty."""
+    if not values:
+        return b""
+    if min(values) >= 0 and max(values) < 0x80:
+        return bytes_field(field, bytes(values))  # every value is a one-byte varint
+    return bytes_field(field, b"".join(varint(v) for v in values))
+
+
+# Events, actions and groups: few distinct values, shared by every game. Stacks get their own cache: nearly every
+# play makes a new one, and they would push the others out.
+_FIELD_CACHE: dict[tuple[object, ...], bytes] = {}
+_STACK_BYTES: dict[tuple[Group, ...], tuple[bytes, bytes, int]] = {}
+
+
+def event_field(field: int, e: Event) -> bytes:
+    """``e`` (already redacted for its reader) as the message field ``field``."""
+    key = (field, e)
+    b = _FIELD_CACHE.get(key)
+    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, event_pb(e).SerializeToString()))
+
+
+def action_field(field: int, a: Action) -> bytes:
+    """``a`` as the message field ``field``."""
+    key = (field, a)
+    b = _FIELD_CACHE.get(key)
+    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, action_pb(a).SerializeToString()))
+
+
+# _CARD_RUNS[card][k]: ``card`` k times, each a one-byte varint.
+_CARD_RUNS = tuple(tuple(bytes([c]) * k for k in range(DECK_SIZE + 1)) for c in range(JOKER + 1))
+
+
+def _cards_field(field: int, counts: tuple[int, ...]) -> bytes:
+    """The cards of a counts tuple as a packed field, in ``cards_of`` order (ascending, jokers last)."""
+    body = b"".join(map(getitem, _CARD_RUNS, counts))
+    return bytes_field(field, body) if body else b""
+
+
+def _stack(st: tuple[Group, ...]) -> tuple[bytes, bytes, int]:
+    """(the Stack's encoding, that as a SeatView.stacks element, its card count). A Stack is its groups
+    (Stack.groups = 1) joined, and a stack grows or shrinks by its top group: it is built from the stack below its
+    top, which is usually cached, rather than group by group."""
+    p = _STACK_BYTES.get(st)
+    if p is not None:
+        return p
+    if st:
+        below, _, cards = _stack(st[:-1])
+        body, cards = below + _group_field(1, st[-1]), cards + st[-1].numbers + st[-1].jokers
+    else:
+        body, cards = b"", 0
+    return remember(_STACK_BYTES, st, (body, bytes_field(6, body), cards))  # an empty stack is still sent
+
+
+def _group_field(field: int, g: Group) -> bytes:
+    key = (field, g)
+    b = _FIELD_CACHE.get(key)
+    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, group_pb(g).SerializeToString()))
+
+
+def seat_view_bytes(s: State, seat: int) -> bytes:
+    """``view_pb(view(s, seat)).SerializeToString()``, read straight off the state: the fields ``view`` shows a
+    seat, without building the View (scores come from the cached stack card counts)."""
+    stacks = [_stack(st) for st in s.stacks]
+    sizes = tuple(map(sum, s.hands))
+    return b"".join(
+        (
+            int_field(1, seat),
+            int_field(2, s.turn),
+            int_field(3, s.active),
+            _cards_field(4, s.hands[seat]),
+            packed_field(5, sizes),
+            *[p[1] for p in stacks],
+            _cards_field(7, s.market),
+            _cards_field(8, s.discard),
+            int_field(9, s.pile_size),
+            packed_field(10, [p[2] - n for p, n in zip(stacks, sizes, strict=True)]),
+            b"" if s.played is None else _group_field(11, s.played),
+            int_field(12, s.victim),
+            int_field(13, s.to_draw),
+        )
+    )
+
+
+def decision_request_bytes(
+    state: State, game_id: str, seq: int, events: list[Event], decision_ms: int = 0, bank_ms: int = 0
+) -> bytes:
+    """``decision_request(...).SerializeToString()``, built from cached pieces."""
+    seat = state.seat
+    return b"".join(
+        (
+            bytes_field(1, game_id.encode()) if game_id else b"",
+            int_field(2, seat),
+            int_field(3, seq),
+            int_field(4, kind_pb(state)),
+            bytes_field(5, seat_view_bytes(state, seat)),
+            *[event_field(6, event_for(e, seat)) for e in events],
+            *[action_field(7, a) for a in state.legal],
+            int_field(8, decision_ms),
+            int_field(9, bank_ms),
+        )
+    )
