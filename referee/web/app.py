@@ -22,8 +22,8 @@ from referee.log import get_logger
 from referee.service.auth import Principal
 from referee.service.convert import rfc3339
 from referee.service.server import RefereeService
-from referee.service.streams import Streams
 from referee.service.settings import HttpSettings
+from referee.service.streams import Streams
 
 from .session import Sessions
 

@@ -10,8 +10,8 @@ import pytest
 from referee.cli import main
 from referee.engine import apply, deck_from_seed, event_for, new_game
 from referee.match import EntrantRef, GameSpec, TimeControl, fallback_index, play_game
-from referee.match.runner import TRIM_EVENTS
 from referee.match.builtin import BuiltinSeat
+from referee.match.runner import TRIM_EVENTS
 from referee.match.seats import SeatAnswer
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
