@@ -1,7 +1,7 @@
 """A ``local`` error (its text may name the server's files or its bots' addresses) reaches a remote caller as its
 status only; the server's log has the text (docs/service.md#errors). Issue 22 item 5: no call in the suite raised
 one, so telling every caller the text passed. Here a real gRPC server runs the service's own error handling
-(``_handle``, ``_handle_stream``) around calls that raise."""
+(``base.handle``, ``base.handle_stream``) around calls that raise."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from referee.errors import Precondition
-from referee.service.server import _handle, _handle_stream
+from referee.service.base import handle, handle_stream
 from referee.tournament.entrants import EntrantError
 
 SECRET = "/srv/abluxx/data/bots/alice.sock"
@@ -32,15 +32,15 @@ class _Service:
     def __init__(self) -> None:
         self.log = _Log()
 
-    @_handle
+    @handle
     async def Local(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         raise EntrantError(f"bot alice at {SECRET} did not answer")
 
-    @_handle
+    @handle
     async def Told(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         raise Precondition("tournament t-1 is finished")
 
-    @_handle_stream
+    @handle_stream
     async def LocalStream(self, request: bytes, context: grpc.aio.ServicerContext) -> Any:
         yield b"one"
         raise EntrantError(f"bot alice at {SECRET} did not answer")
