@@ -15,9 +15,10 @@ import pytest
 from referee.engine import deck_from_seed
 from referee.match import EntrantRef, GameSpec, TimeControl, play_game
 from referee.match import runner as match_runner
+from referee.match.builtin import BuiltinSeat
 from referee.match.clock import LagMonitor
 from referee.match.runner import fault_name
-from referee.match.seats import BuiltinSeat, SeatAnswer
+from referee.match.seats import SeatAnswer
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
