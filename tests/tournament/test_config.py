@@ -139,3 +139,22 @@ def test_a_file_sent_to_a_server_arrives_as_the_mapping_it_was() -> None:
     text = text.replace("concurrency = 4", 'concurrency = 4\npublic_deals = false\nseat_orders = "all"')
     data = tomllib.loads(text)
     assert fields_of(message_from(data, ref_pb.TournamentConfig(), "t.toml")) == data
+
+
+def test_every_mistake_is_reported_at_once(tmp_path: Path) -> None:
+    """A file with four wrong keys said only the first; fixing them one run at a time took four runs."""
+    p = tmp_path / "t.toml"
+    p.write_text('name = "x"\ncolour = "red"\ndeals = 0\nseed = -4\n[time_control]\ngrace = 1\n[[entrants]]\n'
+                 'name = "a"\npolicy = "nosuch"\n[[entrants]]\nname = "b"\npolicy = "greedy"\n')  # fmt: skip
+    with pytest.raises(ConfigError) as e:
+        load(p)
+    lines = str(e.value).splitlines()
+    assert lines[0] == "5 problems:"
+    assert sorted(x.split(": ")[1] for x in lines[1:]) == [
+        "colour", "deals", "entrants[0].policy", "seed", "time_control.grace"]  # fmt: skip
+    assert all(x.startswith(f"  {p}: ") for x in lines[1:])
+    p.write_text('name = "x"\ndeals = 0\n[[entrants]]\nname = "a"\npolicy = "random"\n'
+                 '[[entrants]]\nname = "b"\npolicy = "greedy"\n')  # fmt: skip
+    with pytest.raises(ConfigError) as one:
+        load(p)
+    assert (one.value.key, one.value.reason) == ("deals", "0 is out of range (1 to 100000)")  # one: as before
