@@ -67,7 +67,7 @@ class EntrantCalls(ServiceBase):
         self.submitting.add(name)
         try:
             self.log.info("validating bot", bot=name, address=address, dial=dial, owner=owner)
-            outcome = await check_bot(name, dial, self.settings, self.store.data / VALIDATION)
+            outcome = await check_bot(name, dial, self.settings, self.store.data / VALIDATION, owner)
         finally:
             self.submitting.discard(name)
         if not isinstance(outcome, Passed):

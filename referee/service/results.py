@@ -6,14 +6,17 @@ from referee.errors import BadInput, DataLoss, NotFound, Precondition
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import FAULT_PB, RecordError, read_record
+from referee.records.paths import VALIDATION, record_in
 from referee.store import SqliteStore
 from referee.store import ladder as ladder_store
 
 from . import ladders
+from .auth import Principal
 from .base import ServiceBase, handle
 from .convert import game_summary, standings_pb
 from .paging import page
-from .visibility import owners, record_for
+from .submit import VALIDATION_PREFIX, owner_of
+from .visibility import owners, private_to, record_for
 
 
 class ResultCalls(ServiceBase):
@@ -91,7 +94,23 @@ class ResultCalls(ServiceBase):
         who = self.auth.reader(context)
         if not request.game_id:
             raise BadInput("game_id: must not be empty")
+        if request.game_id.startswith(VALIDATION_PREFIX) and self.registry.game_location(request.game_id) is None:
+            return self._validation_record(who, request.game_id)
         record = self._stored_record(
             request.game_id, f"game {request.game_id} has not finished; watch it with WatchGame"
         )
         return record_for(who, record, self.owners(record.header.tournament_id), self.deal_left(request.game_id))
+
+    def _validation_record(self, who: Principal | None, game_id: str) -> rec_pb.GameRecord:
+        """A bot's validation game, accepted or refused, for the author who submitted it and organisers
+        (``private_to``); to anyone else it does not exist. Its deal was fresh and is never dealt again."""
+        folder = self.store.data / VALIDATION
+        owner = owner_of(folder, game_id)
+        if owner is None or not private_to(who, owner):
+            raise NotFound(f"no game {game_id!r} on this server")
+        try:
+            record = read_record(record_in(folder, game_id))
+        except RecordError as e:
+            self.log.error("record unreadable", game_id=game_id, error=str(e))
+            raise DataLoss(f"the record of {game_id} cannot be read; the server's log says why") from None
+        return record_for(who, record, {p.name: owner for p in record.header.players[:1]}, 0)

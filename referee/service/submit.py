@@ -4,9 +4,13 @@
 2. a validation game against built-in bots at the server's normal time control, which must end without a single
    fault by the bot. The game stops at the first fault, and the refusal names that decision.
 
-A refusal's reason is generic ("unreachable", "not an abluxxen bot", "Hello refused", "validation game: fault X at
-decision N"): what the far end said goes to the server's log only, so SubmitBot cannot be used to read another
-service's error texts or to tell a closed port from an open one that speaks something else.
+A refusal at Hello is generic ("unreachable", "not an abluxxen bot", "Hello refused"): what the far end said goes
+to the server's log only, so SubmitBot cannot be used to read another service's error texts or to tell a closed
+port from an open one that speaks something else. A refusal in the validation game ("validation game ID: fault X at
+decision N (KIND): DETAIL") names the fault's detail, the bot's own error text included: by then the far end has
+answered Hello as an abluxxen bot, and the caller is the bot's author. The game's record stays in the data
+folder's ``validation/``, with its owner beside it (``owner_of``): the author and organisers may fetch it
+(GetGameRecord, ``visibility.private_to``), since its deal was fresh and is never dealt again.
 
 Faults the referee itself causes (FAULT_KIND_REFEREE) are not the bot's and do not refuse it.
 """
@@ -71,12 +75,29 @@ async def check_hello(address: str) -> bot_pb.HelloReply | ref_pb.Refusal:
         return _refuse(ref_pb.COMPLIANCE_CHECK_HELLO, _hello_failure(e.code))
 
 
-async def check_bot(name: str, address: str, settings: Settings, folder: Path) -> Passed | ref_pb.Refusal:
-    """Run both checks on the bot at ``address``; the validation game's record goes to ``folder``."""
+VALIDATION_PREFIX = "validate-"  # every validation game's id starts so
+_OWNER = ".owner"  # beside a validation game's record: the submitting author's name
+
+
+def owner_of(folder: Path, game_id: str) -> str | None:
+    """The author who submitted the bot of the validation game ``game_id`` in ``folder``, or None (no such game)."""
+    try:
+        return record_in(folder, game_id).with_suffix(_OWNER).read_text(encoding="utf-8").strip() or None
+    except (OSError, ValueError):
+        return None
+
+
+async def check_bot(
+    name: str, address: str, settings: Settings, folder: Path, owner: str = ""
+) -> Passed | ref_pb.Refusal:
+    """Run both checks on the bot at ``address``; the validation game's record goes to ``folder``, and its owner
+    beside it."""
     hello = await check_hello(address)
     if isinstance(hello, ref_pb.Refusal):
         return hello
-    game_id = f"validate-{name}-{secrets.token_hex(4)}"
+    game_id = f"{VALIDATION_PREFIX}{name}-{secrets.token_hex(4)}"
+    folder.mkdir(parents=True, exist_ok=True)
+    record_in(folder, game_id).with_suffix(_OWNER).write_text(owner + "\n", encoding="utf-8")
     opponents = tuple(EntrantRef(name=f"{p}-{i + 1}", policy=p) for i, p in enumerate(settings.validation_opponents))
     spec = GameSpec(
         game_id=game_id,
@@ -119,9 +140,10 @@ async def check_bot(name: str, address: str, settings: Settings, folder: Path) -
             "validation game fault", bot=name, game_id=game_id, seq=d.seq, fault=fault_name(d.fault),
             detail=d.fault_detail,
         )  # fmt: skip
+        detail = f": {d.fault_detail}" if d.fault_detail else ""
         return _refuse(
             ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME,
-            f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind})",
+            f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind}){detail}",
             game_id=game_id,
             seq=d.seq,
             kind=d.kind,

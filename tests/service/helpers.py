@@ -84,7 +84,7 @@ def start_bots(kinds: list[str]) -> list[Proc]:
         if kind.startswith("bad:"):
             argv = [sys.executable, str(BAD_BOTS), "--mode", kind[4:]]
             if kind == "bad:slow":
-                argv += ["--delay-ms", "1500"]
+                argv += ["--delay-ms", "4000"]  # past the 3.5 s allowance of SETTINGS
         else:
             argv = [*ABLUXX, "bot", kind, "--port", "0"]
         procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))

@@ -4,6 +4,7 @@ decision that failed, and nothing is stored for it. Bad requests get INVALID_ARG
 from __future__ import annotations
 
 import socket
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,7 +15,20 @@ from referee.cli import main
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-from .helpers import ALICE, code_of, error_of, start_bots, start_server, stub, submit, write_settings
+from .helpers import (
+    ABLUXX,
+    ALICE,
+    BOB,
+    ORGANISER,
+    auth,
+    code_of,
+    error_of,
+    start_bots,
+    start_server,
+    stub,
+    submit,
+    write_settings,
+)
 
 HELLO = ref_pb.COMPLIANCE_CHECK_HELLO
 GAME = ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME
@@ -126,3 +140,33 @@ def test_unknown_ids_are_not_found(server) -> None:
     assert code_of(s.GetGameRecord, ref_pb.GetGameRecordRequest(game_id="nope")) == grpc.StatusCode.NOT_FOUND
     watch = s.WatchGame(ref_pb.WatchGameRequest(game_id="nope"))
     assert code_of(list, watch) == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_refused_bots_author_sees_why_and_can_fetch_the_validation_game(server, tmp_path: Path) -> None:
+    """submit said only "fault invalid at decision 4 (draw)", and `remote record validate-...` was NOT_FOUND: the
+    refusal now names the bot's own error text, and its author (and organisers, no one else) may fetch the record."""
+    s = stub(server.address)
+    (bot,) = start_bots(["bad:error"])
+    try:
+        out = submit(s, "erring", bot.address, ALICE)
+    finally:
+        bot.stop()
+    r = out.refusal
+    assert r.check == GAME and r.fault == rec_pb.FAULT_KIND_INVALID, r
+    assert r.reason.endswith(f"at decision {r.seq} ({r.reason.split('(')[1].split(')')[0]}): the bot raised "
+                             "KeyError: 7 forged line " + "x" * 176 + "…"), r.reason  # fmt: skip
+    record = s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=r.game_id), metadata=auth(ALICE))
+    faulted = next(d for d in record.decisions if d.fault)
+    assert record.header.game_id == r.game_id and faulted.seq == r.seq
+    assert faulted.fault_detail.startswith("the bot raised KeyError: 7")  # the author sees the detail
+    assert s.GetGameRecord(ref_pb.GetGameRecordRequest(game_id=r.game_id), metadata=auth(ORGANISER)).decisions
+    for other in (BOB, None):  # to anyone else it does not exist
+        err = error_of(s.GetGameRecord, ref_pb.GetGameRecordRequest(game_id=r.game_id), metadata=auth(other))
+        assert err.code() == grpc.StatusCode.NOT_FOUND
+    # the CLI a user types, with the author's token
+    out_file = tmp_path / "v.abluxx"
+    fetched = subprocess.run([*ABLUXX, "remote", "record", r.game_id, "-o", str(out_file), "--server", server.address,
+                              "--token", ALICE], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    shown = subprocess.run([*ABLUXX, "replay", str(out_file)], capture_output=True, text=True, timeout=120)
+    assert "KeyError: 7" in shown.stdout, shown.stdout + shown.stderr
