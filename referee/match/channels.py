@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 import grpc
 
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
@@ -72,9 +75,28 @@ class ChannelPool:
         await self.close()
 
 
+MAX_REASON_CHARS = 200  # an exception told in a fault's detail, at most
+_REPR = re.compile(r"<[^<>]* at 0x[0-9a-fA-F]+>")
+
+
+def reason(e: BaseException) -> str:
+    """An exception as a fault's detail says it: a gRPC error's status and details (``UNAVAILABLE: Socket
+    closed``), a call used after its end as such, anything else ``Type: message``; one line, never a Python repr
+    (``<AioRpcError ... object at 0x7f...>``) and never a debug string."""
+    if isinstance(e, grpc.aio.AioRpcError):
+        code = e.code()
+        said = f"{code.name if code else 'UNKNOWN'}: {e.details() or ''}".rstrip(": ")
+    elif isinstance(e, asyncio.InvalidStateError):
+        said = "the call had already ended"
+    else:  # a message that quotes an object's repr (gRPC's ExecuteBatchError does) keeps its words only
+        said = f"{type(e).__name__}: {_REPR.sub('', str(e))}".rstrip(":(), ")
+    said = " ".join(said.split())
+    return said if len(said) <= MAX_REASON_CHARS else said[: MAX_REASON_CHARS - 1] + "…"
+
+
 def rpc_fault(e: grpc.aio.AioRpcError, what: str) -> tuple[int, str]:
     code = e.code()
-    detail = f"{what}: {code.name if code else 'UNKNOWN'}: {e.details() or ''}".rstrip(": ")
+    detail = f"{what}: {reason(e)}"
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         return MALFORMED, f"{detail} (a message over the {MAX_RECEIVE_BYTES // 1024} KiB limit)"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:

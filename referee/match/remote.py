@@ -16,7 +16,7 @@ from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.wire import bytes_field
 
-from .channels import ChannelPool, rpc_fault
+from .channels import ChannelPool, reason, rpc_fault
 from .clock import lag_monitor
 from .hello import HelloError, ask_hello
 from .seats import (
@@ -100,7 +100,7 @@ class RemoteSeat:
         try:
             sent = await self._send(bytes_field(_START, start.SerializeToString()), time.perf_counter(), limit_s)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
-            raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {e}") from None
+            raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {reason(e)}") from None
         finally:
             self._timer.cancel()  # type: ignore[union-attr]
         if not sent:
@@ -190,7 +190,7 @@ class RemoteSeat:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # the call ended in a way grpc reports otherwise
-            put((now(), _END, (DISCONNECTED, f"the Play stream ended: {e!r}")))
+            put((now(), _END, (DISCONNECTED, f"the Play stream ended: {reason(e)}")))
 
     async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         if self.transport == "unary":
@@ -233,7 +233,7 @@ class RemoteSeat:
                                                  "(the bot grants no flow-control window)",
                                   bot_us=int((time.perf_counter() - t0) * 1e6), fatal=True)  # fmt: skip
             except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
-                return SeatAnswer(None, DISCONNECTED, f"could not send on the Play stream: {e!r}", fatal=True)
+                return SeatAnswer(None, DISCONNECTED, f"could not send on the Play stream: {reason(e)}", fatal=True)
             return await self._answer(seq, t0, allowance_s)
         finally:
             self._timer.cancel()  # type: ignore[union-attr]

@@ -25,7 +25,7 @@ from referee.records import FAULT_NAME, RecordWriter, commitment, decision_recor
 from referee.wire import ReplyError, decision_request_bytes, event_pb, options_pb, reply_index
 
 from .builtin import BuiltinSeat
-from .channels import ChannelPool
+from .channels import ChannelPool, reason
 from .clock import lag_monitor
 from .remote import RemoteSeat
 from .seats import INVALID, TIMEOUT, UNREACHABLE, Seat, SeatAnswer, SeatError, fallback_index
@@ -184,7 +184,7 @@ class _Game:
             except SeatError as e:
                 self._retire(i, e.fault, e.detail)
             except Exception as e:
-                self._retire(i, UNREACHABLE, f"could not connect: {e!r}")
+                self._retire(i, UNREACHABLE, f"could not connect: {reason(e)}")
 
         await asyncio.gather(*(connect(i) for i in range(self.n)))
         tc = spec.time_control
@@ -209,7 +209,7 @@ class _Game:
             except SeatError as e:
                 self._retire(i, e.fault, e.detail)
             except Exception as e:  # e.g. a built-in policy's bug: it costs that seat, not the game
-                self._retire(i, UNREACHABLE, f"could not start: {e!r}")
+                self._retire(i, UNREACHABLE, f"could not start: {reason(e)}")
 
         await asyncio.gather(*(start(i) for i in range(self.n)))
 

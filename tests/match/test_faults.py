@@ -82,6 +82,10 @@ def check(result, path, expected_fault: int, expect_retired: bool, bad_name: str
         assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in by_seat[seat])
         assert not result.seats[seat].retired
     bad = by_seat[BAD]
+    for d in bad:  # a short reason in words: never a Python repr, a gRPC debug string, or a second line
+        assert not any(w in d.fault_detail for w in ("object at 0x", "AioRpcError", "debug_error_string", "\n")), (
+            d.fault_detail
+        )
     faults = [d.fault for d in bad if d.fault not in (0, rec_pb.FAULT_KIND_RETIRED)]
     if expected_fault == 0:
         assert faults == [], [d.fault_detail for d in bad if d.fault]
