@@ -68,6 +68,7 @@ class Sprt:
     alpha: float = 0.05
     beta: float = 0.05
     margin: float = 1.0
+    skew_remedy: bool = True  # False: the plain GSPRT, for measuring what the remedy costs (scripts/duel_sim.py)
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
@@ -88,11 +89,13 @@ class Sprt:
         if n < 2:
             return 0.0
         var = max(variance, VARIANCE_FLOOR)
-        mean += third / (6 * var * n) + third * (mean - self.margin / 2) ** 2 / (3 * var * var)
+        if self.skew_remedy:
+            mean += third / (6 * var * n) + third * (mean - self.margin / 2) ** 2 / (3 * var * var)
         return n * self.margin * (2 * mean - self.margin) / (2 * var)
 
     def verdict(self, n: int, llr: float, skew: float = 0.0) -> Verdict:
         lower, upper = self.bounds
+        skew = skew if self.skew_remedy else 0.0
         if llr >= upper and n >= skewed_min_pairs(skew, Verdict.H1):
             return Verdict.H1
         if llr <= lower and n >= skewed_min_pairs(skew, Verdict.H0):

@@ -1,17 +1,31 @@
 """Validate the duel's test by simulation (docs/duel.md, "Validation"): real in-process games of the built-in
-policies, no records, no gRPC.
+policies (no records, no gRPC), then duels bootstrapped from their pairs.
 
-    python3 scripts/duel_sim.py [--aa 200] [--ab 20] [--pairs 400] [--table-size K] [--margin M] [--json]
+    python3 scripts/duel_sim.py [--pool-pairs 300] [--duels 500] [--seed 1] [--json]
+                                [--save-pools FILE | --load-pools FILE] [--aa N] [--ab N] [--pairs N]
 
-Prints the A/A H1 rate (policy against itself) with alpha's binomial 99% band; the A/B verdicts and games used for
-counter against random and counter against greedy; and the pairing variance ratio (paired against unpaired) for
-counter against greedy. With --json the last line is one JSON object of all the figures.
+**Pools.** Real pairs are played, as `abluxx duel` plays them (default measure for the table size), for:
+- symmetric data: random against itself, at 2 and 4 players; and the noisy greedy and counter
+  (greedy+eps0.2, counter+eps0.2) against themselves at 2 players, bots whose games vary with their seed;
+- skewed data: counter against greedy, at 2 and 4 players (its skew is printed).
+An A/A pool is symmetrised (each difference and its negative: the two bots are exchangeable, so the law of the
+difference is symmetric with mean 0).
+
+**Bootstrapped duels.** For each pool, ``--duels`` duels draw their pairs at random from it, shifted to mean 0
+(A/A: the H1 rate must be alpha) and to mean M (A/B: the H0 rate must be beta); a skewed pool is tried as it is
+and mirrored (negated), so both signs of skew meet both hypotheses. Each rate is printed with its 95%
+Clopper-Pearson interval and whether that interval holds the documented rate. With --json the last line is one
+JSON object of every figure.
+
+``--aa N`` / ``--ab N`` also play N real duels to the end (random against itself; counter against random and
+against greedy), and ``--pairs N`` measures the variance pairing saves (counter against greedy): slower.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import statistics
 import sys
@@ -22,54 +36,129 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scipy import stats
 
-from referee.duel.simulate import duels, pairing, settings_for
+from referee.duel.runner import default_measure
+from referee.duel.simulate import bootstrap_duels, duels, pairing, play_pairs, settings_for
 from referee.log import configure
 from referee.stats import Sprt, Verdict
+
+# (name, candidate, baseline, table size, share of --pool-pairs, A/A)
+POOLS = [
+    ("random-2p", "random", "random", 2, 1.0, True),
+    ("greedy+eps0.2-2p", "greedy+eps0.2", "greedy+eps0.2", 2, 0.5, True),
+    ("counter+eps0.2-2p", "counter+eps0.2", "counter+eps0.2", 2, 0.5, True),
+    ("counter-greedy-2p", "counter", "greedy", 2, 1.0, False),
+    ("random-4p", "random", "random", 4, 0.5, True),
+    ("counter-greedy-4p", "counter", "greedy", 4, 0.5, False),
+]
+
+
+def play_pools(pool_pairs: int) -> dict[str, list[float]]:
+    out = {}
+    for name, cand, base, k, share, _ in POOLS:
+        out[name] = asyncio.run(play_pairs(settings_for(cand, base, k), max(30, int(pool_pairs * share))))
+    return out
+
+
+def rate(outcomes: list, wrong: Verdict, documented: float) -> dict[str, object]:
+    k, n = sum(o.verdict is wrong for o in outcomes), len(outcomes)
+    ci = stats.binomtest(k, n).proportion_ci(0.95)
+    games = [o.games for o in outcomes]
+    return {"wrong": wrong.value, "count": k, "duels": n, "rate": k / n, "ci95": [ci.low, ci.high],
+            "documented": documented, "contains": bool(ci.low <= documented <= ci.high),
+            "inconclusive": sum(o.verdict is Verdict.INCONCLUSIVE for o in outcomes),
+            "games_median": statistics.median(games)}  # fmt: skip
+
+
+def cells(pools: dict[str, list[float]], test: Sprt, count: int, seed: int) -> list[dict[str, object]]:
+    """Every bootstrapped check: each pool (and a skewed one mirrored) at mean 0 and at mean M."""
+    out = []
+    for i, (name, _, _, k, _, aa) in enumerate(POOLS):
+        pool = pools[name]
+        shapes = [("symmetric", [*pool, *(-d for d in pool)])] if aa else [("skewed", pool),
+                                                                           ("skewed, mirrored", [-d for d in pool])]
+        for j, (shape, data) in enumerate(shapes):
+            for mean, wrong, documented, check in ((0.0, Verdict.H1, test.alpha, "A/A"),
+                                                   (test.margin, Verdict.H0, test.beta, "A/B at M")):
+                at = seed + 100 * i + 10 * j + (mean > 0)
+                got = bootstrap_duels(data, mean, test, count, at)
+                plain = bootstrap_duels(data, mean, dataclasses.replace(test, skew_remedy=False), count, at)
+                out.append({"pool": name, "players": k, "measure": default_measure(k), "shape": shape,
+                            "skew": float(stats.skew(data)), "sd": statistics.stdev(data), "pool_pairs": len(pool),
+                            "check": check, **rate(got, wrong, documented),
+                            "plain": rate(plain, wrong, documented)})  # fmt: skip
+    return out
+
+
+def clear_cut(pools: dict[str, list[float]], test: Sprt, count: int, seed: int) -> list[dict[str, object]]:
+    """What the remedy costs where a verdict is easy: duels of each skewed pool (and its mirror) at its own mean,
+    with the remedy and without (the plain GSPRT): the right verdict's rate and the games."""
+    out = []
+    for name, _, _, k, _, aa in POOLS:
+        for shape, data in () if aa else (("skewed", pools[name]), ("skewed, mirrored", [-d for d in pools[name]])):
+            mean = statistics.fmean(data)
+            right = Verdict.H1 if mean >= test.margin else Verdict.H0
+            row: dict[str, object] = {"pool": name, "players": k, "shape": shape, "mean": mean, "right": right.value}
+            for label, t in (("remedy", test), ("plain", dataclasses.replace(test, skew_remedy=False))):
+                got = bootstrap_duels(data, mean, t, count, seed)
+                games = [o.games for o in got]
+                row[label] = {"right": sum(o.verdict is right for o in got) / count,
+                              "games_median": statistics.median(games), "games_mean": statistics.fmean(games)}
+            out.append(row)
+    return out
+
+
+def real_duels(args: argparse.Namespace, test: Sprt, out: dict[str, object]) -> None:
+    if args.aa:
+        aa = asyncio.run(duels(settings_for("random", "random", 2, test), args.aa))
+        out["real_aa_random_2p"] = rate(aa, Verdict.H1, test.alpha)
+        print(f"real A/A random vs random: {json.dumps(out['real_aa_random_2p'])}")
+    for cand, base in (("counter", "random"), ("counter", "greedy")) if args.ab else ():
+        ab = asyncio.run(duels(settings_for(cand, base, 2, test), args.ab))
+        games = [o.games for o in ab]
+        out[f"real_ab_{cand}_{base}_2p"] = {"duels": args.ab, "h1": sum(o.verdict is Verdict.H1 for o in ab),
+                                            "games_median": statistics.median(games), "games_max": max(games)}
+        print(f"real A/B {cand} vs {base}: {json.dumps(out[f'real_ab_{cand}_{base}_2p'])}")
+    if args.pairs:
+        r = asyncio.run(pairing(settings_for("counter", "greedy", 2, test), args.pairs))
+        out["pairing"] = {"pairs": r.pairs, "mean": r.mean_paired, "sd_paired": r.sd_paired,
+                          "sd_unpaired": r.sd_unpaired, "variance_ratio": r.ratio}  # fmt: skip
+        print(f"pairing, counter vs greedy: variance ratio {r.ratio:.2f} over {r.pairs} pairs")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--aa", type=int, default=200, help="A/A duels (default 200)")
-    p.add_argument("--aa-policy", default="random", help="the policy the A/A duels play against itself")
-    p.add_argument("--ab", type=int, default=20, help="duels for each A/B match-up (default 20)")
-    p.add_argument("--pairs", type=int, default=400, help="pairs for the variance ratio (default 400)")
-    p.add_argument("--table-size", type=int, default=2)
+    p.add_argument("--pool-pairs", type=int, default=300, help="real pairs in a full pool (default 300)")
+    p.add_argument("--duels", type=int, default=500, help="bootstrapped duels per check (default 500)")
+    p.add_argument("--seed", type=int, default=1, help="the bootstrap's seed (the games' deals are fresh)")
     p.add_argument("--margin", type=float, default=Sprt().margin)
+    p.add_argument("--save-pools", type=Path, help="write the pools' differences to this JSON file")
+    p.add_argument("--load-pools", type=Path, help="bootstrap from pools saved before, playing no game")
+    p.add_argument("--aa", type=int, default=0, help="real A/A duels of random against itself (default 0)")
+    p.add_argument("--ab", type=int, default=0, help="real A/B duels per match-up (default 0)")
+    p.add_argument("--pairs", type=int, default=0, help="pairs for the pairing variance ratio (default 0)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     configure("error")
     test = Sprt(margin=args.margin)
-    out: dict[str, object] = {"table_size": args.table_size, "margin": args.margin, "alpha": test.alpha,
-                              "beta": test.beta}  # fmt: skip
+    out: dict[str, object] = {"margin": args.margin, "alpha": test.alpha, "beta": test.beta}
     t0 = time.monotonic()
-    if args.aa:
-        aa = asyncio.run(duels(settings_for(args.aa_policy, args.aa_policy, args.table_size, test), args.aa))
-        h1 = sum(o.verdict is Verdict.H1 for o in aa)
-        low, high = (int(x) for x in stats.binom.interval(0.99, args.aa, test.alpha))
-        games = [o.games for o in aa]
-        print(f"A/A {args.aa_policy} vs {args.aa_policy}: {args.aa} duels, H1 {h1} ({h1 / args.aa:.3f}), alpha's "
-              f"99% band {low}-{high}; H0 {sum(o.verdict is Verdict.H0 for o in aa)}, inconclusive "
-              f"{sum(o.verdict is Verdict.INCONCLUSIVE for o in aa)}; games median {statistics.median(games):.0f}, "
-              f"max {max(games)}")  # fmt: skip
-        out["aa"] = {"duels": args.aa, "h1": h1, "band99": [low, high], "games_median": statistics.median(games),
-                     "games_max": max(games)}  # fmt: skip
-    for cand, base in (("counter", "random"), ("counter", "greedy")):
-        if not args.ab:
-            break
-        ab = asyncio.run(duels(settings_for(cand, base, args.table_size, test), args.ab))
-        games = [o.games for o in ab]
-        h1 = sum(o.verdict is Verdict.H1 for o in ab)
-        print(f"A/B {cand} vs {base}: {args.ab} duels, H1 {h1}; games median {statistics.median(games):.0f}, "
-              f"max {max(games)}")  # fmt: skip
-        out[f"ab_{cand}_{base}"] = {"duels": args.ab, "h1": h1, "games_median": statistics.median(games),
-                                    "games_max": max(games)}  # fmt: skip
-    if args.pairs:
-        r = asyncio.run(pairing(settings_for("counter", "greedy", args.table_size, test), args.pairs))
-        print(f"pairing, counter vs greedy over {r.pairs} pairs: mean {r.mean_paired:+.2f}, sd paired "
-              f"{r.sd_paired:.2f}, unpaired {r.sd_unpaired:.2f}: variance ratio {r.ratio:.1f} (an unpaired test "
-              f"needs about {r.ratio:.1f}x the games)")  # fmt: skip
-        out["pairing"] = {"pairs": r.pairs, "mean": r.mean_paired, "sd_paired": r.sd_paired,
-                          "sd_unpaired": r.sd_unpaired, "variance_ratio": r.ratio}  # fmt: skip
+    pools = json.loads(args.load_pools.read_text()) if args.load_pools else play_pools(args.pool_pairs)
+    if args.save_pools:
+        args.save_pools.write_text(json.dumps(pools))
+    out["pool_seconds"] = round(time.monotonic() - t0, 1)
+    out["cells"] = cells(pools, test, args.duels, args.seed)
+    for c in out["cells"]:  # type: ignore[attr-defined]
+        low, high = c["ci95"]
+        print(f"{c['pool']:<18} {c['shape']:<16} skew {c['skew']:+.2f} {c['check']:<8} {c['wrong']} "
+              f"{c['rate']:.3f} [{low:.3f}, {high:.3f}] {'holds' if c['contains'] else 'misses'} "
+              f"{c['documented']:g}; median {c['games_median']:.0f} games; plain GSPRT "
+              f"{c['plain']['rate']:.3f}, median {c['plain']['games_median']:.0f} games")  # fmt: skip
+    out["clear_cut"] = clear_cut(pools, test, args.duels, args.seed)
+    for c in out["clear_cut"]:  # type: ignore[attr-defined]
+        print(f"clear-cut {c['pool']} {c['shape']} at its mean {c['mean']:+.2f}: {c['right']} "
+              f"{c['remedy']['right']:.3f} in median {c['remedy']['games_median']:.0f} games "
+              f"(plain GSPRT {c['plain']['right']:.3f} in {c['plain']['games_median']:.0f})")  # fmt: skip
+    real_duels(args, test, out)
     out["seconds"] = round(time.monotonic() - t0, 1)
     if args.json:
         print(json.dumps(out))

@@ -17,6 +17,7 @@ from typing import Any
 from referee.duel.runner import (
     DEFAULT_MAX_GAMES,
     MAX_CONCURRENCY,
+    MEASURES,
     DuelError,
     DuelSettings,
     DuelState,
@@ -68,6 +69,10 @@ def _common(p: argparse.ArgumentParser, field: bool = True) -> None:
     p.add_argument("--beta", type=float, default=test.beta, help="false negative rate, 0 to 0.5 (default 0.05)")
     p.add_argument("--margin", type=float, default=test.margin,
                    help=f"M: the gain worth detecting, in score points a game (default {test.margin})")  # fmt: skip
+    p.add_argument("--measure", choices=MEASURES, default=None,
+                   help="what a pair's difference measures: score (points a game), table (the score minus the mean of "
+                   "the other seats', against the baseline's) or place; default score at 2 players, table at 3 to 5 "
+                   "(docs/duel.md)")  # fmt: skip
     p.add_argument("--concurrency", "-c", type=int, default=4, help="pairs at once (default 4)")
     add_data_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end instead of text")
@@ -115,6 +120,7 @@ def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> Du
         table_size=args.table_size,
         max_games=args.max_games or DEFAULT_MAX_GAMES,
         test=test,
+        measure=args.measure or "",
     )
 
 
@@ -199,6 +205,7 @@ def result_json(state: DuelState) -> dict[str, Any]:
         "alpha": t.alpha,
         "beta": t.beta,
         "margin": t.margin,
+        "measure": state.settings.measure,
         "max_games": state.settings.max_games,
     }
 
@@ -217,8 +224,11 @@ def report(state: DuelState, as_json: bool) -> str:
         f"mean place difference {state.place_diff():+.2f} (positive: the candidate placed better)",
         *_later_line(state),
         f"verdict: {verdict_words(s, state.games, st.test.margin)}  "
-        f"(alpha {st.test.alpha:g}, beta {st.test.beta:g}, margin {st.test.margin:g} points a game)",
+        f"(alpha {st.test.alpha:g}, beta {st.test.beta:g}, margin {st.test.margin:g} {_UNIT[st.measure]})",
     ])  # fmt: skip
+
+
+_UNIT = {"score": "points a game", "table": "points a game against the table", "place": "places a game"}
 
 
 def _later_line(state: DuelState) -> list[str]:

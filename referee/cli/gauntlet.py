@@ -49,7 +49,7 @@ def settings_for(args: argparse.Namespace) -> list[DuelSettings]:
     for i, baseline in enumerate(bots):
         others = bots[i + 1 :] + bots[:i]  # the rest of the field, from the next bot on
         out.append(DuelSettings(candidate, baseline, tuple(others[: field_size(k)]), k,
-                                args.max_games or DEFAULT_MAX_GAMES, test))  # fmt: skip
+                                args.max_games or DEFAULT_MAX_GAMES, test, args.measure or ""))  # fmt: skip
     return out
 
 

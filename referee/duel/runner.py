@@ -36,6 +36,7 @@ from referee.tournament.entrants import LocalBots
 from .store import DuelRow, DuelStore, PairRow
 
 DEFAULT_MAX_GAMES = 4000
+MEASURES = ("score", "table", "place")  # what a pair's difference measures (docs/duel.md, "What is measured")
 DEFAULT_FIELD = ("greedy", "counter", "random", "greedy")  # the example bots, as built-in policies: seats 3 to 5
 MAX_CONCURRENCY = 1024
 
@@ -50,8 +51,13 @@ class DuelSettings:
     table_size: int = 2
     max_games: int = DEFAULT_MAX_GAMES
     test: Sprt = dataclasses.field(default_factory=Sprt)
+    measure: str = ""  # one of MEASURES; "" is default_measure(table_size)
 
     def __post_init__(self) -> None:
+        if not self.measure:
+            object.__setattr__(self, "measure", default_measure(self.table_size))
+        if self.measure not in MEASURES:
+            raise ValueError(f"--measure must be one of {', '.join(MEASURES)}, got {self.measure!r}")
         if not 2 <= self.table_size <= 5:
             raise ValueError(f"--table-size must be 2 to 5, got {self.table_size}")
         if len(self.field) != field_size(self.table_size):
@@ -79,6 +85,7 @@ class DuelSettings:
             "alpha": self.test.alpha,
             "beta": self.test.beta,
             "margin": self.test.margin,
+            "measure": self.measure,
         }
 
     @classmethod
@@ -90,6 +97,7 @@ class DuelSettings:
             table_size=d["table_size"],
             max_games=d["max_games"],
             test=Sprt(d["alpha"], d["beta"], d["margin"]),
+            measure=d.get("measure", "score"),  # duels stored before the measure was a setting measured scores
         )
 
 
@@ -106,6 +114,12 @@ def _entrant(d: dict[str, Any]) -> EntrantConfig:
 def new_id(kind: str) -> str:
     """A new duel's or gauntlet's id: ``kind``, the time and a random tail."""
     return f"{kind}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def default_measure(table_size: int) -> str:
+    """The score difference at 2 players, where the table measure is the same up to a factor 2 (so M keeps its
+    meaning); the table-relative score at 3 to 5, where a bot's score also moves the field's (docs/duel.md)."""
+    return "score" if table_size == 2 else "table"
 
 
 def field_size(table_size: int) -> int:
@@ -152,18 +166,31 @@ class PairPlan:
         return seats
 
 
-def paired_difference(roles_first: list[str], first: GameResult, second: GameResult) -> tuple[float, float]:
-    """(score, place) of the candidate minus the baseline on the same cards, averaged over the seats they held:
-    the score difference in points per game, and the place difference as the baseline's place minus the
+def paired_difference(
+    roles_first: list[str], first: GameResult, second: GameResult, measure: str = "score"
+) -> tuple[float, float]:
+    """(the measured difference, the place difference) of the candidate against the baseline on the same cards,
+    averaged over the seats they held. ``measure`` "score": the score difference in points per game; "table": the
+    score relative to the table (the seat's score minus the mean of the other seats' in that game) against the
+    baseline's; "place": the place difference. The place difference is the baseline's place minus the
     candidate's (positive: the candidate placed better)."""
     diffs, places = [], []
     for seat, role in enumerate(roles_first):
         if role not in ("candidate", "baseline"):
             continue
         sign = 1 if role == "candidate" else -1
-        diffs.append(sign * (first.scores[seat] - second.scores[seat]))
+        if measure == "table":
+            diffs.append(sign * (_table_relative(first, seat) - _table_relative(second, seat)))
+        else:
+            diffs.append(sign * (first.scores[seat] - second.scores[seat]))
         places.append(sign * (second.places[seat] - first.places[seat]))
-    return sum(diffs) / len(diffs), sum(places) / len(places)
+    place = sum(places) / len(places)
+    return (place if measure == "place" else sum(diffs) / len(diffs)), place
+
+
+def _table_relative(game: GameResult, seat: int) -> float:
+    others = [s for i, s in enumerate(game.scores) if i != seat]
+    return game.scores[seat] - sum(others) / len(others)
 
 
 @dataclass
@@ -268,7 +295,7 @@ async def play_pair(
     simulations)."""
     roles, first, first_path = await _play(settings, plan, False, data, pool, duel_id)
     _, second, second_path = await _play(settings, plan, True, data, pool, duel_id)
-    diff, place_diff = paired_difference(roles, first, second)
+    diff, place_diff = paired_difference(roles, first, second, settings.measure)
     games = []
     for g_roles, g, path in ((roles, first, first_path), (plan.roles(settings.table_size, True), second, second_path)):
         games.append({

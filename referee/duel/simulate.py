@@ -6,10 +6,13 @@ match runner (the engine, the bot kit's policies, the referee's checks), without
 from __future__ import annotations
 
 import math
+import random
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from referee.match import ChannelPool
-from referee.stats import Sprt, Verdict, summarize, variance
+from referee.stats import Sequential, Sprt, Verdict, summarize, variance
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
@@ -17,7 +20,7 @@ from .runner import DuelSettings, PairPlan, default_field, play_pair
 
 
 def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt | None = None,
-                 max_games: int = 4000) -> DuelSettings:  # fmt: skip
+                 max_games: int = 4000, measure: str = "") -> DuelSettings:  # fmt: skip
     """A duel of two built-in policies (the candidate named ``cand-POLICY``, the baseline ``base-POLICY``)."""
     return DuelSettings(
         candidate=EntrantConfig(name=f"cand-{candidate}", policy=candidate),
@@ -26,6 +29,7 @@ def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt 
         table_size=table_size,
         max_games=max_games,
         test=test or Sprt(),
+        measure=measure,
     )
 
 
@@ -94,3 +98,21 @@ async def pairing(settings: DuelSettings, pairs: int) -> Pairing:
         cand, base = played[i][1], played[i + 1][2]
         unpaired.append(sum(c - b for c, b in zip(cand, base, strict=True)) / len(cand))
     return Pairing(pairs, sum(paired) / pairs, math.sqrt(variance(paired)), math.sqrt(variance(unpaired)))
+
+
+def bootstrap_duels(
+    pool: Sequence[float], mean: float, test: Sprt, count: int, seed: int, max_pairs: int = 2000
+) -> list[DuelOutcome]:
+    """``count`` duels whose pairs are drawn at random (with replacement, seeded) from ``pool``, real pairs'
+    differences shifted to have mean ``mean``: the shape of real differences (their spread, skew and ties) at a
+    true mean the test should call H0 (0) or H1 (M). Each runs the duel's own test (stats.Sequential)."""
+    shift = mean - statistics.fmean(pool)
+    values = [d + shift for d in pool]
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        run = Sequential(test, max_pairs)
+        while not run.done:
+            run.add(rng.choice(values))
+        out.append(DuelOutcome(run.verdict, 2 * run.n))
+    return out

@@ -102,7 +102,9 @@ def test_three_players_pair_the_same_seat_and_field(tmp_path: Path, bots: dict[s
         assert [r for r in first["roles"] if r.startswith("field")] == ["field0", "field1"] == [
             r for r in second["roles"] if r.startswith("field")
         ]
-        assert diff == first["scores"][seat] - second["scores"][seat]
+        # the default measure at 3 players: the score relative to the table (docs/duel.md, "What is measured")
+        rel = [g["scores"][seat] - (sum(g["scores"]) - g["scores"][seat]) / 2 for g in (first, second)]
+        assert diff == pytest.approx(rel[0] - rel[1])
 
 
 def test_command_bots_start_afresh_for_every_game(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from scipy import stats
 
-from referee.duel.simulate import duels, pairing, settings_for
+from referee.duel.simulate import bootstrap_duels, duels, pairing, play_pairs, settings_for
 from referee.log import configure
 from referee.stats import Sprt, Verdict
 
@@ -42,12 +42,55 @@ def test_pairing_cuts_the_variance() -> None:
 
 
 @pytest.mark.slow
-def test_a_policy_against_itself_says_h1_at_alphas_rate() -> None:
-    """A/A: 200 duels of the random policy against itself (two independently seeded copies); the number of H1
-    verdicts must lie in the binomial 99% band of alpha."""
+@pytest.mark.parametrize("policy", ["random", "greedy+eps0.2", "counter+eps0.2"])
+def test_a_policy_against_itself_says_h1_at_alphas_rate(policy: str) -> None:
+    """A/A: 200 duels of a policy with real variance against itself (two independently seeded copies: random, and
+    the noisy greedy and counter; greedy alone ignores its seed and gives only zeros); the number of H1 verdicts
+    must lie in the binomial 99% band of alpha."""
     test, count = Sprt(), 200
-    outcomes = asyncio.run(duels(settings_for("random", "random", test=test), count))
+    outcomes = asyncio.run(duels(settings_for(policy, policy, test=test), count))
     h1 = sum(o.verdict is Verdict.H1 for o in outcomes)
     low, high = stats.binom.interval(0.99, count, test.alpha)
     assert low <= h1 <= high, (h1, (low, high))
     assert sum(o.verdict is Verdict.INCONCLUSIVE for o in outcomes) < count // 20
+
+
+def test_bootstrapped_duels_from_real_pairs_keep_alpha_and_beta() -> None:
+    """120 real pairs of the noisy greedy against itself, symmetrised (A/A: mean 0, symmetric), then 600 seeded
+    duels drawn from them at mean 0 and at mean M: the wrong verdicts are in the binomial 99% band of 0.05."""
+    pool = asyncio.run(play_pairs(settings_for("greedy+eps0.2", "greedy+eps0.2"), 120))
+    assert len({round(d, 3) for d in pool}) > 10  # real variance, not greedy's zeros
+    symmetric, test = [*pool, *(-d for d in pool)], Sprt()
+    low, high = stats.binom.interval(0.99, 600, 0.05)
+    for mean, wrong in ((0.0, Verdict.H1), (test.margin, Verdict.H0)):
+        outcomes = bootstrap_duels(symmetric, mean, test, 600, seed=3)
+        assert low <= sum(o.verdict is wrong for o in outcomes) <= high
+
+
+def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
+    """scripts/duel_sim.py --json from saved pools: a rate with a 95% interval for A/A and A/B, symmetric and
+    skewed (both signs), at 2 and 4 players."""
+    import json
+    import random
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rng = random.Random(5)
+    pools = {name: [rng.gammavariate(2.4, 2.2) if "counter-greedy" in name else rng.gauss(0, 3) for _ in range(60)]
+             for name in ("random-2p", "greedy+eps0.2-2p", "counter+eps0.2-2p", "counter-greedy-2p", "random-4p",
+                          "counter-greedy-4p")}  # fmt: skip
+    (tmp_path / "pools.json").write_text(json.dumps(pools))
+    script = Path(__file__).resolve().parents[2] / "scripts" / "duel_sim.py"
+    out = subprocess.run([sys.executable, str(script), "--load-pools", str(tmp_path / "pools.json"), "--duels", "40",
+                          "--json"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    cells = json.loads(out.stdout.splitlines()[-1])["cells"]
+    seen = {(c["players"], c["shape"], c["check"]) for c in cells}
+    for k in (2, 4):
+        for shape in ("symmetric", "skewed", "skewed, mirrored"):
+            assert {(k, shape, "A/A"), (k, shape, "A/B at M")} <= seen
+    for c in cells:
+        low, high = c["ci95"]
+        assert 0 <= low <= c["rate"] <= high <= 1 and c["duels"] == 40
+        assert c["contains"] == (low <= c["documented"] <= high)
