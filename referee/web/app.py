@@ -111,7 +111,10 @@ class Site:
             body += chunk
             if len(body) > MAX_FORM_BYTES:
                 raise HTTPException(413, "the form is too large")
-        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=8).items()}
+        try:
+            fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=8).items()}
+        except ValueError:  # more fields than any form of ours has
+            raise HTTPException(400, "the form has too many fields") from None
         if not self.sessions.csrf_ok(request, fields.get("csrf", "")):
             raise HTTPException(403, "the form is out of date or came from another site; load the page and try again")
         return fields

@@ -6,12 +6,15 @@ service's Hub, as a gRPC WatchTournament does, and streams are capped in total a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
+from starlette.types import Message, Send
 
 from referee.errors import Exhausted
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
@@ -21,6 +24,22 @@ from .app import Site
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
 RETRY_MS = 1000  # how soon a browser reconnects after the stream ends
+
+
+class _Stream(StreamingResponse):
+    """A stream whose every write must be taken within ``write_timeout_s`` (the gRPC watchers' setting): a client
+    that stops reading is cut off, and its place under the caps freed, instead of holding it for ever."""
+
+    def __init__(self, *args: Any, write_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.write_timeout_s = write_timeout_s
+
+    async def stream_response(self, send: Send) -> None:
+        async def timed(message: Message) -> None:
+            await asyncio.wait_for(send(message), self.write_timeout_s)
+
+        with contextlib.suppress(TimeoutError):
+            await super().stream_response(timed)
 
 
 class Live:
@@ -46,10 +65,11 @@ class Live:
             raise HTTPException(429, "too many live streams open; close a page and try again")
         if service.draining:
             raise HTTPException(503, "the server is shutting down")
-        return StreamingResponse(
+        return _Stream(
             self._stream(tid, client),
             media_type="text/event-stream",
             headers={"x-accel-buffering": "no"},
+            write_timeout_s=service.settings.watch_write_timeout_s,
         )
 
     async def _stream(self, tid: str, client: str) -> AsyncIterator[str]:

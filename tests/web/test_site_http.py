@@ -90,6 +90,8 @@ def test_forms_need_their_csrf_token_and_the_session_cookie_is_httponly_and_stri
     assert status == 303
     assert "abluxx_session=" in set_cookie and "HttpOnly" in set_cookie and "SameSite=strict" in set_cookie
     assert _post(site.url + "/signin", {"token": "not-a-token", "csrf": form_token}, cookie)[0] == 401
+    assert _post(site.url + "/signin", {f"f{i}": "x" for i in range(9)}, cookie)[0] == 400  # not a form of ours
+    assert _post(site.url + "/signin", {"token": "x" * 5000, "csrf": form_token}, cookie)[0] == 413
 
 
 def _signed_in(url: str, token: str) -> str:
