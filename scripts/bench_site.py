@@ -8,7 +8,8 @@ The games are stored through the store's own ``save_game`` (results, faults, dec
 self-played records so that the game page replays one. ``--data`` keeps (and reuses) the folder. For each page:
 the median and worst of ``--repeat`` requests of the server's own time (its ``Server-Timing`` header: from the
 request's arrival to the page rendered) and of the whole request on loopback (``wall_ms``). The standings' first
-build, which the service does once per tournament off its event loop, is timed apart (``first_build_s``).
+build, which the service starts as the site starts and does off its event loop (pages answer 503 meanwhile), is
+timed apart (``first_build_s``: from the site's start to the leaderboard's first answer).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -79,6 +81,17 @@ def fetch(url: str) -> tuple[float, float]:
     return (float(m[1]) if m else wall), wall
 
 
+def ready(url: str) -> bool:
+    """Whether the page answers 200 (503: its standings are still being built)."""
+    try:
+        fetch(url)
+    except urllib.error.HTTPError as e:
+        if e.code != 503:
+            raise
+        return False
+    return True
+
+
 def serve(data: Path) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([*ABLUXX, "serve", "--data", str(data), "--port", "0", "--http-port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
@@ -117,7 +130,8 @@ def main() -> None:
     proc, base = serve(data)
     try:
         t0 = time.perf_counter()
-        fetch(f"{base}/t/{tid}")  # the standings' first build (once per tournament, off the loop)
+        while not ready(f"{base}/t/{tid}"):  # the standings' first build (once per tournament, off the loop)
+            time.sleep(1)
         first_build_s = time.perf_counter() - t0
         out: dict[str, dict[str, float]] = {}
         for name, path in pages(data, tid).items():

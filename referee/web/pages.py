@@ -5,6 +5,7 @@ anything that grows with the store, the standings boards) and decides what a rea
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from typing import Any, TypeVar
 
 from starlette.exceptions import HTTPException
@@ -17,6 +18,7 @@ from referee.service import ladders
 from referee.service.visibility import private_to
 from referee.store import TournamentRow
 from referee.store import ladder as ladder_store
+from referee.tournament.standings import Standings
 
 from .app import Site
 from .games import REPLAYS, Replays, game_page, replay_page
@@ -24,6 +26,7 @@ from .markdown import how_to_enter
 from .plot import plot
 
 T = TypeVar("T")
+BUILD_WAIT_S = 3.0  # how long a page waits for standings being built before it says so
 
 
 def _number(request: Request, key: str) -> int | None:
@@ -97,7 +100,7 @@ class Pages:
         ladder = "ladder" in row.config
         every = request.query_params.get("all") == "1"  # a ladder's every version, not only each bot's latest
         shown = ladders.shown(self.service.store, tid, every) if ladder else None
-        standings = await self.service.boards.standings(tid, row.done, shown)
+        standings = await self._standings(row, shown)
         start = _number(request, "start") or 0
         return {
             "row": row, "kind": kind_of(row), "state": self.service.registry.state(tid, row)[0], "standings": standings,
@@ -105,6 +108,15 @@ class Pages:
             "next_start": start + self.size if len(standings.rows) > start + self.size else None,
             "versions": self._versions(tid, ladder), "live": self.live_games(tid),
         }  # fmt: skip
+
+    async def _standings(self, row: TournamentRow, shown: Collection[str] | None = None) -> Standings:
+        """The standings, or 503 (the page reloads itself) while they are first built from a big store: the build
+        goes on, off the event loop, for the next reader."""
+        try:
+            return await asyncio.wait_for(self.service.boards.standings(row.id, row.done, shown), BUILD_WAIT_S)
+        except TimeoutError:
+            raise HTTPException(503, f"The standings of these {row.done} games are being computed; this page "
+                                     "reloads itself.") from None  # fmt: skip
 
     def _versions(self, tid: str, ladder: bool) -> dict[str, tuple[str, int]]:
         """Entrant name -> (submitted bot, version) of the entrants that are submitted bots."""
@@ -135,7 +147,7 @@ class Pages:
     async def entrant(self, request: Request) -> Response:
         tid, name = request.path_params["tid"], request.path_params["name"]
         row = self._row(tid)
-        standings = await self.service.boards.standings(tid, row.done)
+        standings = await self._standings(row)
         standing = next((r for r in standings.rows if r.entrant == name), None)
         if standing is None:
             raise HTTPException(404, "no such entrant in this tournament")

@@ -55,7 +55,22 @@ def start_site(data: Path, settings_dir: Path, extra_settings: str = "", delay_m
             url = m[1]
         if m := LISTENING.search(line):
             address = m[1]
-    return Site(Proc(proc, address, log), url, address)
+    site = Site(Proc(proc, address, log), url, address)
+    if (data / "abluxx.db").exists():
+        with open_store(data) as store:
+            tids = [t.id for t in store.tournaments()]
+        for tid in tids:
+            wait_ready(f"{url}/t/{tid}")
+    return site
+
+
+def wait_ready(url: str, timeout_s: float = 300) -> None:
+    """Wait until a leaderboard answers: it says 503 while its standings are first built (and scipy imported)."""
+    deadline = time.monotonic() + timeout_s
+    while (status := get(url)[0]) == 503:
+        assert time.monotonic() < deadline, f"{url} still being computed after {timeout_s} s"
+        time.sleep(0.5)
+    assert status == 200, f"{url}: {status}"
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:

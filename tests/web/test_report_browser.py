@@ -13,6 +13,8 @@ from referee.rating import rate
 from referee.records.recordfile import read_record
 from referee.store import open_store
 
+from .site import wait_ready
+
 pytestmark = pytest.mark.usefixtures("browser")
 
 
@@ -116,6 +118,7 @@ def test_the_demo_tournament_of_real_bots_ends_with_a_report_and_the_best_games_
     site = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env={**os.environ, "BROWSER": "true"})
     try:
         url = next(line.split()[-1] for line in site.stdout if line.startswith("site on "))
+        wait_ready(f"{url}t/{tid}")
         pg.goto(f"{url}t/{tid}", timeout=300_000)
         assert sorted(pg.locator("#board-table td.name a").all_inner_texts()) == sorted(names)
     finally:

@@ -17,7 +17,7 @@ from referee.store import open_store
 from tests.service.helpers import ALICE, BOB, ORGANISER, auth, config, stub
 
 from .conftest import save_tournament
-from .site import half_played, start_site
+from .site import half_played, start_site, wait_ready
 
 HOSTILE = ("<b>ada</b>", "</script><img src=x>", "\x1b[31mred\x1b]0;title\x07")
 SLOW = 120_000  # ms: a first page builds the standings (and imports scipy) on a loaded machine
@@ -48,6 +48,7 @@ def test_the_leaderboard_updates_while_games_finish_without_a_reload(tmp_path: P
                    table_size=2, deals=30, seed=3, concurrency=1)  # fmt: skip
         tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
         page = page_for(1280, 900)
+        wait_ready(f"{site.url}/t/{tid}")
         page.goto(f"{site.url}/t/{tid}", timeout=SLOW)
         assert page.get_attribute("#board-table", "data-games") == "0"
         page.evaluate("window.loadedOnce = true")  # gone if the page reloads
@@ -194,6 +195,7 @@ def test_a_ladder_shows_through_the_same_pages_with_its_versions(tmp_path: Path,
         assert submit(s, "ag", bots[1].address, ALICE).entrant.version == 2
         wait_for("ag.v2 to play", lambda: "ag.v2" in set().union(*map(names, games(s, tid))))
         page = page_for(1280, 900)
+        wait_ready(f"{site.url}/t/{tid}")
         page.goto(f"{site.url}/", timeout=SLOW)
         assert "ladder" in page.locator("table.list tbody tr", has_text="open").inner_text()
         page.goto(f"{site.url}/t/{tid}", timeout=SLOW)
