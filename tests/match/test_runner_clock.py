@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
+import json
 from typing import Any
 
 import pytest
 
 from referee.engine import deck_from_seed
+from referee.log import configure
 from referee.match import EntrantRef, GameSpec, TimeControl, play_game
 from referee.match import runner as match_runner
 from referee.match.builtin import BuiltinSeat
 from referee.match.clock import LagMonitor
 from referee.match.runner import fault_name
-from referee.match.seats import SeatAnswer
+from referee.match.seats import SeatAnswer, SeatError
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
@@ -39,8 +42,10 @@ class Scripted:
     """A built-in greedy seat whose ``n``-th answer (1-based) is replaced: ``script[n]`` is a SeatAnswer, or a dict
     of fields to set on the real answer (``bot_us`` for a late one). Keeps the allowances and the notice."""
 
-    def __init__(self, name: str, script: dict[int, Any] | None = None) -> None:
+    def __init__(self, name: str, script: dict[int, Any] | None = None, unreachable: str = "") -> None:
         self.inner = BuiltinSeat.from_policy(name, "greedy", 1)
+        self.unreachable = unreachable
+        self.requests: list[bot_pb.DecisionRequest] = []
         self.name, self.version, self.author = name, self.inner.version, self.inner.author
         self.address, self.kind, self.transport = self.inner.address, self.inner.kind, self.inner.transport
         self.script = script or {}
@@ -52,6 +57,8 @@ class Scripted:
         return False
 
     async def connect(self) -> None:
+        if self.unreachable:
+            raise SeatError(F.FAULT_KIND_UNREACHABLE, self.unreachable)
         await self.inner.connect()
 
     async def start(self, start: bot_pb.GameStart) -> None:
@@ -59,6 +66,7 @@ class Scripted:
 
     async def decide(self, request: bytes, seq: int, allowance_s: float) -> SeatAnswer:
         self.allowances.append(allowance_s)
+        self.requests.append(bot_pb.DecisionRequest.FromString(request))
         answer = await self.inner.decide(request, seq, allowance_s)
         step = self.script.get(len(self.allowances))
         if isinstance(step, SeatAnswer):
@@ -70,17 +78,22 @@ class Scripted:
         await self.inner.finish(notice)
 
 
+ALL: list[rec_pb.DecisionRecord] = []  # every decision of the last game _play played
+
+
 def _play(script: dict[int, Any], stall_s: float = 0.0, tc: TimeControl = TC, max_strikes: int = 3,
-          reveal: bool = True, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[Any, list[Scripted], list]:
+          reveal: bool = True, monkeypatch: pytest.MonkeyPatch | None = None,
+          unreachable: str = "") -> tuple[Any, list[Scripted], list]:  # fmt: skip
     """A two-seat game, seat 0 scripted; (result, seats, seat 0's decision records)."""
     assert monkeypatch is not None
     monkeypatch.setattr(match_runner, "lag_monitor", lambda: Stalled(stall_s))
-    seats = [Scripted("s0", script), Scripted("s1")]
+    seats = [Scripted("s0", script, unreachable), Scripted("s1")]
     spec = GameSpec("g", 11, (EntrantRef("s0", policy="greedy"), EntrantRef("s1", policy="greedy")),
                     time_control=tc, max_strikes=max_strikes, reveal_deal=reveal)  # fmt: skip
     records: list[rec_pb.DecisionRecord] = []
     result = asyncio.run(play_game(spec, seats, on_decision=lambda b: records.append(
         rec_pb.DecisionRecord.FromString(b))))  # fmt: skip
+    ALL[:] = records
     return result, seats, [d for d in records if d.seat == 0]
 
 
@@ -172,3 +185,43 @@ def test_the_game_over_notice_reveals_the_deal_only_when_the_spec_says(monkeypat
 def test_fault_names_are_the_stats_keys() -> None:
     assert [fault_name(k) for k in (F.FAULT_KIND_TIMEOUT, F.FAULT_KIND_INVALID, F.FAULT_KIND_DISCONNECTED)] == [
         "timeout", "invalid", "disconnected"]  # fmt: skip
+
+
+def test_each_request_tells_the_seat_its_game_time_and_every_event_once(monkeypatch) -> None:
+    _, seats, _ = _play({1: {"bot_us": 1_200_000}}, monkeypatch=monkeypatch)
+    requests = seats[0].requests
+    assert all(r.game_id == "g" and r.seat == 0 and r.decision_ms == 1000 for r in requests)
+    assert [r.bank_ms for r in requests[:3]] == [500, 300, 300]
+    assert [r.seq for r in requests] == sorted({r.seq for r in requests}) and requests[0].seq >= 1
+    everything = [e.WhichOneof("event") for d in ALL for e in d.events]
+    assert len(everything) > match_runner.TRIM_EVENTS  # long enough to drop the events sent to all
+    for seat in seats:
+        (notice,) = seat.notices
+        told = [e.WhichOneof("event") for r in seat.requests for e in r.events] + [
+            e.WhichOneof("event") for e in notice.events]  # fmt: skip
+        assert told == everything  # each event once, in order, whoever was asked in between
+
+
+def test_a_seat_that_cannot_be_reached_is_played_by_the_fallback_and_says_why_once(monkeypatch) -> None:
+    result, seats, mine = _play({}, unreachable="no Hello", monkeypatch=monkeypatch)
+    assert seats[0].allowances == [] and result.seats[0].retired and list(result.places) == [2, 1]
+    first = mine[0]
+    assert first.fault == F.FAULT_KIND_UNREACHABLE and first.fault_detail == "no Hello" and first.retired
+    assert first.chosen_by == F.CHOOSER_FALLBACK
+    assert all(d.fault == F.FAULT_KIND_RETIRED and not d.retired for d in mine[1:])
+    assert all(d.fault_detail == "the seat has retired; the fallback plays it" for d in mine[1:])
+
+
+def test_retiring_is_logged_once_with_its_fault(monkeypatch) -> None:
+    out = io.StringIO()
+    configure("info", json=True, stream=out)
+    try:
+        _play({1: fault(F.FAULT_KIND_MALFORMED, "garbage", fatal=True)}, monkeypatch=monkeypatch)
+    finally:
+        configure("info")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    retired = [x for x in lines if x["event"] == "seat retired"]
+    assert len(retired) == 1 and retired[0]["fault"] == "malformed" and retired[0]["detail"] == "garbage"
+    assert retired[0]["seat"] == 0 and retired[0]["strikes"] == 1
+    faults = [x for x in lines if x["event"] == "fault"]
+    assert len(faults) == 1 and faults[0]["fault"] == "malformed" and faults[0]["strikes"] == 1
