@@ -35,6 +35,7 @@ class Stalled(LagMonitor):
         self.stall_s = stall_s
 
     def worst_since(self, t0: float) -> float:
+        float(t0)  # the decision's start, as the real monitor compares it
         return self.stall_s
 
 
@@ -113,12 +114,31 @@ def test_the_allowance_is_the_decision_the_bank_left_and_the_grace(monkeypatch) 
     assert result.seats[0].decision_us[:3] == [1_200_000, 1_400_000, 1_900_000]
     _, seats, mine = _play({1: {"bot_us": 1_000_000}, 2: {"bot_us": 1_001_000}}, monkeypatch=monkeypatch)
     assert [d.bank_left_ms for d in mine[:2]] == [500, 499]  # exactly on time costs nothing; 1 ms over costs 1
+    tc = TimeControl(decision_ms=1000, bank_ms=2000, grace_ms=50)
+    _, _, mine = _play({1: {"bot_us": 2_500_000}}, stall_s=1.0, tc=tc, monkeypatch=monkeypatch)
+    assert mine[0].bank_left_ms == 1500  # 1500 ms over, 1000 of them the referee's stall
+
+
+def test_each_referee_fault_is_counted_and_logged(monkeypatch) -> None:
+    out = io.StringIO()
+    configure("info", json=True, stream=out)
+    try:
+        timeouts = {n: fault(F.FAULT_KIND_TIMEOUT, f"late {n}") for n in (1, 2)}
+        result, _, mine = _play(timeouts, stall_s=1.0, monkeypatch=monkeypatch)
+    finally:
+        configure("info")
+    assert result.referee_faults == 2 and [d.fault for d in mine[:2]] == [F.FAULT_KIND_REFEREE] * 2
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    logged = [(x["seq"], x["detail"]) for x in lines if x["event"] == "referee fault"]
+    assert logged == [(d.seq, d.fault_detail) for d in mine[:2]]
+    assert logged[1][1] == "the referee's event loop stalled 1000 ms (late 2)"
 
 
 @pytest.mark.parametrize(
     ("grace_ms", "stall_s", "kind"),
-    [(50, 0.049, F.FAULT_KIND_TIMEOUT), (50, 0.05, F.FAULT_KIND_REFEREE), (0, 0.0199, F.FAULT_KIND_TIMEOUT),
-     (0, 0.02, F.FAULT_KIND_REFEREE), (10, 0.015, F.FAULT_KIND_TIMEOUT)],
+    [(50, 0.049, F.FAULT_KIND_TIMEOUT), (50, 0.04996, F.FAULT_KIND_TIMEOUT), (50, 0.05, F.FAULT_KIND_REFEREE),
+     (50, 1.0, F.FAULT_KIND_REFEREE), (0, 0.0199, F.FAULT_KIND_TIMEOUT), (0, 0.02, F.FAULT_KIND_REFEREE),
+     (10, 0.015, F.FAULT_KIND_TIMEOUT)],
 )  # fmt: skip
 def test_a_timeout_during_a_stall_of_the_grace_and_20_ms_is_the_referees(monkeypatch, grace_ms, stall_s, kind) -> None:
     tc = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=grace_ms)
@@ -165,7 +185,8 @@ def test_strikes_retire_at_max_and_a_fatal_fault_at_once(monkeypatch) -> None:
 def test_a_reply_naming_no_legal_action_is_invalid(monkeypatch) -> None:
     reply = bot_pb.DecisionReply(game_id="g", seq=1, index=10_000)
     _, _, mine = _play({1: SeatAnswer(reply, 0, "", 10, 0, False)}, monkeypatch=monkeypatch)
-    assert mine[0].fault == F.FAULT_KIND_INVALID and mine[0].chosen_by == F.CHOOSER_FALLBACK and mine[0].fault_detail
+    assert mine[0].fault == F.FAULT_KIND_INVALID and mine[0].chosen_by == F.CHOOSER_FALLBACK
+    assert "10000" in mine[0].fault_detail, mine[0].fault_detail
 
 
 @pytest.mark.parametrize("reveal", [True, False])
@@ -210,6 +231,7 @@ def test_a_seat_that_cannot_be_reached_is_played_by_the_fallback_and_says_why_on
     assert first.chosen_by == F.CHOOSER_FALLBACK
     assert all(d.fault == F.FAULT_KIND_RETIRED and not d.retired for d in mine[1:])
     assert all(d.fault_detail == "the seat has retired; the fallback plays it" for d in mine[1:])
+    assert result.seats[0].faults == {"unreachable": 1} and result.seats[1].faults == {}
 
 
 def test_retiring_is_logged_once_with_its_fault(monkeypatch) -> None:
@@ -225,3 +247,19 @@ def test_retiring_is_logged_once_with_its_fault(monkeypatch) -> None:
     assert retired[0]["seat"] == 0 and retired[0]["strikes"] == 1
     faults = [x for x in lines if x["event"] == "fault"]
     assert len(faults) == 1 and faults[0]["fault"] == "malformed" and faults[0]["strikes"] == 1
+    assert faults[0]["detail"] == "garbage" and faults[0]["seq"] >= 1
+
+
+class _Broken(Scripted):
+    async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
+        self.notices.append(notice)
+        raise ConnectionError("the bot went away before the end")
+
+
+def test_a_seat_failing_at_the_end_costs_no_one_else_their_notice(monkeypatch) -> None:
+    monkeypatch.setattr(match_runner, "lag_monitor", lambda: Stalled(0.0))
+    seats = [_Broken("s0"), Scripted("s1")]
+    spec = GameSpec("g", 11, (EntrantRef("s0", policy="greedy"), EntrantRef("s1", policy="greedy")), time_control=TC)
+    result = asyncio.run(play_game(spec, seats))
+    assert result.end_reason.value and seats[1].notices[0] is not None
+    assert seats[1].notices[0].reason == seats[0].notices[0].reason != 0
