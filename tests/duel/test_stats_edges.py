@@ -1,0 +1,53 @@
+"""The duel's statistics (referee/stats.py) at their edges: empty and one-value inputs, the first count that gives
+an interval, the skewness's cut-offs and the summary's counts. Exact values, computed here from the formulas in
+the docstrings (the behaviour under sampling is in test_stats.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+
+from referee.stats import VARIANCE_FLOOR, Interval, Sprt, mean_ci, moments, ratio_ci, summarize, variance
+
+UNBOUNDED = (-math.inf, math.inf)
+
+
+def test_mean_ci_of_nothing_of_one_and_of_two_values() -> None:
+    assert mean_ci([]) == Interval(0.0, *UNBOUNDED)
+    assert mean_ci([4.0]) == Interval(4.0, *UNBOUNDED)
+    two = mean_ci([1.0, 3.0])
+    half = stats.t.ppf(0.975, 1) * math.sqrt(2.0 / 2)
+    assert (two.mean, two.low, two.high) == (2.0, pytest.approx(2.0 - half), pytest.approx(2.0 + half))
+
+
+def test_ratio_ci_of_nothing_of_one_cluster_and_of_two() -> None:
+    assert ratio_ci([]) == Interval(0.0, *UNBOUNDED) and ratio_ci([(0.0, 0)]) == Interval(0.0, *UNBOUNDED)
+    assert ratio_ci([(5.0, 1)]) == Interval(5.0, *UNBOUNDED)  # one game
+    assert ratio_ci([(6.0, 4)]) == Interval(1.5, *UNBOUNDED)  # one cluster of four games
+    two = ratio_ci([(2.0, 1), (4.0, 3)])  # mean 6/4; residuals 2 - 1.5 = 0.5 and 4 - 4.5 = -0.5
+    se = math.sqrt(2 / 1 * (0.25 + 0.25)) / 4
+    assert two.mean == 1.5 and two.half_width == pytest.approx(stats.t.ppf(0.975, 1) * se)
+
+
+def test_variance_and_moments_need_enough_values_and_spread() -> None:
+    assert variance([]) == 0.0 and variance([3.0]) == 0.0 and variance([1.0, 3.0]) == 2.0
+    assert moments([1.0, 9.0]) == (0.0, 0.0)  # fewer than three
+    d = [0.0, 0.0, 3.0]  # mean 1; m2 = (1 + 1 + 4) / 3 = 2; m3 = (-1 - 1 + 8) / 3 = 2
+    assert moments(d) == (pytest.approx(2.0), pytest.approx(2.0 / 2**1.5))
+    assert moments([1.0, -1.0, 0.0]) == (0.0, 0.0)  # symmetric: no skew
+    assert moments([2.0, 2.0, 2.0, 2.0]) == (0.0, 0.0)  # no spread
+    tiny = math.sqrt(VARIANCE_FLOOR)  # m2 exactly at the floor counts as no spread
+    assert moments([0.0, 2 * tiny, 0.0, 2 * tiny])[1] == 0.0
+
+
+def test_a_summary_counts_wins_losses_ties_and_carries_the_test() -> None:
+    test = Sprt(margin=0.5)
+    diffs = [2.0, -1.0, 0.0, 0.0, 3.0, 1.0]
+    s = summarize(test, diffs)
+    ci = mean_ci(diffs)
+    assert (s.pairs, s.wins, s.losses, s.ties) == (6, 3, 1, 2)
+    assert s.mean_diff == ci.mean and s.ci95 == (ci.low, ci.high) and s.bounds == test.bounds
+    assert s.skew == moments(diffs)[1] and s.llr == test.llr(6, ci.mean, variance(diffs), moments(diffs)[0])
+    assert summarize(test, [1.0]).llr == 0.0 and summarize(test, []).pairs == 0
