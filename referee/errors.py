@@ -76,6 +76,11 @@ class DataLoss(RefereeError, status=StatusCode.DATA_LOSS, exit_code=2):
     """Stored data, or a file given, cannot be read: it is damaged, cut off or not what it claims."""
 
 
+class GameLost(Unavailable):
+    """A game stopped before its end by something not its bots' doing (its worker died): its deal is void, and its
+    duplicate set is dealt again with a fresh deck (tournament/redeal.py)."""
+
+
 class Interrupted(RefereeError, status=StatusCode.CANCELLED, exit_code=130):
     """Stopped by the user (Ctrl-C)."""
 

@@ -162,6 +162,7 @@ def standings(args) -> int:
 
 
 def games(args) -> int:
+    from referee.store.void import void_games
     from referee.tournament.progress import seat_notes
 
     store, tid = open_tournament(args.data, args.id)
@@ -186,6 +187,17 @@ def games(args) -> int:
             if any(s.faults or s.retired for s in g.seats):
                 seats = "! " + seats  # a game with a fault or a retirement, as --json's faults and retired say
             say(f"{g.slot:>5}  {g.game_id}  {seats}  [{g.end_reason}]  {record or '-'}")
+        void = void_games(store, tid)
+    for v in void:  # out of the results: their deal was dealt again (docs/tournaments.md, "Interrupted games")
+        record = (v.result or {}).get("record")
+        if args.json:
+            say(json.dumps({"void": True, "slot": v.slot, "game_id": v.game_id, "attempt": v.attempt,
+                            "finished": v.finished, "seats": v.seats, "result": v.result}))  # fmt: skip
+            continue
+        how = f"finished {v.result['scores']}" if v.result else "interrupted"
+        say(f"{v.slot:>5}  {v.game_id}  VOID ({how}; its deal was dealt again)  {record or '-'}")
     if not args.json:
         say(f"{len(rows)}/{scheduled} games of {tid}; open one with: abluxx replay RECORD (or abluxx view RECORD)")
+        if void:
+            say(f"{len(void)} void games: interrupted deals dealt again with fresh decks, not counted")
     return 0

@@ -102,6 +102,10 @@ class Boards:
         tally = self._tallies.get(tid)
         return tally.history.lines if tally is not None else {}
 
+    def forget(self, tid: str) -> None:
+        """``tid``'s stored games changed other than by finishing (void deals left them): build it again."""
+        self._tallies.pop(tid, None)
+
     def add(self, tid: str, game: GameRow) -> None:
         """A game of ``tid`` finished and is stored."""
         if (tally := self._tallies.get(tid)) is not None:

@@ -21,6 +21,7 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.rating import Ratings
 from referee.store import SqliteStore
+from referee.store.void import VoidGame
 from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.entrants import EntrantError
 from referee.tournament.ladder_run import Book, LadderHooks, spent
@@ -320,6 +321,11 @@ class Run(GameHooks):
         self.in_flight.discard(slot.game_id)
         if result is not None:
             self._published_finish(slot.game_id)
+
+    def on_redeal(self, void: list[VoidGame]) -> None:
+        self.boards.forget(self.tid)  # the void games left the standings
+        self.log.warning("interrupted deals dealt again; their games are void", void=[g.game_id for g in void])
+        self.hub.publish(self.tid, ref_pb.TournamentEvent(tournament=self.snapshot(self.tid)))
 
     def _published_finish(self, game_id: str) -> None:
         """The stored game joins the standings (one update, whatever the number of watchers); watchers hear of it,

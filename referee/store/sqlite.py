@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS schedule (
     seats TEXT NOT NULL,           -- JSON list of entrant names by seat
     start_seat INTEGER NOT NULL,
     done INTEGER NOT NULL DEFAULT 0,
+    started INTEGER NOT NULL DEFAULT 0,  -- 1 once its game began: bots may have seen the deal (store/void.py)
+    attempt INTEGER NOT NULL DEFAULT 0,  -- how often its duplicate set was dealt again
     PRIMARY KEY (tournament_id, slot)
 );
 CREATE TABLE IF NOT EXISTS games (
@@ -86,6 +88,16 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, slot);
 CREATE INDEX IF NOT EXISTS schedule_by_deck ON schedule (deck_seed, done);
 CREATE INDEX IF NOT EXISTS schedule_done ON schedule (tournament_id, done);  -- a tournament's progress, from the index
+CREATE TABLE IF NOT EXISTS void_games (
+    game_id TEXT PRIMARY KEY,      -- a game of a deal that was dealt again: out of the results and ratings
+    tournament_id TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,      -- the attempt of its deal that it played
+    finished INTEGER NOT NULL,     -- 1: played to its end before its deal was void; 0: interrupted
+    seats TEXT NOT NULL,           -- JSON list of entrant names by seat
+    result TEXT,                   -- JSON: end_reason, decisions, scores, places, record path (finished games)
+    voided_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ratings (
     tournament_id TEXT NOT NULL,
     entrant TEXT NOT NULL,
@@ -161,6 +173,7 @@ class Slot:
     deck_seed: int  # the deck is deck_from_seed(deck_seed); shared by the whole duplicate set; secret (deals.py)
     seats: tuple[str, ...]  # entrant names by seat
     start_seat: int = 0
+    attempt: int = 0  # how often its duplicate set was dealt again (store/void.py); 0 for the first deal
 
     @property
     def duplicate_set(self) -> tuple[int, int]:
@@ -239,8 +252,17 @@ class SqliteStore:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(_SCHEMA)
+        self._add_columns()
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         private_files(self.path)
+
+    def _add_columns(self) -> None:
+        """The schedule's columns a store from before void deals lacks (its games in flight were not marked)."""
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(schedule)")}
+        for column in ("started", "attempt"):
+            if column not in have:
+                with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
+                    self.db.execute(f"ALTER TABLE schedule ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         self.db.close()
@@ -314,10 +336,14 @@ class SqliteStore:
     # -- schedule and games -------------------------------------------------------------------------------------
 
     def slots(self, tid: str, pending_only: bool = False) -> list[Slot]:
-        q = ("SELECT slot, game_id, table_no, deal, seat_order, deck_seed, seats, start_seat FROM schedule"
+        q = ("SELECT slot, game_id, table_no, deal, seat_order, deck_seed, seats, start_seat, attempt FROM schedule"
              " WHERE tournament_id = ?" + (" AND done = 0" if pending_only else "") + " ORDER BY slot")  # fmt: skip
-        return [Slot(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])), r[7])
+        return [Slot(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])), r[7], r[8])
                 for r in self.db.execute(q, (tid,))]  # fmt: skip
+
+    def mark_started(self, tid: str, slot: int) -> None:
+        """The game of ``slot`` is about to begin: from now on its deal may be seen, and an interruption voids it."""
+        self.db.execute("UPDATE schedule SET started = 1 WHERE tournament_id = ? AND slot = ?", (tid, slot))
 
     def save_game(self, tid: str, slot: Slot, result: GameResult) -> None:
         """A finished game: its result, its record's path and its slot, committed together or not at all."""

@@ -35,19 +35,24 @@ def new_key() -> bytes:
     return secrets.token_bytes(KEY_BYTES)
 
 
-def deck_seed(key: DealKey, tournament_id: str, table: int, deal: int) -> int:
+def deck_seed(key: DealKey, tournament_id: str, table: int, deal: int, attempt: int = 0) -> int:
     """The seed of the deck of ``deal`` at ``table`` (the deck is ``deck_from_seed`` of it): the one place a
     tournament's decks come from. Every game of that deal (its seat orders, or its other tables) plays it.
 
     A secret key gives the first 8 bytes of HMAC-SHA-256(key, "tournament_id/table/deal"); ``PublicDeals`` gives
     the derivation of referees before deal keys, SHA-256("seed/deck/table/deal"), which ignores the tournament id.
-    Either way the top bit is cleared, so the seed fits SQLite's signed INTEGER."""
+    Either way the top bit is cleared, so the seed fits SQLite's signed INTEGER.
+
+    ``attempt`` counts how often the deal was dealt again because a game of it was interrupted (a deal seen is a
+    deal spent: tournament/redeal.py); attempt n > 0 appends "/n" to the message, so its deck is unrelated to every
+    other attempt's and, with a secret key, as unpredictable."""
+    suffix = f"/{attempt}" if attempt else ""
     if isinstance(key, PublicDeals):
-        digest = hashlib.sha256(f"{key.seed}/deck/{table}/{deal}".encode()).digest()
+        digest = hashlib.sha256(f"{key.seed}/deck/{table}/{deal}{suffix}".encode()).digest()
     else:
         if len(key) < 16:
             raise ValueError(f"a deal key has at least 128 bits; got {len(key) * 8}")
-        digest = hmac.new(key, f"{tournament_id}/{table}/{deal}".encode(), hashlib.sha256).digest()
+        digest = hmac.new(key, f"{tournament_id}/{table}/{deal}{suffix}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 

@@ -1,6 +1,7 @@
 """Running a tournament: up to C games at once in one asyncio loop, each finished game committed to the store in
-one transaction, and resume (rerun the same config, or ``resume ID``) that keeps every committed game and plays
-the games that were in flight again from their deal.
+one transaction, and resume (rerun the same config, or ``resume ID``) that keeps every committed game. A game that
+began and was not stored voids its deal: its duplicate set is dealt again with a fresh deck (redeal.py), at the
+next resume, or in the same run when a worker died.
 
 ``play_slots`` is the one loop that plays a tournament's pending games, for ``abluxx tournament`` and for the
 service alike; the service adds its concerns (watchers, spectators, a graceful stop) as GameHooks."""
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from referee.errors import NoTournament, Precondition, RefereeError
+from referee.errors import GameLost, NoTournament, Precondition, RefereeError
 from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
@@ -24,6 +25,7 @@ from referee.rating import Ratings
 from referee.records.paths import record_in
 from referee.store import SqliteStore, TournamentRow
 from referee.store import ladder as ladder_store
+from referee.store.void import VoidGame
 
 from . import deals
 from . import entrants as entrants_mod
@@ -31,7 +33,10 @@ from . import schedule as schedule_mod
 from . import standings as standings_mod
 from .config import TournamentConfig, WorkerSettings
 from .progress import Progress
+from .redeal import redeal_interrupted
 from .schedule import Slot
+
+MAX_REDEALS = 3  # rounds of one run that may lose games to dead workers (each voids and redeals), then it stops
 
 # Called with each decision of a game as it is made (the service feeds its live spectator stream with it).
 OnDecision = Callable[[rec_pb.DecisionRecord], None]
@@ -145,7 +150,10 @@ class GameHooks:
 
     def on_done(self, slot: Slot, result: GameResult | None) -> None:
         """The game is over: committed to the store (``result``), or abandoned or failed (None: nothing of it is
-        stored, and a resume plays it again)."""
+        stored, and its duplicate set is dealt again with a fresh deck)."""
+
+    def on_redeal(self, void: list[VoidGame]) -> None:
+        """Interrupted sets were dealt again: ``void`` games left the results (standings built before are stale)."""
 
 
 async def play_slots(
@@ -164,8 +172,16 @@ async def play_slots(
     hooks = hooks or GameHooks()
     tid = config.tournament_id
     check_deal_key(store, config)
+    played = 0
     with _only_run(store, tid):
-        return await _play_slots(store, config, play, addresses, concurrency, progress, hooks)
+        for _ in range(MAX_REDEALS + 1):
+            if void := redeal_interrupted(store, config):
+                hooks.on_redeal(void)
+            n, ratings, lost = await _play_slots(store, config, play, addresses, concurrency, progress, hooks)
+            played += n
+            if not lost:
+                return played, ratings
+    raise TournamentError(f"games of {tid} lost their worker in {MAX_REDEALS + 1} rounds; the run stopped")
 
 
 @contextlib.contextmanager
@@ -194,6 +210,10 @@ class _Pending:
         self.hooks = hooks
         self.in_flight: list[Slot] = []
         self.freed = asyncio.Condition()
+
+    def void(self, duplicate_set: tuple[int, int]) -> None:
+        """A game of ``duplicate_set`` was lost: its other games wait for the set to be dealt again."""
+        self.slots = [s for s in self.slots if s.duplicate_set != duplicate_set]
 
     def _may_start(self, slot: Slot) -> bool:
         return not any(
@@ -237,7 +257,9 @@ async def _play_slots(
     concurrency: int,
     progress: Progress | None,
     hooks: GameHooks,
-) -> tuple[int, Ratings]:
+) -> tuple[int, Ratings, bool]:
+    """One round of ``play_slots``: the pending games as they are dealt now. Also says whether a game was lost
+    (its set then waits for the next round's redeal)."""
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     slots = store.slots(tid)
@@ -247,12 +269,14 @@ async def _play_slots(
     pending = _Pending(store.slots(tid, pending_only=True), hooks)
     done = len(slots) - len(pending.slots)
     played = 0
+    lost = False
 
-    async def one(slot: Slot) -> GameResult:
-        # a game in flight when the referee was killed left a partial record: it is played again from its deal
-        with contextlib.suppress(FileNotFoundError):
-            record_in(store.records, slot.game_id).unlink()
+    async def one(slot: Slot) -> GameResult | None:
+        nonlocal lost
         committed = None
+        with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
+            record_in(store.records, slot.game_id).unlink()
+        store.mark_started(tid, slot.slot)  # from here on, an interruption voids its deal
         try:
             async with fresh_commands(config, slot.seats, addresses, store.data / "logs", tid) as seats_at:
                 # the bots are told the deck at the end only if no other game still has it to play (in any
@@ -262,6 +286,12 @@ async def _play_slots(
                 on_decision = hooks.on_start(slot, spec)
                 try:
                     result = await (play(spec) if on_decision is None else play(spec, on_decision=on_decision))
+                except GameLost as e:
+                    log.warning("game lost; its deal is void and its set is dealt again", game_id=slot.game_id,
+                                error=str(e))  # fmt: skip
+                    lost = True
+                    pending.void(slot.duplicate_set)
+                    return None
                 except Exception as e:
                     log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
                     raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
@@ -275,7 +305,8 @@ async def _play_slots(
     async def worker() -> None:
         nonlocal done, played
         while (slot := await pending.take()) is not None:
-            result = await one(slot)
+            if (result := await one(slot)) is None:
+                continue
             live.add(slot.slot, slot.seats, result.places)
             done += 1
             played += 1
@@ -296,8 +327,8 @@ async def _play_slots(
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
     if progress:
-        progress.update(done, live.top(), final=True)
-    return played, live.ratings
+        progress.update(done, live.top(), final=not lost)
+    return played, live.ratings, lost
 
 
 @contextlib.asynccontextmanager

@@ -276,9 +276,14 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
     return slots
 
 
+def game_id(tid: str, table: int, deal: int, order: int, attempt: int = 0) -> str:
+    """The id of a game: its duplicate set and place in it, and, once its deal was dealt again, the attempt."""
+    return f"{tid}-t{table}-d{deal}-o{order}" + (f"-a{attempt}" if attempt else "")
+
+
 def _slot(tid: str, n: int, table: int, deal: int, order: int, seed: int, seats: tuple[str, ...]) -> Slot:
     """The ``n``-th game of the schedule, with the game id that names its duplicate set and place in it."""
-    return Slot(n, f"{tid}-t{table}-d{deal}-o{order}", table, deal, order, seed, seats)
+    return Slot(n, game_id(tid, table, deal, order), table, deal, order, seed, seats)
 
 
 def _across(

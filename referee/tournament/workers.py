@@ -9,8 +9,9 @@ the one transaction per finished game and the ratings in schedule order: ``open_
 its ``play`` function. A worker is sent a game's spec (its deck seed, never the tournament's deal key), starts
 its own command entrants, dials the address entrants, and sends back the GameResult, the record's bytes and,
 when a spectator wants them, each decision as it is made; the coordinator writes the record file, so a cluster
-needs no shared disk. A worker that dies loses only its games in flight: each is played again from its deal on
-another worker (a new one takes the dead one's place), and counted once, since only the replay commits.
+needs no shared disk. A worker that dies loses only its games in flight: their bots saw their deals, so each such
+game is void and its duplicate set is dealt again with a fresh deck (redeal.py), on the other workers and the new
+one that takes the dead one's place.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from referee.errors import BadInput, Unavailable
+from referee.errors import BadInput, GameLost, Unavailable
 from referee.log import get_logger, json_lines
 from referee.match.spec import GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
@@ -38,7 +39,6 @@ from .config import BACKENDS, MAX_WORKERS, TournamentConfig, WorkerSettings, def
 from .runner import OnDecision, PlayerFactory, PlayFn, TournamentError
 from .worker import frame, read_frame
 
-MAX_REPLAYS = 3  # a game is played again at most this often after losing its worker, then the run stops
 WORKER_START_TIMEOUT_S = 120.0  # a worker starts its command entrants (each up to START_TIMEOUT_S) and asks Hello
 WORKER_STOP_S = entrants_mod.STOP_GRACE_S + 10.0  # a worker stops its bots (STOP_GRACE_S), then it is killed
 RAY_CONNECT_TIMEOUT_S = 5.0  # how long to wait for a --ray-address to accept a connection
@@ -229,28 +229,27 @@ class WorkerPool:
                     raise WorkerError(f"a worker could not be started again: {t.exception()}")
 
     async def play(self, spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
-        """Play ``spec`` on a worker, write its record into the records folder, and return its result."""
+        """Play ``spec`` on a worker, write its record into the records folder, and return its result. A worker
+        lost mid-game is replaced and the game raises GameLost: its bots saw its deal, which is then void
+        (runner.play_slots deals its set again with a fresh deck), never played again."""
         relay = None if on_decision is None else (lambda d: on_decision(rec_pb.DecisionRecord.FromString(d)))
-        for attempt in range(MAX_REPLAYS + 1):
-            index, worker = await self._worker()
-            try:
-                result, record = await worker.play(spec, relay)
-            except WorkerLost as e:
-                slot = self.slots[index]
-                if slot.done() and not slot.cancelled() and slot.exception() is None and slot.result() is worker:
-                    self.lost += 1
-                    self.log.warning("worker lost; its games in flight are played again from their deal",
-                                     worker=worker.name, games_in_flight=worker.load + 1, error=str(e))  # fmt: skip
-                    self.slots[index] = asyncio.ensure_future(self._start(index))
-                    with contextlib.suppress(Exception):
-                        await worker.close()
-                self.log.info("game replayed after its worker was lost", game_id=spec.game_id, attempt=attempt + 1)
-                continue
-            path = record_in(self.records, spec.game_id)
-            await asyncio.to_thread(write_record, path, record)
-            result.record_path = path
-            return result
-        raise TournamentError(f"game {spec.game_id} lost its worker {MAX_REPLAYS + 1} times; it was not played")
+        index, worker = await self._worker()
+        try:
+            result, record = await worker.play(spec, relay)
+        except WorkerLost as e:
+            slot = self.slots[index]
+            if slot.done() and not slot.cancelled() and slot.exception() is None and slot.result() is worker:
+                self.lost += 1
+                self.log.warning("worker lost; its games in flight are void and their deals dealt again",
+                                 worker=worker.name, games_in_flight=worker.load + 1, error=str(e))  # fmt: skip
+                self.slots[index] = asyncio.ensure_future(self._start(index))
+                with contextlib.suppress(Exception):
+                    await worker.close()
+            raise GameLost(f"game {spec.game_id} lost its worker: {e}") from None
+        path = record_in(self.records, spec.game_id)
+        await asyncio.to_thread(write_record, path, record)
+        result.record_path = path
+        return result
 
 
 # --- local worker processes -------------------------------------------------------------------------------------

@@ -94,34 +94,52 @@ def test_sigkill_mid_tournament_then_rerun_resumes_without_losing_or_repeating_a
     key, dealt = schedule_of(data / "abluxx.db")
     assert len(key) >= 16 and len(dealt) == 48
 
-    # rerun the same command: it resumes, with the same key and so the same decks
+    # rerun the same command: it resumes with the same key; the sets whose games were in flight at the kill are
+    # dealt again with fresh decks (attempt 1: a new game id and seed), every other set keeps its decks
     again = abluxx("tournament", "run", cfg, "--data", data, "-c", "8", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "tournament resumed" in again.stderr
-    assert schedule_of(data / "abluxx.db") == (key, dealt)
+    config = load(cfg)
+    tid = config.tournament_id
+    first = {s.slot: s for s in schedule.build(config, key)}
+    key_after, dealt_after = schedule_of(data / "abluxx.db")
+    assert key_after == key and len(dealt_after) == 48
+    redealt = set()
+    for n, (gid, seed) in enumerate(dealt_after):
+        s = first[n]
+        if gid == s.game_id:
+            assert seed == s.deck_seed
+        else:
+            assert gid == f"{s.game_id}-a1" and seed == deck_seed(key, tid, s.table, s.deal, 1) != s.deck_seed
+            redealt.add(s.duplicate_set)
+    assert redealt, "no game was in flight at the kill"
     got = standings_json(tmp_path, data)
     with sqlite3.connect(data / "abluxx.db") as c:
         ids = [r[0] for r in c.execute("SELECT game_id FROM games")]
         results = c.execute("SELECT COUNT(*) FROM results").fetchone()[0]
         pending = c.execute("SELECT COUNT(*) FROM schedule WHERE done = 0").fetchone()[0]
+        void = c.execute("SELECT game_id, finished FROM void_games").fetchall()
     assert len(ids) == len(set(ids)) == 48 and results == 48 * 2 and pending == 0  # none lost, none twice
-    # every game's record is complete, verifies, and holds the deck its key deals, including those that were in
-    # flight at the kill
-    records = sorted((data / "records").glob("*.abluxx"))
-    assert len(records) == 48
-    seeds = dict(dealt)
-    config = load(cfg)
-    slots = {s.game_id: s for s in schedule.build(config, key)}
-    for path in records:
+    assert {g for g, _ in void} <= {s.game_id for s in first.values() if s.duplicate_set in redealt}
+    assert any(not finished for _, finished in void)  # the games in flight at the kill
+    # every stored game's record is complete, verifies, and holds the deck its key deals at its attempt; so does
+    # each record of a void game that was finished
+    records = {p.stem: p for p in (data / "records").glob("*.abluxx")}
+    assert set(ids) <= set(records)
+    seeds = dict(dealt_after)
+    for gid, path in records.items():
         rec = read_record(path)
         verify_record(rec)
-        s = slots[rec.header.game_id]
-        assert seeds[s.game_id] == deck_seed(key, config.tournament_id, s.table, s.deal)
-        assert tuple(rec.header.deck) == deck_from_seed(seeds[s.game_id])
+        if gid in seeds:
+            assert tuple(rec.header.deck) == deck_from_seed(seeds[gid])
+        else:
+            assert (gid, 1) in void
+    shown = abluxx("games", "--data", data, cwd=tmp_path)
+    assert shown.returncode == 0 and f"{len(void)} void games" in shown.stdout
 
-    # the standings equal an uninterrupted run's on the same key (a data folder holding the same tournament)
-    with open_store(tmp_path / "whole") as whole:
-        whole.create_tournament(config, schedule.build(config, key), str(cfg), key)
+    # the standings equal an uninterrupted run's on the same decks (a data folder holding the same schedule)
+    with open_store(tmp_path / "whole") as whole, open_store(data) as killed:
+        whole.create_tournament(config, killed.slots(tid), str(cfg), key)
     straight = abluxx("tournament", "run", cfg, "--data", tmp_path / "whole", "-c", "4", cwd=tmp_path)
     assert straight.returncode == 0, straight.stderr
     expected = standings_json(tmp_path, tmp_path / "whole")

@@ -1,6 +1,7 @@
 """The worker replay, with the coordinator in this process (so mutation testing sees it; scripts/mutation.py): a
-game whose worker dies is played again from its deal on a fresh worker, at most MAX_REPLAYS times, and then the
-run stops. Real worker processes, a real bot that kills its worker (tests/fixtures/worker_killer.py), real SQLite.
+game whose worker dies is void, and its set is dealt again with a fresh deck on a fresh worker, in at most
+MAX_REDEALS more rounds, and then the run stops.
+Real worker processes, a real bot that kills its worker (tests/fixtures/worker_killer.py), real SQLite.
 The same bound through the real `abluxx` command is in test_workers.py."""
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import pytest
 from referee.store import open_store
 from referee.tournament.config import WorkerSettings, load
 from referee.tournament.play import match_player
-from referee.tournament.runner import TournamentError, run_tournament
-from referee.tournament.workers import MAX_REPLAYS
+from referee.tournament.runner import MAX_REDEALS, TournamentError, run_tournament
 
 KILLER = Path(__file__).resolve().parents[1] / "fixtures" / "worker_killer.py"
 
@@ -44,15 +44,15 @@ def _run(tmp_path: Path, kills: int) -> tuple[list[str], object]:
     return pids, (outcome, games)
 
 
-def test_a_game_lost_with_its_worker_every_time_is_tried_one_plus_max_replays_times(tmp_path: Path) -> None:
+def test_a_game_lost_with_its_worker_every_time_is_tried_one_plus_max_redeals_times(tmp_path: Path) -> None:
     pids, (outcome, games) = _run(tmp_path, -1)
-    assert len(pids) == len(set(pids)) == 1 + MAX_REPLAYS, pids  # each try on a fresh worker
+    assert len(pids) == len(set(pids)) == 1 + MAX_REDEALS, pids  # each try on a fresh worker
     assert isinstance(outcome, TournamentError), outcome
-    assert f"lost its worker {1 + MAX_REPLAYS} times; it was not played" in str(outcome)
+    assert f"lost their worker in {1 + MAX_REDEALS} rounds" in str(outcome)
     assert games == 0
 
 
-@pytest.mark.parametrize("kills", [1, MAX_REPLAYS])
+@pytest.mark.parametrize("kills", [1, MAX_REDEALS])
 def test_a_game_whose_worker_comes_back_is_played_and_stored_once(tmp_path: Path, kills: int) -> None:
     pids, (outcome, games) = _run(tmp_path, kills)
     assert len(pids) == kills
