@@ -9,7 +9,20 @@ import math
 import pytest
 from scipy import stats
 
-from referee.stats import VARIANCE_FLOOR, Interval, Sprt, mean_ci, moments, ratio_ci, summarize, variance
+from referee.stats import (
+    MIN_PAIRS,
+    VARIANCE_FLOOR,
+    Interval,
+    Sequential,
+    Sprt,
+    Verdict,
+    mean_ci,
+    moments,
+    ratio_ci,
+    sequential,
+    summarize,
+    variance,
+)
 
 UNBOUNDED = (-math.inf, math.inf)
 
@@ -51,3 +64,26 @@ def test_a_summary_counts_wins_losses_ties_and_carries_the_test() -> None:
     assert s.mean_diff == ci.mean and s.ci95 == (ci.low, ci.high) and s.bounds == test.bounds
     assert s.skew == moments(diffs)[1] and s.llr == test.llr(6, ci.mean, variance(diffs), moments(diffs)[0])
     assert summarize(test, [1.0]).llr == 0.0 and summarize(test, []).pairs == 0
+
+
+def test_the_running_test_is_the_batch_test_at_every_count_and_ignores_what_comes_after() -> None:
+    test = Sprt(margin=1.0)
+    diffs = [3.0, 1.0, 4.0, 1.0, 5.0, 0.0, 2.0, 6.0] * 6  # skewed a little, clearly better than 1
+    run = Sequential(test, max_pairs=100)
+    for i, d in enumerate(diffs, 1):
+        run.add(d)
+        if run.done:
+            break
+        assert summarize(test, diffs[:i]).verdict is Verdict.INCONCLUSIVE
+    assert run.verdict is Verdict.H1 and run.n >= MIN_PAIRS
+    s = summarize(test, diffs[: run.n])
+    assert s.verdict is Verdict.H1 and summarize(test, diffs[: run.n - 1]).verdict is Verdict.INCONCLUSIVE
+    assert sequential(test, diffs, 100) == (Verdict.H1, run.n)
+    run.add(-50.0)
+    run.add(-50.0)
+    assert run.ignored == 2 and run.n == sequential(test, diffs, 100)[1] and run.verdict is Verdict.H1
+    budget = Sequential(test, max_pairs=3)
+    for d in (1.0, 2.0, 3.0, 4.0):
+        budget.add(d)
+    assert (budget.n, budget.ignored, budget.done, budget.verdict) == (3, 1, True, Verdict.INCONCLUSIVE)
+    assert sequential(test, [0.5] * 10, 4) == (Verdict.INCONCLUSIVE, 4)
