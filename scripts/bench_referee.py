@@ -27,7 +27,8 @@ given in CPU time from the processes' own accounting, which the other work distu
   echo server per round trip, averaged over its two measurements;
 - ``cpu_vs_floor``: referee CPU per decision / floor client CPU per round trip. gRPC's own cost is the limit, 1.0.
 
-and the event loop's health over the same 64-game window, from a task that sleeps 5 ms and notes how late it wakes:
+and the event loop's health over the same 64-game window, from a timer that re-arms itself every 5 ms and notes
+how late the loop runs it:
 
 - ``max_loop_stall_ms``, ``p99_loop_stall_ms``: the lateness, worst and 99th percentile;
 - ``max_loop_stall_cpu_ms``: the worst lateness counting only time the loop's thread was on a CPU (the rest of a
@@ -187,20 +188,30 @@ def process_cpu_s(pid: int) -> float:
 
 
 class LoopLag:
-    """A task that sleeps LAG_TICK_S over and over and notes each wake-up's lateness: (lateness, the part of it the
-    loop's thread spent on a CPU) in seconds. The on-CPU part is the CPU the thread used while asleep beyond the
-    tick: a loop busy with its own work for 12 ms is 7 ms late on a CPU, one the OS kept off the CPU is not."""
+    """A timer that re-arms itself every LAG_TICK_S and notes how late the loop runs it: (when, lateness, the part
+    of the lateness the loop's thread spent on a CPU) in seconds. The on-CPU part is the CPU the thread used since
+    the timer was armed beyond the tick: a loop busy with its own work for 12 ms runs the timer 7 ms late on a CPU;
+    a loop the OS kept off the CPU is late, but not on a CPU. A plain timer, not a task, so the lateness is the
+    loop's own, without a task's extra hop."""
 
     def __init__(self) -> None:
-        self.samples: list[tuple[float, float, float]] = []  # (woke at, lateness, on-CPU lateness)
+        self.samples: list[tuple[float, float, float]] = []  # (ran at, lateness, on-CPU lateness)
+        self._handle: asyncio.TimerHandle | None = None
 
-    async def run(self) -> None:
-        now, cpu = time.perf_counter, time.thread_time
-        while True:
-            t0, c0 = now(), cpu()
-            await asyncio.sleep(LAG_TICK_S)
-            t1, c1 = now(), cpu()
-            self.samples.append((t1, max(0.0, t1 - t0 - LAG_TICK_S), max(0.0, c1 - c0 - LAG_TICK_S)))
+    def start(self) -> None:
+        self._arm(time.perf_counter(), time.thread_time())
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+
+    def _arm(self, t0: float, c0: float) -> None:
+        self._handle = asyncio.get_running_loop().call_later(LAG_TICK_S, self._tick, t0, c0)
+
+    def _tick(self, t0: float, c0: float) -> None:
+        t1, c1 = time.perf_counter(), time.thread_time()
+        self.samples.append((t1, max(0.0, t1 - t0 - LAG_TICK_S), max(0.0, c1 - c0 - LAG_TICK_S)))
+        self._arm(t1, c1)
 
 
 class GcWatch:
@@ -266,15 +277,16 @@ async def _timed(workers: int, seconds: float, work, peer: int) -> Window:
     tasks = [asyncio.create_task(work(count)) for _ in range(workers)]
     await asyncio.sleep(WARMUP_S)
     lag, watch = LoopLag(), GcWatch()
-    monitor = asyncio.create_task(lag.run())
+    lag.start()
     gc.callbacks.append(watch)
     t0, n0, c0, l0, p0 = time.perf_counter(), done[0], time.process_time(), time.thread_time(), process_cpu_s(peer)
     await asyncio.sleep(seconds)
     t1, n1, c1, l1, p1 = time.perf_counter(), done[0], time.process_time(), time.thread_time(), process_cpu_s(peer)
     gc.callbacks.remove(watch)
-    for t in (*tasks, monitor):
+    lag.stop()
+    for t in tasks:
         t.cancel()
-    await asyncio.gather(*tasks, monitor, return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
     return Window(t1 - t0, n1 - n0, c1 - c0, l1 - l0, p1 - p0, lag.samples, watch.pauses)
 
 
