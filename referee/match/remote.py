@@ -59,6 +59,7 @@ class RemoteSeat:
         self.transport = ""
         self.prefer = prefer  # "stream" or "unary" to force one the bot offers (benchmarks, tests)
         self._ch = pool.get(address)
+        self._loop: asyncio.AbstractEventLoop  # the game's loop, kept by ``start`` for the per-decision path
         self._start: bot_pb.GameStart | None = None
         self._call: Any = None
         # What the reader took off the stream and no decision has looked at yet, and the decision waiting for it.
@@ -94,6 +95,7 @@ class RemoteSeat:
         self._start = start
         if self.transport != "stream":
             return
+        self._loop = asyncio.get_running_loop()
         self._call = self._ch.play()
         tc = start.time_control
         limit_s = (tc.decision_ms + tc.grace_ms) / 1000
@@ -106,7 +108,7 @@ class RemoteSeat:
         if not sent:
             why = f"the Play stream to {self.address} took no GameStart within {limit_s * 1000:.0f} ms"
             raise SeatError(TIMEOUT, why + " (the bot grants no flow-control window)")
-        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self._reader = self._loop.create_task(self._read())
 
     async def _send(self, frame: bytes, t0: float, limit_s: float) -> bool:
         """Write ``frame`` on the Play stream by ``t0 + limit_s`` (``time.perf_counter``), as a bot can stall a
@@ -114,8 +116,8 @@ class RemoteSeat:
 
         The deadline's timer is left armed in ``self._timer``, for the caller to cancel: a decision waits on it
         for the reply too, so the bound costs the hot path no timer of its own."""
-        loop = asyncio.get_running_loop()
-        self._writer = task = asyncio.current_task()
+        loop = self._loop
+        self._writer = task = asyncio.current_task(loop)
         self._write_extended = False
         self._timer = loop.call_at(loop.time() + t0 + limit_s - time.perf_counter(), self._expire, t0)
         try:
@@ -139,7 +141,7 @@ class RemoteSeat:
         stall = lag_monitor().worst_since(t0)
         if stall > 0.002 and not self._write_extended:
             self._write_extended = True
-            self._timer = asyncio.get_running_loop().call_later(stall, self._expire, t0)
+            self._timer = self._loop.call_later(stall, self._expire, t0)
             return
         self._writer = None
         writer.cancel()
@@ -241,7 +243,7 @@ class RemoteSeat:
     async def _answer(self, seq: int, t0: float, allowance_s: float) -> SeatAnswer:
         """Wait for the answer to request ``seq`` until ``t0 + allowance_s``; ``self._timer`` wakes the wait then."""
         replies = self._replies
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         deadline = t0 + allowance_s
         extended = False
         while True:
