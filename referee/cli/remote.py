@@ -115,6 +115,8 @@ _NOT_REMOTE = {
     "command": "a server does not start bots; run the bot, then submit it or give its address",
     "owner": "a submitted bot's owner is its author; give its name as bot",
     "fresh_process": "a server starts no bots, so it has none to start afresh",
+    "restart": "a server starts no bots, so it has none to restart",
+    "max_restarts": "a server starts no bots, so it has none to restart",
 }
 
 

@@ -143,6 +143,13 @@ def _run(config, args, source: str) -> int:
         except KeyboardInterrupt:
             raise Interrupted(f"interrupted; resume with: abluxx tournament resume {tid} --data {args.data}") from None
     say(out.standings.table())
+    if out.crashes:
+        from referee.tournament.entrants import crash_summary
+
+        say("\ncommand bots whose process ended during the run (each lost the games it was in; restart = "
+            f"{config.restart!r}, at most {config.max_restarts} per entrant):", file=sys.stderr)  # fmt: skip
+        for line in crash_summary(out.crashes):
+            say(f"  {line}", file=sys.stderr)
     if out.played == 0:
         say(f"\n(tournament {tid} was already finished; nothing was played)")
     say(f"\nstandings: {out.json_path} and {out.csv_path}")

@@ -11,6 +11,7 @@ the end and it places last.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,11 +25,12 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import FAULT_NAME, RecordWriter, commitment, decision_record_bytes, footer, header, new_salt
 from referee.wire import ReplyError, decision_request_bytes, event_pb, options_pb, reply_index
 
+from . import exits
 from .builtin import BuiltinSeat
 from .channels import ChannelPool, reason
 from .clock import lag_monitor
 from .remote import RemoteSeat
-from .seats import INVALID, TIMEOUT, UNREACHABLE, Seat, SeatAnswer, SeatError, fallback_index
+from .seats import DISCONNECTED, INVALID, TIMEOUT, UNREACHABLE, Seat, SeatAnswer, SeatError, fallback_index
 from .spec import EntrantRef, GameResult, GameSpec, SeatStats
 
 CHOOSER_BOT, CHOOSER_FALLBACK = rec_pb.CHOOSER_BOT, rec_pb.CHOOSER_FALLBACK
@@ -245,6 +247,8 @@ class _Game:
                 request, allowance_s = self._request(seat, state)
                 t0 = time.perf_counter()
                 answer = await seats[seat].decide(request, self.seq, allowance_s)
+                if answer.fatal and answer.fault == DISCONNECTED and (how := await exits.note(seats[seat].address)):
+                    answer = dataclasses.replace(answer, detail=f"{how} ({answer.detail})")
                 choice = self._judge(seat, state, self._settle(seat, state, answer, t0))
             action = state.legal[choice.index]
             after, events = apply(state, action)

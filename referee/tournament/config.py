@@ -95,6 +95,10 @@ class TournamentConfig:
     # true: decks follow from ``seed`` (reproducible from this file; unsafe with untrusted bots, deals.py)
     public_deals: bool = False
     fresh_process: bool = False  # start command entrants afresh for every game, so they cannot remember a deal
+    # a command entrant whose process ends mid-run: "on-crash" starts it again (at most max_restarts times per
+    # entrant and run), "never" leaves it down; how the run goes, not what it plays (not in the identity)
+    restart: str = "on-crash"
+    max_restarts: int = 5
     workers: WorkerSettings = field(default_factory=WorkerSettings)
     options: Options = field(default_factory=Options)
     time_control: TimeControl = field(default_factory=TimeControl)
@@ -122,12 +126,14 @@ class TournamentConfig:
         return parse(d, "<stored config>")
 
     def identity(self) -> str:
-        """A short hash of everything that decides the games (not ``concurrency``, ``fresh_process`` or
-        ``workers``, which say how they are run): the same file names the same tournament, so running it again
-        resumes it."""
+        """A short hash of everything that decides the games (not ``concurrency``, ``fresh_process``, ``restart``,
+        ``max_restarts`` or ``workers``, which say how they are run): the same file names the same tournament, so
+        running it again resumes it."""
         d = self.to_json()
         d.pop("concurrency")
         d.pop("fresh_process")
+        d.pop("restart")
+        d.pop("max_restarts")
         d.pop("workers", None)
         blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:8]
@@ -154,7 +160,8 @@ def load(path: str | Path) -> TournamentConfig:
 
 
 _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
-        "fresh_process", "workers", "options", "time_control", "entrants", "ladder"}  # fmt: skip
+        "fresh_process", "restart", "max_restarts", "workers", "options", "time_control", "entrants",
+        "ladder"}  # fmt: skip
 _LADDER = {"tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open"}
 _NOT_IN_LADDER = ("deals", "tables", "seat_orders")  # a round robin's keys; a ladder's rounds decide these
 _WORKERS = {"backend", "count", "ray_address"}
@@ -304,11 +311,24 @@ def _parse(data: dict[str, Any], source: str, default_name: str) -> TournamentCo
         max_strikes=top.integer("max_strikes", 3, *RANGES["max_strikes"]),
         public_deals=top.boolean("public_deals", False),
         fresh_process=top.boolean("fresh_process", False),
+        restart=_restart(top),
+        max_restarts=top.integer("max_restarts", 5, 0, MAX_RESTARTS),
         workers=_workers(top),
         options=Options(**{k: opts.boolean(k, False) for k in _OPTIONS}),
         time_control=time_control(top),
         ladder=ladder,
     )
+
+
+RESTARTS = ("on-crash", "never")
+MAX_RESTARTS = 1000
+
+
+def _restart(top: Table) -> str:
+    restart = top.get("restart", "on-crash")
+    if restart not in RESTARTS:
+        raise top.error("restart", f"{said(restart)} must be one of: {', '.join(RESTARTS)}")
+    return restart
 
 
 def _round_robin(top: Table, entrants: list[EntrantConfig], table_size: int) -> tuple[str, int, int]:

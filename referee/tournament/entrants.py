@@ -20,12 +20,14 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.errors import Precondition
 from referee.log import get_logger
+from referee.match import exits
 from referee.match.hello import HelloError, hello
 
 from .config import EntrantConfig, TournamentConfig
@@ -90,15 +92,37 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-class LocalBots:
-    """Starts the command entrants, gives their addresses, and stops them (an async context manager)."""
+@dataclass(frozen=True)
+class Crash:
+    """A command entrant's process that ended mid-run: how, and whether it was started again."""
 
-    def __init__(self, entrants: tuple[EntrantConfig, ...], log_dir: Path, prefix: str) -> None:
+    entrant: str
+    how: str  # "the bot's process exited with code 7"
+    restarted: bool
+
+
+class LocalBots:
+    """Starts the command entrants, gives their addresses, and stops them (an async context manager).
+
+    With ``restart="on-crash"``, a process that ends before ``stop`` is started again, up to ``max_restarts`` times
+    per entrant: the games it was in lose that seat (a DISCONNECTED fault that names the exit code or signal,
+    match/exits.py), and the games after it get the fresh process at its new address, in ``addresses`` and in
+    ``shared`` (the dict the runner seats games from); ``settled`` waits for a restart under way. ``crashes`` lists
+    them all, for the summary at the end of the run."""
+
+    def __init__(self, entrants: tuple[EntrantConfig, ...], log_dir: Path, prefix: str, *, restart: str = "never",
+                 max_restarts: int = 0, shared: dict[str, str] | None = None) -> None:  # fmt: skip
         self.entrants = [e for e in entrants if e.command]
         self.log_dir = log_dir
         self.prefix = prefix
         self.procs: dict[str, asyncio.subprocess.Process] = {}
         self.addresses: dict[str, str] = {}
+        self.restart, self.max_restarts = restart, max_restarts
+        self.shared = shared
+        self.crashes: list[Crash] = []
+        self._restarting: dict[str, asyncio.Future[None]] = {}
+        self._stopping = False
+        self._watchers: list[asyncio.Task] = []
         self._drains: list[asyncio.Task] = []
         self._watchdog: subprocess.Popen | None = None
         self._guard: Any = None  # the pipe to the watchdog: "+PGID" / "-PGID" lines
@@ -165,7 +189,7 @@ class LocalBots:
                         )
                     log.write(line)
                     if m := LISTENING.search(line):
-                        self.addresses[e.name] = m[1].decode()
+                        self._serving(e.name, m[1].decode())
                         break
         except TimeoutError:
             log.close()
@@ -177,9 +201,52 @@ class LocalBots:
             log.close()
             raise
         self._drains.append(asyncio.create_task(_drain(proc.stdout, log)))
+        self._watchers.append(asyncio.create_task(self._on_exit(e, proc)))
+
+    def _serving(self, name: str, address: str) -> None:
+        self.addresses[name] = address
+        if self.shared is not None:
+            self.shared[name] = address
+        exits.watch(address)
+
+    async def _on_exit(self, e: EntrantConfig, proc: asyncio.subprocess.Process) -> None:
+        """When ``e``'s process ends before ``stop``: say how (to the games it was in, the log and the summary),
+        and start it again if the policy and the cap allow."""
+        code = await proc.wait()
+        if self._stopping:
+            return
+        how = exits.how_it_ended(code)
+        exits.exited(self.addresses[e.name], how)
+        again = self.restart == "on-crash" and sum(c.entrant == e.name for c in self.crashes) < self.max_restarts
+        self.crashes.append(Crash(e.name, how, again))
+        log = get_logger(entrant=e.name)
+        log.warning("command bot ended", why=how, restart="yes" if again else "no (the cap is reached)"
+                    if self.restart == "on-crash" else "no (restart = never)")  # fmt: skip
+        if not again:
+            return
+        _signal_group(proc.pid, signal.SIGKILL)  # what it left behind in its group
+        self._watch(f"-{proc.pid}")
+        done = self._restarting[e.name] = asyncio.get_running_loop().create_future()
+        try:
+            await self._start(e)
+        except EntrantError as err:  # it stays down: its games fault as unreachable
+            log.error("command bot did not restart", error=str(err))
+        finally:
+            del self._restarting[e.name]
+            done.set_result(None)
+
+    async def settled(self, names: Collection[str]) -> None:
+        """Wait until no entrant of ``names`` is being started again."""
+        for name in names:
+            if (pending := self._restarting.get(name)) is not None:
+                await asyncio.shield(pending)
 
     async def stop(self) -> None:
         """SIGTERM every bot's process group, up to STOP_GRACE_S for them all to end, then SIGKILL what is left."""
+        self._stopping = True
+        for w in self._watchers:
+            if w is not asyncio.current_task():
+                w.cancel()
         procs = list(self.procs.values())
         for proc in procs:
             _signal_group(proc.pid, signal.SIGTERM)
@@ -193,6 +260,8 @@ class LocalBots:
             self._watch(f"-{proc.pid}")
         for t in self._drains:
             t.cancel()
+        for address in self.addresses.values():
+            exits.forget(address)
         self.procs.clear()
         if self._watchdog is not None:
             with contextlib.suppress(OSError):
@@ -225,6 +294,35 @@ async def check_reachable(addresses: dict[str, str]) -> None:
         raise EntrantError("; ".join(problems))
 
 
+def crash_summary(crashes: list[Crash]) -> list[str]:
+    """One line per command entrant whose process ended mid-run: how often and how, and the restarts, e.g.
+    ``crasher: 2 crashes (the bot's process exited with code 7 x2); started again 2 times``."""
+    lines = []
+    for name in dict.fromkeys(c.entrant for c in crashes):
+        mine = [c for c in crashes if c.entrant == name]
+        hows = {h: sum(c.how == h for c in mine) for h in dict.fromkeys(c.how for c in mine)}
+        told = ", ".join(f"{h} x{n}" if n > 1 else h for h, n in hows.items())
+        again = sum(c.restarted for c in mine)
+        tail = f"started again {again} time{'s' * (again != 1)}" + ("" if mine[-1].restarted else "; then left down")
+        lines.append(f"{name}: {len(mine)} crash{'es' * (len(mine) != 1)} ({told}); {tail}")
+    return lines
+
+
+class Addresses(dict[str, str]):
+    """Each entrant's address by name, kept current as command bots restart; ``bots`` are the command bots."""
+
+    bots: LocalBots | None = None
+
+    async def settled(self, names: Collection[str]) -> None:
+        """Wait until no entrant of ``names`` is being restarted, so that a game seats the fresh process."""
+        if self.bots is not None:
+            await self.bots.settled(names)
+
+    @property
+    def crashes(self) -> list[Crash]:
+        return list(self.bots.crashes) if self.bots is not None else []
+
+
 @contextlib.asynccontextmanager
 async def ready(
     config: TournamentConfig,
@@ -241,9 +339,11 @@ async def ready(
     ``retry_s`` seconds for as long as ``keep_trying()`` (the service's resumed run waits for its bots to come back
     rather than fault them all); EntrantError is raised once it says stop. Command entrants log to
     ``<log_dir>/<prefix>-<name>.log`` (the prefix defaults to the tournament id; a worker adds its own name)."""
-    async with LocalBots(config.entrants, log_dir, prefix or config.tournament_id) as bots:
-        addresses = {e.name: e.address for e in config.entrants if e.address}
-        addresses.update(bots.addresses)
+    addresses = Addresses({e.name: e.address for e in config.entrants if e.address})
+    restart = "never" if config.fresh_process else config.restart
+    async with LocalBots(config.entrants, log_dir, prefix or config.tournament_id, restart=restart,
+                         max_restarts=config.max_restarts, shared=addresses) as bots:  # fmt: skip
+        addresses.bots = bots
         while True:
             try:
                 await check_reachable(addresses)
@@ -261,4 +361,5 @@ async def ready(
             await bots.stop()
             for name in bots.addresses:
                 del addresses[name]
+            addresses.bots = None
         yield addresses

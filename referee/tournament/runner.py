@@ -13,7 +13,7 @@ import contextlib
 import fcntl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -85,6 +85,7 @@ class Outcome:
     resumed: bool  # some games were already stored
     json_path: Path
     csv_path: Path
+    crashes: list[entrants_mod.Crash] = field(default_factory=list)  # command bots' processes that ended mid-run
 
 
 def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str], reveal_deal: bool) -> GameSpec:
@@ -274,6 +275,8 @@ async def _play_slots(
     async def one(slot: Slot) -> GameResult | None:
         nonlocal lost
         committed = None
+        if isinstance(addresses, entrants_mod.Addresses):  # a crashed command bot being started again
+            await addresses.settled(slot.seats)
         with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
             record_in(store.records, slot.game_id).unlink()
         store.mark_started(tid, slot.slot)  # from here on, an interruption voids its deal
@@ -412,7 +415,7 @@ async def run_tournament(
         games = len(schedule_mod.build(config, store.deal_key(tid)))
         if row.games != games:
             raise TournamentError(f"tournament {tid} in {store.path} has {row.games} games, its config {games}")
-    played, ratings = 0, None
+    played, ratings, crashes = 0, None, []
     resumed = row is not None and row.done > 0
     if row is None or row.finished_at is None:
         async with open_games(workers or config.workers, config, store, player) as (play, addresses, scheduled):
@@ -424,6 +427,7 @@ async def run_tournament(
             bar = Progress(games, row.done if row else 0, enabled=progress, games_log=games_log)
             c = concurrency or config.concurrency
             played, ratings = await play_slots(store, scheduled, play, addresses, c, bar)
+            crashes = addresses.crashes if isinstance(addresses, entrants_mod.Addresses) else []
     # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them
     final, json_path, csv_path = finish_tournament(store, tid, ratings)
-    return Outcome(tid, final, played, resumed, json_path, csv_path)
+    return Outcome(tid, final, played, resumed, json_path, csv_path, crashes)

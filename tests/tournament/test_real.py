@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -182,6 +183,42 @@ def test_a_bot_that_crashes_halfway_is_ranked_last_in_the_games_it_lost(tmp_path
         assert seat["place"] == 3 and all(x["place"] < 3 for x in g["seats"] if x is not seat)
     # the games before the crash count as played
     assert any(not seat["retired"] for g in games for seat in g["seats"] if seat["entrant"] == "crasher")
+
+
+def test_a_crashed_command_bot_is_started_again_and_its_exit_code_named(tmp_path: Path) -> None:
+    """The crasher exits (code 3) at every 151st decision of its process. Before, it stayed down: the rest of its
+    games were "unreachable" from the first decision. Now each crash costs the games in flight a DISCONNECTED fault
+    that names the exit code, the next games get a fresh process, and the run ends with a crash summary."""
+    crasher = [sys.executable, str(BAD_BOTS), "--mode", "crash", "--after", "150", "--port", "0", "--tag", MARK]
+    text = 'name = "restart"\nseed = 2\ntable_size = 3\ndeals = 9\n' + FOUR.split('[[entrants]]\nname = "greedy-2"')[0]
+    cfg = write_config(tmp_path, text + f'[[entrants]]\nname = "crasher"\ncommand = {json.dumps(crasher)}\n')
+    out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", "--no-progress", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    summary = out.stderr.split("command bots whose process ended during the run")[1]
+    crashes = int(re.search(r"crasher: (\d+) crash", summary).group(1))
+    assert crashes >= 2 and "the bot's process exited with code 3" in summary, summary
+    assert f"started again {crashes} time" in summary
+    games = [json.loads(line) for line in abluxx("games", "--json", "--data", tmp_path / "d", cwd=tmp_path)
+             .stdout.splitlines()]  # fmt: skip
+    assert len(games) == 36
+    details, played, in_games = [], 0, 0
+    for g in games:
+        seat = next((x for x in g["seats"] if x["entrant"] == "crasher"), None)
+        if seat is None:
+            continue
+        in_games += 1
+        played += not seat["retired"]
+        record = read_record(Path(g["record"]))
+        mine = next(i for i, p in enumerate(record.header.players) if p.name == "crasher")
+        details += [d.fault_detail for d in record.decisions if d.seat == mine and d.fault and d.fault_detail]
+    # before: after the first crash (about a third of the way) every game of the crasher was lost
+    assert played > in_games / 2, (played, in_games)
+    # only a game whose Hello was under way as the process died can meet it dead, not the games after
+    met_dead = [d for d in details if "could not connect" in d or "Hello" in d]
+    assert len(met_dead) <= 4 * crashes, met_dead
+    named = [d for d in details if d.startswith("the bot's process exited with code 3 (")]
+    assert len(named) >= crashes, details  # each crash named in the games it cost
+    assert not [d for d in details if "0x" in d or "AioRpcError" in d]
 
 
 def test_an_unreachable_bot_stops_the_tournament_before_it_starts(tmp_path: Path) -> None:
