@@ -5,7 +5,6 @@ A mistake is refused with a ``ConfigError`` that names the file, the key and the
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import re
@@ -229,51 +228,11 @@ def check_address(src: str, key: str, address: Any) -> str:
     return address
 
 
-MAX_PROBLEMS = 20  # a config's mistakes reported at once, at most
-
-
 def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -> TournamentConfig:
-    """Check a parsed config mapping; raises ConfigError naming every mistake it finds (up to MAX_PROBLEMS), one
-    line each: after each one the wrong value is set aside (a wrong key dropped, so its default applies; a wrong
-    entrant replaced by a placeholder) and the rest checked again, until the rest is right or a mistake cannot be
-    set aside (a file-level one, or one that comes back)."""
-    problems: list[ConfigError] = []
-    rest = copy.deepcopy(data)
-    while True:
-        try:
-            config = _parse(rest, source, default_name)
-        except ConfigError as e:
-            if any(p.key == e.key for p in problems):  # a consequence of setting an earlier one aside
-                break
-            problems.append(e)
-            if len(problems) >= MAX_PROBLEMS or not _set_aside(rest, e.key):
-                break
-            continue
-        if not problems:
-            return config
-        break
-    if len(problems) == 1:
-        raise problems[0]
-    raise ConfigError(source, "", f"{len(problems)} problems:\n" + "\n".join(f"  {p}" for p in problems))
+    """Check a parsed config mapping; raises ConfigError naming every mistake it finds (problems.every_problem)."""
+    from .problems import every_problem
 
-
-def _set_aside(data: dict[str, Any], key: str) -> bool:
-    """Drop the value at ``key`` (``time_control.grace``, ``seed``) from ``data`` so that its default applies, or
-    replace the entrant that ``entrants[i]...`` names by a placeholder; False when there is nothing to set aside."""
-    if m := re.fullmatch(r"entrants\[(\d+)\](\..*)?", key):
-        entrants = data.get("entrants")
-        if not isinstance(entrants, list) or int(m[1]) >= len(entrants):
-            return False
-        entrants[int(m[1])] = {"name": f"set-aside-{m[1]}", "policy": "random"}
-        return True
-    *path, leaf = key.split(".") if key else [""]
-    table: Any = data
-    for part in path:
-        table = table.get(part) if isinstance(table, dict) else None
-    if not isinstance(table, dict) or leaf not in table or key == "entrants":
-        return False
-    del table[leaf]
-    return True
+    return every_problem(lambda rest: _parse(rest, source, default_name), data, source)
 
 
 def _parse(data: dict[str, Any], source: str, default_name: str) -> TournamentConfig:

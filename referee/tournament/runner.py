@@ -275,8 +275,6 @@ async def _play_slots(
     async def one(slot: Slot) -> GameResult | None:
         nonlocal lost
         committed = None
-        if isinstance(addresses, entrants_mod.Addresses):  # a crashed command bot being started again
-            await addresses.settled(slot.seats)
         with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
             record_in(store.records, slot.game_id).unlink()
         store.mark_started(tid, slot.slot)  # from here on, an interruption voids its deal
@@ -340,6 +338,8 @@ async def fresh_commands(
 ) -> AsyncIterator[dict[str, str]]:
     """The addresses to seat a game with. With ``fresh_process``, the game's command entrants are started for it
     alone and stopped after it, so no process of theirs outlives one game (it cannot remember a deal)."""
+    if isinstance(addresses, entrants_mod.Addresses):  # a crashed command bot being started again: wait for it
+        await addresses.settled(seats)
     commands = [e for e in config.entrants if e.command and e.name in seats] if config.fresh_process else []
     if not commands:
         yield addresses
