@@ -51,6 +51,9 @@ async def ask_hello(call: Callable[..., Awaitable[bot_pb.HelloReply]], address: 
         code = e.code()
         said = f"no answer within {HELLO_TIMEOUT_S:g} s" if code == grpc.StatusCode.DEADLINE_EXCEEDED else e.details()
         raise HelloError(address, f"{code.name}: {said or ''}".rstrip(": "), code) from None
+    if not isinstance(reply, bot_pb.HelloReply):  # grpc gives None for bytes that do not decode as a HelloReply
+        raise HelloError(address, "its Hello reply is not a HelloReply (the bytes do not decode: bad protobuf or "
+                         "a string that is not UTF-8)")  # fmt: skip
     if problem := _hello_reply_problem(reply):
         raise HelloError(address, problem)
     return reply

@@ -59,9 +59,15 @@ def is_local(ip: IPAddress) -> bool:
     return True
 
 
+# what dialling an unspecified address reaches: the host itself, by its loopback (0.0.0.0 and :: dial this machine)
+_HOST_ITSELF = {4: ipaddress.ip_address("127.0.0.1"), 6: ipaddress.ip_address("::1")}
+
+
 def check(ip: IPAddress, port: int, policy: AddressPolicy, own_ports: set[int]) -> None:
-    """NotAllowed unless the policy lets the referee dial ``ip``:``port``."""
+    """NotAllowed unless the policy lets the referee dial ``ip``:``port``. An unspecified address (0.0.0.0, ::,
+    ::ffff:0.0.0.0) is checked as the loopback it dials too, so denying loopback denies it."""
     checked = [ip] + ([ip.ipv4_mapped] if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped else [])
+    checked += [_HOST_ITSELF[a.version] for a in checked if a.is_unspecified]
     for a in checked:
         if any(a in net for net in policy.deny if net.version == a.version):
             raise NotAllowed("the server's address policy does not allow this network")

@@ -134,6 +134,21 @@ def test_an_allow_list_refuses_every_other_network(tmp_path: Path) -> None:
         srv.stop()
 
 
+def test_unspecified_addresses_are_the_host_itself_under_a_loopback_deny(tmp_path: Path) -> None:
+    """Issue 20 item 7: 0.0.0.0:PORT was accepted under deny = loopback, and it dials loopback."""
+    deny = '[addresses]\ndeny = ["127.0.0.0/8", "::1/128"]\n'
+    srv = start_server(tmp_path / "data", write_settings(tmp_path, extra=deny))
+    (bot,) = start_bots(["greedy"])
+    port = bot.address.rpartition(":")[2]
+    try:
+        for address in (f"0.0.0.0:{port}", f"[::]:{port}", f"[::ffff:0.0.0.0]:{port}", bot.address):
+            err = error_of(submit, stub(srv.address), "local", address, ALICE, timeout=60)
+            assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and "address policy" in err.details(), address
+    finally:
+        bot.stop()
+        srv.stop()
+
+
 @pytest.mark.parametrize(
     ("table", "key"),
     [('[addresses]\nallow = ["10.0.0.0/33"]\n', "addresses.allow"), ('[addresses]\ndeny = "all"\n', "addresses.deny"),

@@ -36,6 +36,9 @@ GAME = ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME
 # mode -> (the check that fails, the fault of the decision that fails, words the reason must hold)
 BAD = {
     "wrong-version": (HELLO, None, "protocol version 2"),
+    "hello-garbage": (HELLO, None, "do not decode"),
+    "hello-utf8": (HELLO, None, "do not decode"),
+    "hello-nested": (HELLO, None, "do not decode"),
     "hang": (GAME, rec_pb.FAULT_KIND_TIMEOUT, "timeout"),
     "slow": (GAME, rec_pb.FAULT_KIND_TIMEOUT, "timeout"),
     "illegal": (GAME, rec_pb.FAULT_KIND_INVALID, "fault invalid"),
