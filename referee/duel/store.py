@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.store.sqlite import StoreError, private_files, private_folder
+from referee.records.private import private_folder
+from referee.store.sqlite import StoreError, private_files
 
 DUELS_DB = "duels.db"
 

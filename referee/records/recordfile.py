@@ -16,6 +16,7 @@ from google.protobuf.message import DecodeError
 
 from referee.errors import DataLoss
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
+from referee.records.private import open_private
 from referee.wire import WireError, bytes_field, delimited, read_varint
 
 MAGIC = b"ABLUXX1\n"  # the trailing newline catches a file mangled by a text-mode copy
@@ -68,10 +69,9 @@ class RecordWriter:
         self._file = None
         self._finished = False
         if self.path is not None:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            # owner-only: until every game on its deal is over, a record holds a deck still to be played
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.fchmod(fd, 0o600)  # a file written over keeps its old mode otherwise
+            # owner-only, its folder too: until every game on its deal is over, a record holds a deck still to be
+            # played (a file written over keeps its old mode otherwise)
+            fd = open_private(self.path, os.O_WRONLY | os.O_TRUNC)
             self._file = os.fdopen(fd, "wb", buffering=WRITE_BUFFER_BYTES)
             self._file.write(MAGIC + delimited(self._bodies[0]))
             self._file.flush()

@@ -35,6 +35,7 @@ from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import record_in
+from referee.records.private import private_folder, write_private
 from referee.tournament.deals import fresh_seed
 
 from .settings import Settings
@@ -96,8 +97,7 @@ async def check_bot(
     if isinstance(hello, ref_pb.Refusal):
         return hello
     game_id = f"{VALIDATION_PREFIX}{name}-{secrets.token_hex(4)}"
-    folder.mkdir(parents=True, exist_ok=True)
-    record_in(folder, game_id).with_suffix(_OWNER).write_text(owner + "\n", encoding="utf-8")
+    write_private(record_in(folder, game_id).with_suffix(_OWNER), owner + "\n")
     opponents = tuple(EntrantRef(name=f"{p}-{i + 1}", policy=p) for i, p in enumerate(settings.validation_opponents))
     spec = GameSpec(
         game_id=game_id,
@@ -119,7 +119,7 @@ async def check_bot(
             first_fault.append(d)
             faulted.set()
 
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     async with ChannelPool() as pool:
         game = asyncio.create_task(
             play_game(spec, pool=pool, record_path=record_in(folder, game_id), on_decision=on_decision)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.errors import BadInput
 from referee.records.paths import DEFAULT_DATA_DIR, RECORDS
+from referee.records.private import private_folder, tighten
 
 if TYPE_CHECKING:
     from referee.match.spec import GameResult
@@ -116,24 +117,12 @@ class StoreError(BadInput):
     local = True  # it names files, folders or bot addresses
 
 
-def _owner_only(path: Path) -> None:
-    """Take away the group's and others' access to ``path`` if they have any."""
-    if path.stat().st_mode & 0o077:
-        path.chmod(path.stat().st_mode & 0o700)
-
-
 def private_files(database: Path) -> None:
     """A SQLite database and its ``-wal`` and ``-shm`` (those that exist) made owner-only (0600), by path: never
     through a descriptor, whose close would drop the process's locks on the database (SqliteStore)."""
     for path in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
         with contextlib.suppress(FileNotFoundError):
-            _owner_only(path)
-
-
-def private_folder(path: Path) -> None:
-    """``path`` as a folder only its owner can enter (0700): created so, or tightened if it exists."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _owner_only(path)
+            tighten(path)
 
 
 class EntrantSpec(Protocol):

@@ -29,6 +29,7 @@ from referee.errors import Precondition
 from referee.log import get_logger
 from referee.match import exits
 from referee.match.hello import HelloError, hello
+from referee.records.private import open_private
 
 from .config import EntrantConfig, TournamentConfig
 
@@ -158,11 +159,11 @@ class LocalBots:
 
     async def _start(self, e: EntrantConfig) -> None:
         assert e.command
-        self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"{self.prefix}-{e.name}.log"
         if shutil.which(e.command[0]) is None:  # the launcher would only fail after its exec
             raise EntrantError(f"entrant {e.name}: cannot start {' '.join(e.command)!r}: no such program")
-        log = open(log_path, "ab")  # noqa: SIM115 - stays open for the life of the process
+        # owner-only (the folder too): stays open for the life of the process
+        log = os.fdopen(open_private(log_path, os.O_WRONLY | os.O_APPEND), "ab")
         try:
             proc = await asyncio.create_subprocess_exec(
                 *_launch(e.command),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from referee.match.spec import EntrantRef, GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
 from referee.records.paths import record_in
+from referee.records.private import open_private, write_private
 from referee.store import SqliteStore, TournamentRow
 from referee.store import ladder as ladder_store
 from referee.store.void import VoidGame
@@ -189,9 +191,7 @@ async def play_slots(
 def _only_run(store: SqliteStore, tid: str) -> Iterator[None]:
     """An exclusive lock on the tournament for the life of the run (released by the OS if the process dies): two
     runs at once would play the same pending games into the same record files."""
-    folder = store.data / "locks"
-    folder.mkdir(exist_ok=True)
-    with open(folder / f"{tid}.lock", "w") as f:
+    with os.fdopen(open_private(store.data / "locks" / f"{tid}.lock", os.O_WRONLY), "w") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -350,11 +350,10 @@ async def fresh_commands(
 
 def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> tuple[Path, Path]:
     folder = store.data / "standings"
-    folder.mkdir(parents=True, exist_ok=True)
     json_path = folder / f"{standings.tournament_id}.json"
     csv_path = folder / f"{standings.tournament_id}.csv"
-    json_path.write_text(standings_mod.dumps(standings) + "\n", encoding="utf-8")
-    csv_path.write_text(standings.to_csv(), encoding="utf-8")
+    write_private(json_path, standings_mod.dumps(standings) + "\n")
+    write_private(csv_path, standings.to_csv())
     return json_path, csv_path
 
 

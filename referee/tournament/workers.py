@@ -31,6 +31,7 @@ from referee.log import get_logger, json_lines
 from referee.match.spec import GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records.paths import RECORDS, record_in
+from referee.records.private import open_private
 from referee.records.recordfile import MAGIC
 from referee.store import SqliteStore
 
@@ -133,10 +134,8 @@ def write_record(path: Path, record: bytes) -> None:
     writes one: until every game on its deal is over it holds a deck still to be played)."""
     if not record.startswith(MAGIC):
         raise TournamentError(f"a worker sent {path.stem} a record that is not one ({record[:8]!r})")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
     try:
-        os.fchmod(fd, 0o600)
         view = memoryview(record)
         while view:
             view = view[os.write(fd, view) :]
