@@ -15,7 +15,7 @@ from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builti
 from referee.match.hello import HelloError, hello
 from referee.match.spec import RANGES
 from referee.records import RecordError, read_record, record_path
-from referee.terminal import say
+from referee.terminal import printable, say
 from referee.tournament.deals import fresh_seed
 
 from .args import add_data_arg
@@ -54,9 +54,10 @@ def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
 
 
 def hello_name(name: str) -> str:
-    """A bot's Hello name as `match` shows it: printable, one line, at most MAX_HELLO_NAME_CHARS."""
-    shown = "".join(c if c.isprintable() else " " for c in name).strip()
-    return shown[:MAX_HELLO_NAME_CHARS]
+    """A bot's Hello name as `match` shows and records it: one line, at most MAX_HELLO_NAME_CHARS, its control
+    characters written as escapes (``\\x1b``), as every name the CLI prints is (terminal.printable): one rendering
+    whether the name came from Hello or from the command line."""
+    return printable(name.strip()).replace("\n", "\\n")[:MAX_HELLO_NAME_CHARS]
 
 
 async def _named(entrants: tuple[EntrantRef, ...], args: list[str]) -> tuple[EntrantRef, ...]:

@@ -50,6 +50,16 @@ def test_a_bots_hello_strings_and_error_details_are_escaped_in_match_logs_and_re
     assert "1.0" + ESCAPED in shown and ESCAPED in shown.split("fault", 1)[1]
 
 
+def test_a_hello_name_and_a_command_line_name_show_control_characters_alike(tmp_path: Path) -> None:
+    """ESC in a Hello name became a space while a name given on the command line showed as \\x1b: one rendering."""
+    with bot_process("--mode", "hostile", "--transports", "unary", "--bad-count", "0") as hostile:
+        from_hello = abluxx("match", hostile, "greedy", "--data", tmp_path, cwd=tmp_path, code=0)
+        from_cli = abluxx("match", f"{HOSTILE}={hostile}", "greedy", "--data", tmp_path, cwd=tmp_path, code=0)
+    shown = ESCAPED[:40]  # a Hello name is cut at 40 characters
+    assert f"{shown} ({hostile})" in from_hello, from_hello
+    assert f"{ESCAPED} ({hostile})" in from_cli, from_cli
+
+
 def test_entrant_names_are_escaped_in_games_and_standings(tmp_path: Path) -> None:
     # A data folder whose names hold escapes (the config file's rules would refuse them; the store does not).
     evil = "evil" + HOSTILE
