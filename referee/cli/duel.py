@@ -34,7 +34,7 @@ from referee.terminal import StatusLine, say
 
 from .args import add_data_arg
 from .logs import add_log_format, configure_logs
-from .seats import parse_seats
+from .seats import named_by_hello, parse_seats
 
 EXIT = {Verdict.H1: 0, Verdict.H0: 1, Verdict.INCONCLUSIVE: 3}
 
@@ -112,7 +112,7 @@ def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> Du
             f"but the candidate's, or the baseline's; none at 2 players), got {len(field)}"
         )
     labels = ["candidate", "baseline", *(f"--field bot {i + 1}" for i in range(len(field)))]
-    bots = parse_seats([candidate, baseline, *field], labels, commands=True)
+    bots = named_by_hello(parse_seats([candidate, baseline, *field], labels, commands=True), args.data / "logs")
     return DuelSettings(
         candidate=bots[0],
         baseline=bots[1],

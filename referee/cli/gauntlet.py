@@ -16,7 +16,7 @@ from referee.terminal import say
 
 from .duel import _common, check_common, check_test, drive, open_duels, result_json, status_line, verdict_words
 from .logs import configure_logs
-from .seats import parse_seats
+from .seats import named_by_hello, parse_seats
 
 
 def register(sub: Any) -> None:
@@ -44,7 +44,7 @@ def settings_for(args: argparse.Namespace) -> list[DuelSettings]:
         raise BadInput(f"--field needs at least {1 + field_size(k)} bot(s) at --table-size {k} (each is the "
                        f"baseline of one duel, the others fill the other seats), got {len(field)}")  # fmt: skip
     labels = ["candidate", *(f"--field bot {i + 1}" for i in range(len(field)))]
-    candidate, *bots = parse_seats([args.candidate, *field], labels, commands=True)
+    candidate, *bots = named_by_hello(parse_seats([args.candidate, *field], labels, commands=True), args.data / "logs")
     out = []
     for i, baseline in enumerate(bots):
         others = bots[i + 1 :] + bots[:i]  # the rest of the field, from the next bot on

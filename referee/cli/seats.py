@@ -7,9 +7,11 @@ command starts bots itself, a command line with a space in it (or ``NAME=COMMAND
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
 from referee.errors import BadInput
 from referee.match import builtin_names, is_builtin
@@ -62,3 +64,37 @@ def parse_seats(
         if names.count(e.name) > 1 else e
         for i, e in enumerate(out)
     )  # fmt: skip
+
+
+def named_by_hello(bots: tuple[EntrantConfig, ...], log_dir: Path) -> tuple[EntrantConfig, ...]:
+    """``bots`` with each command bot that was given no name (``parse_seats`` made one of its command line,
+    ``tmp_nc_gopath_src_gobot_gobot_--port_0``) named by its Hello name instead: each such bot is started once,
+    asked Hello, and stopped. A bot that gives no usable name keeps the one made of its command line."""
+    unnamed = [i for i, e in enumerate(bots) if e.command and e.name.split("#")[0] == _command_name(list(e.command))]
+    if not unnamed:
+        return bots
+    import asyncio
+
+    from referee.match.hello import HelloError, hello
+    from referee.tournament.entrants import EntrantError, LocalBots
+
+    from .match import hello_name
+
+    async def ask() -> dict[int, str]:
+        names = {}
+        starting = tuple(EntrantConfig(f"hello-{i}", command=bots[i].command) for i in unnamed)
+        try:
+            async with LocalBots(starting, log_dir, "hello") as started:
+                for i, e in zip(unnamed, starting, strict=True):
+                    with contextlib.suppress(HelloError):
+                        names[i] = _NAME_CHARS.sub("_", hello_name((await hello(started.addresses[e.name])).name))
+        except EntrantError:  # it does not start: the duel says so when it starts it
+            pass
+        return {i: n.strip("_")[:MAX_COMMAND_NAME_CHARS] for i, n in names.items() if n.strip("_")}
+
+    names = asyncio.run(ask())
+    out = [EntrantConfig(names.get(i, e.name.split("#")[0]), address=e.address, command=e.command, policy=e.policy)
+           for i, e in enumerate(bots)]  # fmt: skip
+    taken = [e.name for e in out]
+    return tuple(EntrantConfig(f"{e.name}#{i}", command=e.command) if e.command and taken.count(e.name) > 1 else e
+                 for i, e in enumerate(out))  # fmt: skip

@@ -116,6 +116,18 @@ def test_command_bots_start_afresh_for_every_game(tmp_path: Path) -> None:
     assert [logs[n].count("listening on") for n in ("new.log", "old.log")] == [2, 2], logs
 
 
+def test_a_command_bot_given_no_name_is_named_by_its_hello(tmp_path: Path) -> None:
+    """It was named after its whole command line (tmp_nc_gopath_src_gobot_gobot_--port_0)."""
+    out = abluxx("duel", f"{BOT} counter --port 0", f"{BOT} greedy --port 0", "--max-games", "2", "--json",
+                 "--data", "d", cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 3, out.stderr
+    played = {p.name.split("-", 3)[-1] for p in (tmp_path / "d" / "logs").iterdir() if not p.name.startswith("hello")}
+    assert played == {"counter.log", "greedy.log"}, played  # each game's bot, started under its Hello name
+    with sqlite3.connect(tmp_path / "d" / "duels.db") as db:
+        (settings,) = db.execute("SELECT settings FROM duels").fetchone()
+    assert '"name": "counter"' in settings and '"name": "greedy"' in settings, settings
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
