@@ -45,7 +45,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
         self.live: dict[str, LiveGame] = {}
         self.runs: dict[str, Run] = {}
         self.draining = False
-        self.submitting: set[str] = set()  # bot names whose validation is under way
+        self.submitting: dict[str, tuple[str, str]] = {}  # bots under validation: name -> (owner, address dialled)
         self.own_ports: set[int] = set()  # the ports the referee listens on: never a bot's address
         self.log = get_logger(service="referee")
 

@@ -53,31 +53,45 @@ class EntrantCalls(ServiceBase):
             return ref_pb.SubmitBotResponse(
                 refusal=ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=UNREACHABLE)
             )
-        if (latest is None or latest.owner != owner or latest.state != ACTIVE) and (
-            self.registry.active_bots_of(owner) >= self.settings.max_bots_per_author
-        ):
-            raise Exhausted(
-                f"owner: {owner!r} has {self.settings.max_bots_per_author} active bots, the limit per author; "
-                "retire one, or submit a new version of one",
-            )
-        if any(b.owner != owner and same_place(b.address, dial) for b in self.registry.bots(active_only=True)):
-            raise AlreadyExists(f"address: {address!r} is where another author's bot is submitted")
         if name in self.submitting:
             raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
-        self.submitting.add(name)
+        self._room_for(name, owner, address, dial, pending=True)  # before the validation game's cost
+        self.submitting[name] = (owner, dial)  # no await since the check: the next call counts this one
         try:
             self.log.info("validating bot", bot=name, address=address, dial=dial, owner=owner)
             outcome = await check_bot(name, dial, self.settings, self.store.data / VALIDATION, owner)
         finally:
-            self.submitting.discard(name)
+            self.submitting.pop(name, None)
         if not isinstance(outcome, Passed):
             self.log.info("bot refused", bot=name, reason=outcome.reason)
             return ref_pb.SubmitBotResponse(refusal=outcome)
         self._writable()
+        # again, with no await between the check and the insert: the calls validated meanwhile may have taken the
+        # author's last place or this address (the loop runs one coroutine at a time; the registry is its own)
+        self._room_for(name, owner, address, dial)
         bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
         joined = ladders.enter(self.store, self.registry, bot)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
+
+    def _room_for(self, name: str, owner: str, address: str, dial: str, pending: bool = False) -> None:
+        """Exhausted when ``owner`` has max_bots_per_author active bots and ``name`` is not one of them;
+        AlreadyExists when another author's active bot is at ``dial`` (an address belongs to one author). With
+        ``pending``, the bots under validation count too, as if accepted."""
+        latest = self.registry.bot(name)
+        validating = [v for n, v in self.submitting.items() if n != name] if pending else []
+        if (latest is None or latest.owner != owner or latest.state != ACTIVE) and (
+            self.registry.active_bots_of(owner) + sum(o == owner for o, _ in validating)
+            >= self.settings.max_bots_per_author
+        ):
+            raise Exhausted(
+                f"owner: {owner!r} has {self.settings.max_bots_per_author} active bots (or bots being validated), the "
+                "limit per author; "
+                "retire one, or submit a new version of one",
+            )
+        elsewhere = [(b.owner, b.address) for b in self.registry.bots(active_only=True)] + validating
+        if any(o != owner and same_place(a, dial) for o, a in elsewhere):
+            raise AlreadyExists(f"address: {address!r} is where another author's bot is submitted")
 
     @handle
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
