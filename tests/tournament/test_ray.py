@@ -72,3 +72,17 @@ def test_a_ray_actor_killed_mid_game_loses_nothing_and_doubles_nothing(tmp_path:
     assert in_flight >= 1 and lost == 1  # it died with games in flight
     assert played == 24  # every game, once
     same_as_inline(tmp_path, cfg, data, 24)
+
+
+def test_a_ladder_on_two_ray_actors_stores_what_one_process_stores(tmp_path: Path) -> None:
+    from referee.tournament.ladder_run import run_ladder
+
+    from .test_ladder_run import stored
+    from .test_ladder_run import write as write_ladder
+
+    config = load(write_ladder(tmp_path, 12))
+    for data, workers in (("inline", WorkerSettings()), ("ray2", WorkerSettings("ray", 2))):
+        with open_store(tmp_path / data) as store:
+            out = asyncio.run(run_ladder(config, store, match_player, progress=False, workers=workers))
+        assert out.played == 12
+    assert stored(tmp_path / "inline") == stored(tmp_path / "ray2")
