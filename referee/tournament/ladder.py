@@ -14,8 +14,10 @@ How a round is seated (``choose``):
 1. Order the present entrants by priority: new ones first (fewer than ``new_games`` games scheduled, fewest
    first), then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled in the
    seed's order (their sigmas no longer steer the games); the seed breaks every tie.
-2. Each entrant in that order that is not seated yet opens a table, and takes as opponents the free entrants
-   nearest to it in mu, never two of one owner, nor a pair that met ``max_meetings`` times in the last
+2. Each entrant in that order that is not seated yet opens a table, and takes as each opponent the free entrant
+   nearest to a mu drawn around its own (a normal law of TrueSkill's spread of a game between them, SPREAD times
+   sqrt(2 beta^2 + sigma^2)): mostly near in mu, sometimes farther, so that the tables are not the same blocks of
+   neighbours round after round and the ratings of distant entrants stay tied together. Never two of one owner, nor a pair that met ``max_meetings`` times in the last
    ``meeting_window`` rounds (that cap is raised by one, then two, then dropped for a table that cannot be filled
    under it). An entrant sits at one table a round.
 3. Stop at ``tables`` tables (0: as many as the entrants fill), or at the games budget.
@@ -28,11 +30,14 @@ receives a deck twice.
 
 from __future__ import annotations
 
+import bisect
+import math
 import random
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from referee.rating import SIGMA
 from referee.store import Slot
 
 from .config import LadderSettings
@@ -40,6 +45,8 @@ from .deals import DealKey, deck_seed
 from .schedule import _derive, sections
 
 LAG = 2  # round k is chosen from the results of rounds 0 .. k - LAG
+BETA = SIGMA / 2  # the ratings' beta (rating.environment)
+SPREAD = 1.0  # how far from the anchor's mu its opponents are drawn, in TrueSkill's spread of a game (0: nearest)
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,7 @@ def choose(
         if len(tables) >= want:
             break
         if seating.free(m.name):
-            table = seating.table_for(m, table_size, meetings, settings.max_meetings)
+            table = seating.table_for(m, table_size, meetings, settings.max_meetings, rng)
             if table is not None:
                 rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
                 tables.append(tuple(table))
@@ -125,17 +132,21 @@ def choose(
 
 
 class _Seating:
-    """The free entrants in mu order, as a doubly linked list: a seated entrant is unlinked, so a search for the
-    nearest free opponents never walks over the seated."""
+    """The entrants in mu order. The free ones form a doubly linked list (a seated entrant is unlinked), and two
+    union-find arrays give the nearest free entrant at or beside any position, so a search for opponents near a
+    mu never walks over the seated."""
 
     def __init__(self, members: Sequence[Member], jitter: Mapping[str, float]) -> None:
         by_mu = sorted(members, key=lambda m: (m.mu, jitter[m.name]))
         self.members = by_mu
+        self.mus = [m.mu for m in by_mu]
         self.index = {m.name: i for i, m in enumerate(by_mu)}
         n = len(by_mu)
         self.prev = list(range(-1, n - 1))
         self.next = list(range(1, n + 1))
         self.seated = [False] * n
+        self.right = list(range(n + 1))  # right[i]: a step towards the first free position >= i (n: none)
+        self.left = list(range(n + 1))  # left[i + 1]: a step towards the last free position <= i (-1: none)
 
     def free(self, name: str) -> bool:
         return not self.seated[self.index[name]]
@@ -147,42 +158,62 @@ class _Seating:
             self.next[p] = q
         if q < len(self.members):
             self.prev[q] = p
+        self.right[i] = i + 1
+        self.left[i + 1] = i
 
-    def table_for(self, anchor: Member, k: int, meetings: Meetings, cap: int) -> list[str] | None:
-        """``anchor`` and the k - 1 free entrants nearest in mu that fit (owners apart, pairs under the cap; the
-        cap raised by one, then two, then dropped, when that fails), all then taken; None when no table fits."""
+    @staticmethod
+    def _find(parent: list[int], i: int) -> int:
+        root = i
+        while parent[root] != root:
+            root = parent[root]
+        while parent[i] != root:
+            parent[i], i = root, parent[i]
+        return root
+
+    def table_for(self, anchor: Member, k: int, meetings: Meetings, cap: int, rng: random.Random) -> list[str] | None:
+        """``anchor`` and k - 1 free opponents that fit (owners apart, pairs under the cap; the cap raised by one,
+        then two, then dropped, when that fails), all then taken; None when no table fits. Each opponent is the
+        free entrant nearest to a mu drawn around the anchor's, N(mu, SPREAD * c) with c TrueSkill's spread of a
+        game between them (sqrt(2 beta^2 + sigma^2)): mostly near, sometimes farther, never the same block."""
+        width = SPREAD * math.sqrt(2 * BETA**2 + anchor.sigma**2)
+        targets = [anchor.mu + rng.gauss(0.0, width) for _ in range(k - 1)]
         for limit in (cap, cap + 1, cap + 2, None):  # the cap relaxed step by step, only when a table needs it
-            found = self._nearest(anchor, k, meetings, limit)
-            if found is not None:
-                for i in found:
+            picked = [self.index[anchor.name]]
+            for target in targets:
+                i = self._pick(target, picked, meetings, limit)
+                if i is None:
+                    break
+                picked.append(i)
+            if len(picked) == k:
+                for i in picked:
                     self._take(i)
-                return [self.members[i].name for i in found]
+                return [self.members[i].name for i in picked]
         return None
 
-    def _nearest(self, anchor: Member, k: int, meetings: Meetings, cap: int | None) -> list[int] | None:
-        a = self.index[anchor.name]
-        picked = [a]
-        owners = {anchor.owner}
-        left, right = self.prev[a], self.next[a]
+    def _pick(self, target: float, picked: list[int], meetings: Meetings, cap: int | None) -> int | None:
+        """The free entrant nearest in mu to ``target`` that is not in ``picked``, shares no owner with them and
+        met none of them ``cap`` times (None: no cap); None when there is none."""
         n = len(self.members)
-        while len(picked) < k and (left >= 0 or right < n):
-            go_left = right >= n or (
-                left >= 0 and anchor.mu - self.members[left].mu <= self.members[right].mu - anchor.mu
-            )
+        p = bisect.bisect_left(self.mus, target)
+        right = self._find(self.right, p)
+        left = self._find(self.left, p) - 1
+        owners = {self.members[j].owner for j in picked}
+        names = [self.members[j].name for j in picked]
+        while left >= 0 or right < n:
+            go_left = right >= n or (left >= 0 and target - self.mus[left] <= self.mus[right] - target)
             i = left if go_left else right
             if go_left:
                 left = self.prev[left]
             else:
                 right = self.next[right]
             m = self.members[i]
-            if m.owner in owners:
+            if i in picked or m.owner in owners:
                 continue
             mine = meetings.count.get(m.name) if cap is not None else None
-            if mine and any(mine.get(self.members[j].name, 0) >= (cap or 0) for j in picked):
+            if mine and any(mine.get(name, 0) >= (cap or 0) for name in names):
                 continue
-            picked.append(i)
-            owners.add(m.owner)
-        return picked if len(picked) == k else None
+            return i
+        return None
 
 
 def round_slots(
