@@ -17,9 +17,10 @@ How a round is seated (``choose``):
 2. Each entrant in that order that is not seated yet opens a table, and takes as each opponent the free entrant
    nearest to a mu drawn around its own (a normal law of TrueSkill's spread of a game between them, SPREAD times
    sqrt(2 beta^2 + sigma^2)): mostly near in mu, sometimes farther, so that the tables are not the same blocks of
-   neighbours round after round and the ratings of distant entrants stay tied together. Never two of one owner, nor a pair that met ``max_meetings`` times in the last
-   ``meeting_window`` rounds (that cap is raised by one, then two, then dropped for a table that cannot be filled
-   under it). An entrant sits at one table a round.
+   neighbours round after round and the ratings of distant entrants stay tied together. Never two of one owner
+   at a table, nor a pair that met ``max_meetings`` times in the last ``meeting_window`` rounds (that cap is
+   raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits at one
+   table a round.
 3. Stop at ``tables`` tables (0: as many as the entrants fill), or at the games budget.
 
 The round's deals are then as in a round robin's ``across`` mode: its tables are grouped into sections whose tables
