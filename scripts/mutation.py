@@ -184,9 +184,11 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
             ["nice", "-n", "10", *mutmut, "run", "--max-children", str(children), *names],
             cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
-    if proc.returncode != 0:
+    if proc.returncode != 0:  # e.g. a listed test fails without any mutant: the other modules still run
         tail = log.read_text(errors="replace").splitlines()[-30:]
-        raise SystemExit(f"mutmut failed on {name} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail))
+        print(f"mutmut failed on {name} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail), file=sys.stderr)
+        return {"module": name, "file": module["file"], "error": f"mutmut exited {proc.returncode}", "rate": 0.0,
+                "survivors": [], "seconds": round(time.monotonic() - t0, 1)}
     found = results(work, module, cfg.get("equivalent", []))
     found.update(module=name, file=module["file"], seconds=round(time.monotonic() - t0, 1))
     return found
