@@ -43,6 +43,8 @@ class Standing:
     median_decision_ms: float | None = None
     # the 95% interval of dup_avg_score over the duplicate sets (None: fewer than two sets to compare in)
     dup_ci95: tuple[float, float] | None = None
+    # games compared with another holder of the same cards; 0: dup_avg_score is no figure (shown as "-")
+    dup_games: int = 0
     # whether this entrant placed ahead of the next one down the leaderboard, in the games they shared, more often
     # than behind at 95% (the lower end of lead_over_next's interval above 0); None for the last one, or without an
     # interval (fewer than two duplicate sets with games of both)
@@ -121,7 +123,7 @@ class Standings:
             mark = "~" if r.separated_from_next is False else " "
             lines.append(
                 f"{r.rank:>2}  {r.entrant[:16]:<16} {r.conservative:>7.2f}{mark}{r.mu:>6.2f} {r.sigma:>5.2f} "
-                f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {r.dup_avg_score:>+6.2f} {ci:>6}   {med:>7}  "
+                f"{r.games:>5} {r.wins:>5} {r.avg_score:>+6.2f} {dup_shown(r):>6} {ci:>6}   {med:>7}  "
                 f"{faults}"
             )
         if any(r.separated_from_next is False for r in self.rows):
@@ -353,6 +355,7 @@ class Tally:
                     avg_score=self._score_sum[n] / k if k else 0.0,
                     dup_avg_score=_dup_average(self._dup[n].values()),
                     dup_ci95=_bounded(intervals[n]),
+                    dup_games=sum(g for _, g in self._dup[n].values()),
                     faults=dict(sorted(self._faults[n].items())),
                     retired=self._retired[n],
                     median_decision_ms=_median(self._times[n]) / 1000 if self._times[n] else None,
@@ -369,6 +372,13 @@ class Tally:
         if shown is None:
             self._standings = standings
         return standings
+
+
+def dup_shown(r: Standing) -> str:
+    """The duplicate-adjusted score as the table and the report show it: "-" when no game of the entrant had
+    another holder of its cards (3 entrants at tables of 2 share no deal), rather than a "+0.00" that was never
+    measured."""
+    return f"{r.dup_avg_score:+.2f}" if r.dup_games else "-"
 
 
 def _dup_average(sets: Collection[tuple[float, int]]) -> float:

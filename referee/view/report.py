@@ -17,7 +17,7 @@ from referee.errors import NoTournament
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import MU, SIGMA
 from referee.store import SqliteStore
-from referee.tournament.standings import Standing, Standings, compute, rating_history
+from referee.tournament.standings import Standing, Standings, compute, dup_shown, rating_history
 
 from .page import asset, json_block, page
 from .plot import rating_plot
@@ -162,7 +162,7 @@ def _standings(data: ReportData) -> str:
             f'{_conservative(e)}<td class="mu">{e.mu:.2f}</td>'
             f'<td class="sigma">&plusmn; {e.sigma:.2f}</td><td class="games">{e.games}</td>'
             f"<td>{e.wins}</td><td>{data.mean_place[e.entrant]:.2f}</td><td>{e.avg_score:+.1f}</td>"
-            f'<td class="dup">{e.dup_avg_score:+.2f}</td>{_dup_ci(e)}'
+            f'<td class="dup">{dup_shown(e)}</td>{_dup_ci(e)}'
             f'<td class="median-ms">{"&ndash;" if e.median_decision_ms is None else f"{e.median_decision_ms:.2f}"}</td>'
             f'<td class="{"fault" if e.strikes or e.retired else ""}">{e.strikes}</td>'
             f'<td class="{"fault" if e.retired else ""}">{e.retired}</td></tr>'

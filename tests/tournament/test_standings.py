@@ -227,3 +227,16 @@ def test_ratings_apply_the_games_in_schedule_order_however_they_finished(tmp_pat
         assert {r.entrant: (r.mu, r.sigma) for r in s.rows} == {
             n: (in_schedule.get(n).mu, in_schedule.get(n).sigma) for n in names
         }
+
+
+def test_an_entrant_compared_with_nobody_shows_no_duplicate_figure() -> None:
+    """3 entrants at tables of 2 share no deal: dup+- showed "+0.00", a figure nobody measured."""
+    games = [_held(0, 0, 0, 0, [("steady", 10), ("b", 0)]), _held(1, 1, 1, 0, [("c", 4), ("lucky", 2)])]
+    s = compute("t", NAMES[:4], games, 2)
+    assert all(r.dup_games == 0 for r in s.rows)
+    for line in s.table().splitlines()[3:7]:
+        assert line.split()[8] == "-", line  # the dup+- column
+    held = compute("t", [*NAMES, "e", "f"], [_held(0, 0, 0, 0, [("steady", 10), ("b", 0)]),
+                                             _held(1, 0, 0, 1, [("c", 4), ("lucky", 2)])], 2)  # fmt: skip
+    row = next(r for r in held.rows if r.entrant == "steady")
+    assert row.dup_games == 1 and f"{row.dup_avg_score:+.2f}" in held.table()
