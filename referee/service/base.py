@@ -45,6 +45,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
         self.live: dict[str, LiveGame] = {}
         self.runs: dict[str, Run] = {}
         self.draining = False
+        self.creating: dict[str, str] = {}  # tournaments whose schedule is being built and stored: id -> organiser
         self.submitting: dict[str, tuple[str, str]] = {}  # bots under validation: name -> (owner, address dialled)
         self.own_ports: set[int] = set()  # the ports the referee listens on: never a bot's address
         self.log = get_logger(service="referee")

@@ -83,11 +83,15 @@ class Boards:
         return (await self._tally(tid)).standings(shown=shown)
 
     def _keep(self, tid: str, tally: Tally) -> None:
-        """Keep ``tally`` as the most recently used; forget the least recently used beyond MAX_TALLIES."""
+        """Keep ``tally`` as the most recently used; beyond MAX_TALLIES forget the cheapest to build again (the
+        fewest stored games; the least recently used of those), so that reads of small tournaments, however many,
+        never push out a big one whose rebuild costs seconds."""
         self._tallies[tid] = tally
         self._tallies.move_to_end(tid)
         while len(self._tallies) > MAX_TALLIES:
-            self._tallies.popitem(last=False)
+            order = {t: i for i, t in enumerate(self._tallies)}
+            cheapest = min(self._tallies, key=lambda t: (len(self._tallies[t].games), order[t]))
+            del self._tallies[cheapest]
 
     def ready(self, tid: str) -> Standings | None:
         """The standings of ``tid`` if its tally is built, else None (and its build is started)."""

@@ -57,19 +57,25 @@ class TournamentCalls(ServiceBase):
         except ConfigError as e:
             raise BadInput(f"config.{e.key}: {e.reason}") from None
         tid = config.tournament_id
-        if self.store.tournament(tid) is not None:
+        if tid in self.creating or self.store.tournament(tid) is not None:
             raise AlreadyExists(
                 f"tournament {tid} exists already (same config); change its name or seed for a new one",
             )
-        if self.registry.open_tournaments_of(who.name) >= self.settings.max_open_tournaments:
+        creating = sum(by == who.name for by in self.creating.values())
+        if self.registry.open_tournaments_of(who.name) + creating >= self.settings.max_open_tournaments:
             raise Exhausted(
                 f"you have {self.settings.max_open_tournaments} tournaments created or running, the limit per "
                 "organiser; start, finish or cancel one first",
             )
-        if config.ladder is not None:
-            open_ladder(self.store, config, source=f"api:{who.name}")
-        else:
-            create_tournament(self.store, config, source=f"api:{who.name}")
+        source = f"api:{who.name}"
+        self.creating[tid] = who.name  # no await since the checks: a concurrent call sees this one
+        try:
+            if config.ladder is not None:
+                open_ladder(self.store, config, source=source)
+            else:  # up to MAX_GAMES slots built and inserted: on the reader thread, so the loop keeps answering
+                await self.reader.run(lambda store: create_tournament(store, config, source=source))
+        finally:
+            del self.creating[tid]
         self.registry.add_tournament(tid, who.name, links)
         created = self._tournament(tid, addresses=True)
         self.log.info("tournament created", tournament=tid, games=created.games, by=who.name)
