@@ -200,8 +200,8 @@ def idle_share(concurrency: int = 8, games: int = 400) -> float:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per method (default 3)")
-    p.add_argument("--budget", type=int, default=1500, help="games per convergence run (default 1500)")
+    p.add_argument("--seeds", type=int, default=4, help="seeds per method (default 4)")
+    p.add_argument("--budget", type=int, default=600, help="games per convergence run (default 600)")
     p.add_argument("--table-size", type=int, default=4, help="seats per table (default 4)")
     p.add_argument("--entrants", type=int, default=16, help="entrants in the graded field (default 16)")
     p.add_argument("--jobs", type=int, default=2, help="processes for the convergence runs (default 2)")
@@ -210,6 +210,8 @@ def main() -> int:
     started = time.perf_counter()
     cpu, wall = choose_round_ms()
     out: dict[str, Any] = {"choose_round_ms_1000": round(cpu, 2), "choose_round_wall_ms_1000": round(wall, 2)}
+    out["idle_share"] = round(idle_share(), 3)
+    print(f"so far: {json.dumps(out)}", file=sys.stderr, flush=True)  # a long run that fails keeps these
     seeds = list(range(1, args.seeds + 1))
     with ProcessPoolExecutor(args.jobs) as pool:
         same = ([args.budget] * len(seeds), [args.table_size] * len(seeds), [args.entrants] * len(seeds))
@@ -221,7 +223,6 @@ def main() -> int:
     out["games_to_tau90_uniform"] = statistics.mean(uniform_runs)
     out["ladder_vs_uniform"] = round(out["games_to_tau90_ladder"] / out["games_to_tau90_uniform"], 3)
     out["games_to_settle_new"] = statistics.mean(settle_runs)
-    out["idle_share"] = round(idle_share(), 3)
     out.update(runs={"ladder": ladder_runs, "uniform": uniform_runs, "settle_new": settle_runs},
                seeds=len(seeds), budget=args.budget, table_size=args.table_size, field=graded(args.entrants),
                seconds=round(time.perf_counter() - started, 1))  # fmt: skip
