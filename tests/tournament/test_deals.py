@@ -15,7 +15,7 @@ from referee.cli import main
 from referee.store import open_store
 from referee.tournament import schedule
 from referee.tournament.config import load
-from referee.tournament.deals import PublicDeals, deck_seed
+from referee.tournament.deals import PublicDeals, deck_seed, fresh_seed
 from referee.tournament.play import match_player
 from referee.tournament.runner import NoDealKey, create_tournament, run_tournament
 
@@ -147,3 +147,15 @@ def test_a_deal_key_needs_128_bits_exactly_at_the_boundary() -> None:
     seed = deck_seed(bytes(range(16)), "a-1", 0, 0)  # 128 bits is enough
     digest = hmac.new(bytes(range(16)), b"a-1/0/0", hashlib.sha256).digest()
     assert seed == int.from_bytes(digest[:8], "big") >> 1
+
+
+def test_a_redealt_attempt_has_its_own_deck_and_fresh_seeds_fit_63_bits() -> None:
+    key = bytes(range(32))
+    again = deck_seed(key, "t-1", 0, 2, attempt=1)
+    assert again != deck_seed(key, "t-1", 0, 2) == deck_seed(key, "t-1", 0, 2, attempt=0)
+    digest = hmac.new(key, b"t-1/0/2/1", hashlib.sha256).digest()
+    assert again == int.from_bytes(digest[:8], "big") >> 1
+    public = hashlib.sha256(b"7/deck/0/2/3").digest()
+    assert deck_seed(PublicDeals(7), "", 0, 2, attempt=3) == int.from_bytes(public[:8], "big") >> 1
+    # 63 random bits, as a tournament's seeds: 200 seeds of 64 bits would all be under 2**63 once in 2**200
+    assert all(0 <= fresh_seed() < 2**63 for _ in range(200))
