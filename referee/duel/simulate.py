@@ -33,9 +33,11 @@ def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt 
     )
 
 
-async def _pair(settings: DuelSettings, i: int, pool: ChannelPool) -> tuple[float, list[int], list[int]]:
+async def _pair(
+    settings: DuelSettings, i: int, pool: ChannelPool, deck_seed: int | None = None
+) -> tuple[float, list[int], list[int]]:
     """One pair's difference, and the candidate's and the baseline's scores by the seats they held."""
-    plan = PairPlan(i, fresh_seed(), i % settings.table_size, f"sim-{i}")
+    plan = PairPlan(i, fresh_seed() if deck_seed is None else deck_seed, i % settings.table_size, f"sim-{i}")
     row = await play_pair(settings, plan, None, pool, "sim")
     first, second = row.games
     mine = [s for s, r in enumerate(first["roles"]) if r in ("candidate", "baseline")]
@@ -45,10 +47,13 @@ async def _pair(settings: DuelSettings, i: int, pool: ChannelPool) -> tuple[floa
     return row.diff, cand, base
 
 
-async def play_pairs(settings: DuelSettings, pairs: int) -> list[float]:
-    """The paired differences of ``pairs`` pairs on fresh deals, in order."""
+async def play_pairs(settings: DuelSettings, pairs: int, seed: int | None = None) -> list[float]:
+    """The paired differences of ``pairs`` pairs on fresh deals, in order; with ``seed``, deals drawn from it (the
+    same pairs every time: the built-in policies' seeds follow from the deal)."""
+    rng = random.Random(seed)
     async with ChannelPool() as pool:
-        return [(await _pair(settings, i, pool))[0] for i in range(pairs)]
+        return [(await _pair(settings, i, pool, None if seed is None else rng.getrandbits(63)))[0]
+                for i in range(pairs)]  # fmt: skip
 
 
 @dataclass(frozen=True)
