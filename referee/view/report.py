@@ -224,16 +224,19 @@ def _head_to_head(data: ReportData) -> str:
                 continue
             share = (w + tied / 2) / met
             colour = f"hsl({round(share * 120)}, 55%, 88%)"
+            diff = data.standings.score_diff.get(a, {}).get(b)
+            shown = f'<span class="diff">{diff["mean_diff"]:+.1f}</span>' if diff and diff["games"] else ""
             cells.append(
                 f'<td style="background:{colour}" title="{_e(a)} above {_e(b)} {w}, below {lost}, level {tied}'
-                f'{_score_diff_words(data.standings.score_diff.get(a, {}).get(b))}">'
-                f"{w}&ndash;{lost}{f'&ndash;{tied}' if tied else ''}</td>"
+                f'{_score_diff_words(diff)}">'
+                f"{w}&ndash;{lost}{f'&ndash;{tied}' if tied else ''}{shown}</td>"
             )
         rows.append(f'<tr><th class="name">{_e(a)}</th>{"".join(cells)}</tr>')
     return (
         '<section class="panel" id="head-to-head"><h2>Head to head</h2>'
         '<p class="muted">Each cell: how often the row placed above&ndash;below(&ndash;level with) the column in the '
-        "games they played at one table; hover a cell for the mean score difference and its 95% interval.</p>"
+        "games they played at one table, and under it the row's mean score difference a game; hover (or hold) a cell "
+        "for its 95% interval.</p>"
         f'<table><thead><tr><th class="name"></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
     )
 

@@ -109,6 +109,10 @@ def test_the_report_shows_the_standings_of_abluxx_standings(tmp_path, capsys):
         for a, b, m, h in diffs
         for d in [cli["score_diff"][a][b]]
     )
+    # the difference is in the cell itself, not only in its title: a phone cannot hover
+    shown_diffs = re.findall(r'title="(\S+) above (\S+) [^"]*">[^<]*<span class="diff">([^<]+)</span>', h2h)
+    assert len(shown_diffs) == 6 and all(float(m) == round(cli["score_diff"][a][b]["mean_diff"], 1)
+                                         for a, b, m in shown_diffs)  # fmt: skip
     assert len(cells) == 6 and all(
         [int(w), int(lost), int(tied)] == [cli["head_to_head"][a][b][k] for k in ("wins", "losses", "ties")]
         for a, b, w, lost, tied in cells
