@@ -63,7 +63,9 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
         )  # fmt: skip
         server = Server(config)
         loop = asyncio.get_running_loop()
-        loop.run_in_executor(None, importlib.import_module, "scipy.stats")  # the standings' first build needs it
+        # The standings' intervals need scipy, whose first import takes seconds on a busy machine: imported here,
+        # before the site answers, it cannot stall the first live update (the loop computes standings then).
+        await loop.run_in_executor(None, importlib.import_module, "scipy.stats")
         for row in service.store.tournaments()[-WARM_BOARDS:]:
             service.boards.ready(row.id)  # built off the loop, one at a time, while the site starts
         task = loop.create_task(server.serve(sockets=[sock]), name="site")
