@@ -266,6 +266,10 @@ class Window:
         return out
 
 
+MIN_CALLS = 20  # a window lasts until this many calls at least...
+MAX_WINDOW_S = 120.0  # ...or this long
+
+
 async def _timed(workers: int, seconds: float, work, peer: int) -> Window:
     """Run ``work(count)`` in ``workers`` tasks; the ``count`` calls, the CPU of this process and of process
     ``peer``, the loop's lateness and the collector's pauses over ``seconds`` after the warm-up."""
@@ -281,6 +285,10 @@ async def _timed(workers: int, seconds: float, work, peer: int) -> Window:
     gc.callbacks.append(watch)
     t0, n0, c0, l0, p0 = time.perf_counter(), done[0], time.process_time(), time.thread_time(), process_cpu_s(peer)
     await asyncio.sleep(seconds)
+    # On a starved machine a short window can end before one call does (a rate of 0 measures nothing): the window
+    # lasts until MIN_CALLS calls, up to MAX_WINDOW_S.
+    while done[0] - n0 < MIN_CALLS and time.perf_counter() - t0 < MAX_WINDOW_S:
+        await asyncio.sleep(0.05)
     t1, n1, c1, l1, p1 = time.perf_counter(), done[0], time.process_time(), time.thread_time(), process_cpu_s(peer)
     gc.callbacks.remove(watch)
     lag.stop()
