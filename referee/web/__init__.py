@@ -48,7 +48,7 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
     async def start(service: RefereeService) -> Stop:
         import uvicorn
 
-        from .app import build
+        from .routes import build
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager

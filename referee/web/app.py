@@ -9,12 +9,9 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
-from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee.errors import Unauthenticated
@@ -151,38 +148,3 @@ class Site:
     async def server_error(self, request: Request, exc: Exception) -> Response:
         self.log.exception("page failed", path=request.url.path)  # the trace goes to the log, never the page
         return self.render(request, "error.html", 500, status=500, detail="")
-
-
-def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
-    """The site's application for ``service``."""
-    from . import live, pages
-
-    site = Site(service, http)
-    p = pages.Pages(site)
-    stream = live.Live(site)
-    routes = [
-        Route("/", p.home),
-        Route("/t/{tid}", p.board),
-        Route("/t/{tid}/table", p.board_table),
-        Route("/t/{tid}/events", stream.events),
-        Route("/t/{tid}/games", p.games),
-        Route("/t/{tid}/e/{name:path}", p.entrant),
-        Route("/g/{game_id}", p.game),
-        Route("/bots", p.bots),
-        Route("/bots/{name}", p.bot),
-        Route("/bots/{name}/validation/{version}", p.validation),
-        Route("/live", p.live),
-        Route("/authors/{name}", p.author),
-        Route("/how-to-enter", p.how_to_enter),
-        Route("/signin", site.signin_page, methods=["GET"]),
-        Route("/signin", site.signin, methods=["POST"]),
-        Route("/signout", site.signout, methods=["POST"]),
-        Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),
-        Mount("/static", StaticFiles(directory=HERE / "static")),
-    ]
-    app = Starlette(
-        routes=routes,
-        exception_handlers={HTTPException: site.http_error, 404: site.http_error, 500: site.server_error},
-    )
-    app.state.site = site
-    return SecurityHeaders(app)

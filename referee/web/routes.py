@@ -1,0 +1,49 @@
+"""The site's routes: every page and stream of the site (pages.py, live.py) on one ``Site`` (app.py), behind its
+security headers. Kept apart from app.py, which the pages import, so that no two modules import each other."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+
+from referee.service.server import RefereeService
+from referee.service.settings import HttpSettings
+
+from . import live, pages
+from .app import HERE, VIEW_ASSETS, SecurityHeaders, Site
+
+
+def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
+    """The site's application for ``service``."""
+    site = Site(service, http)
+    p = pages.Pages(site)
+    stream = live.Live(site)
+    routes = [
+        Route("/", p.home),
+        Route("/t/{tid}", p.board),
+        Route("/t/{tid}/table", p.board_table),
+        Route("/t/{tid}/events", stream.events),
+        Route("/t/{tid}/games", p.games),
+        Route("/t/{tid}/e/{name:path}", p.entrant),
+        Route("/g/{game_id}", p.game),
+        Route("/bots", p.bots),
+        Route("/bots/{name}", p.bot),
+        Route("/bots/{name}/validation/{version}", p.validation),
+        Route("/live", p.live),
+        Route("/authors/{name}", p.author),
+        Route("/how-to-enter", p.how_to_enter),
+        Route("/signin", site.signin_page, methods=["GET"]),
+        Route("/signin", site.signin, methods=["POST"]),
+        Route("/signout", site.signout, methods=["POST"]),
+        Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),
+        Mount("/static", StaticFiles(directory=HERE / "static")),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: site.http_error, 404: site.http_error, 500: site.server_error},
+    )
+    app.state.site = site
+    return SecurityHeaders(app)
