@@ -56,10 +56,10 @@ async def serve_instant() -> None:
 
 
 async def measure(addresses: dict[str, str], concurrency: int, seconds: float, deals: int, data: Path) -> dict:
+    from referee.fleet import match_player
     from referee.store import open_store
     from referee.tournament import runner
     from referee.tournament.config import parse
-    from referee.tournament.play import match_player
 
     cfg = parse({"name": f"bench-c{concurrency}", "table_size": 4, "deals": deals, "concurrency": concurrency,
                  "entrants": [{"name": n, "address": a} for n, a in addresses.items()]}, "bench")  # fmt: skip
@@ -115,11 +115,10 @@ async def measure(addresses: dict[str, str], concurrency: int, seconds: float, d
 
 
 async def bench(seconds: float) -> dict:
-    from referee.tournament.config import EntrantConfig
-    from referee.tournament.entrants import LocalBots
+    from referee.fleet import Bot, LocalBots
 
     me = [sys.executable, str(Path(__file__).resolve()), "--serve-instant"]
-    entrants = tuple(EntrantConfig(name=f"instant{i}", command=tuple(me)) for i in range(4))
+    entrants = tuple(Bot(name=f"instant{i}", command=tuple(me)) for i in range(4))
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         async with LocalBots(entrants, Path(tmp) / "logs", "bench") as bots:

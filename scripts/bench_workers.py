@@ -76,11 +76,11 @@ async def _worker_pids(pool: Any) -> list[int]:
 
 
 async def measure(backend: str, count: int, seconds: float, concurrency: int, data: Path) -> dict[str, float]:
+    from referee.fleet import match_player
     from referee.store import open_store
     from referee.tournament.config import WorkerSettings, parse
-    from referee.tournament.play import match_player
+    from referee.tournament.play import open_games
     from referee.tournament.runner import create_tournament, play_slots
-    from referee.tournament.workers import open_games
 
     config = parse({"name": f"bench-{backend}{count}", "table_size": 3, "deals": 2000, "concurrency": concurrency,
                     "entrants": [{"name": n, "policy": p} for n, p in ENTRANTS]}, "bench")  # fmt: skip

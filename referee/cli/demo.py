@@ -55,10 +55,9 @@ def demo_config(args):
 def run(args) -> int:
     import asyncio
 
+    from referee.fleet import EntrantError, match_player
     from referee.store import StoreError, open_store
     from referee.tournament.config import ConfigError
-    from referee.tournament.entrants import EntrantError
-    from referee.tournament.play import match_player
     from referee.tournament.runner import TournamentError, run_tournament
     from referee.view.report import write_demo_pages
 

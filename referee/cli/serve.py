@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
         from referee.web import starter
 
         site = starter(http, open_browser=args.open)
-    from referee.tournament.config import WorkerSettings
-    from referee.tournament.workers import settings_from
+    from referee.fleet import WorkerSettings, settings_from
 
     workers = settings_from(WorkerSettings(), args.workers, args.backend, args.ray_address)
     if not settings.organiser_tokens:

@@ -107,12 +107,10 @@ def _check_concurrency(args: argparse.Namespace) -> None:
 
 
 def _run(config, args, source: str) -> int:
+    from referee.fleet import EntrantError, WorkerError, match_player, settings_from
     from referee.store import StoreError, open_store
-    from referee.tournament.entrants import EntrantError
     from referee.tournament.ladder_run import run_ladder
-    from referee.tournament.play import match_player
     from referee.tournament.runner import NoDealKey, TournamentError, run_tournament
-    from referee.tournament.workers import WorkerError, settings_from
 
     _check_concurrency(args)
     workers = settings_from(config.workers, args.workers, args.backend, args.ray_address)
@@ -144,7 +142,7 @@ def _run(config, args, source: str) -> int:
             raise Interrupted(f"interrupted; resume with: abluxx tournament resume {tid} --data {args.data}") from None
     say(out.standings.table())
     if out.crashes:
-        from referee.tournament.entrants import crash_summary
+        from referee.fleet import crash_summary
 
         say("\ncommand bots whose process ended during the run (each lost the games it was in; restart = "
             f"{config.restart!r}, at most {config.max_restarts} per entrant):", file=sys.stderr)  # fmt: skip

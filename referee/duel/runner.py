@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import Precondition
+from referee.fleet import Bot, LocalBots
 from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, make_seat, play_game
 from referee.records import record_path
 from referee.stats import Sprt, Summary, Verdict, sequential, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
-from referee.tournament.entrants import LocalBots
 
 from .store import DuelRow, DuelStore, PairRow
 
@@ -262,7 +262,7 @@ class DuelError(Precondition):
 @contextlib.asynccontextmanager
 async def _fresh(entrants: list[EntrantConfig], log_dir: Path, prefix: str) -> AsyncIterator[dict[str, str]]:
     """The addresses of the game's command bots, each started for this game alone and stopped after it."""
-    commands = tuple(e for e in entrants if e.command)
+    commands = tuple(Bot(e.name, command=e.command) for e in entrants if e.command)
     if not commands:
         yield {}
         return

@@ -1,6 +1,6 @@
 """Why a local bot process went away, for the fault of the game it was playing.
 
-The tournament starts command bots (``tournament/entrants.py``) and says here which address each one serves
+The tournament starts command bots (``fleet/bots.py``) and says here which address each one serves
 (``watch``) and, when its process ends, how (``exited``: "the bot's process exited with code 7", "... was killed by
 signal SIGSEGV"). When a seat's stream or call breaks for good, the match runner asks (``note``) and puts the words
 in the fault, so the record, the log and the replay say what happened to the process, not only to the connection.

@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from referee.engine import cards_of, deck_from_seed, event_for, new_game, public_view
+from referee.fleet import EntrantError, match_player
 from referee.log import get_logger
 from referee.match.spec import GameResult, GameSpec
 from referee.proto.abluxxen.v1 import game_pb2 as pb
@@ -23,13 +24,11 @@ from referee.rating import Ratings
 from referee.store import SqliteStore
 from referee.store.void import VoidGame
 from referee.tournament.config import TournamentConfig, WorkerSettings
-from referee.tournament.entrants import EntrantError
 from referee.tournament.ladder_run import Book, LadderHooks, spent
-from referee.tournament.play import match_player
+from referee.tournament.play import open_games
 from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
 from referee.tournament.standings import Standings
-from referee.tournament.workers import open_games
 from referee.wire import END_PB, event_from_pb, event_pb, options_pb
 
 from .reads import Boards

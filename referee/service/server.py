@@ -22,10 +22,10 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 
 from referee.errors import RefereeError
+from referee.fleet import WorkerSettings
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.store import open_store
-from referee.tournament.config import WorkerSettings
 
 from .addresses import is_loopback
 from .entrants import EntrantCalls

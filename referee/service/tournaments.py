@@ -8,9 +8,9 @@ from typing import Any
 import grpc
 
 from referee.errors import AlreadyExists, BadInput, Exhausted, NotFound, Precondition
+from referee.fleet import EntrantError, check_reachable
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.tournament.config import ConfigError, TournamentConfig, parse
-from referee.tournament.entrants import EntrantError, check_reachable
 from referee.tournament.ladder_run import open_ladder
 from referee.tournament.runner import NoDealKey, check_deal_key, create_tournament, finish_tournament
 

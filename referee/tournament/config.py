@@ -16,25 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine import Options
-from referee.errors import BadInput
+from referee.fleet.settings import BACKENDS, MAX_WORKERS, WorkerSettings, default_workers
 from referee.match.builtin import is_builtin
 from referee.match.spec import RANGES, TimeControl
 from referee.netaddr import dial_problem
 from referee.terminal import said
 
+from .counts import MAX_GAMES, size
+from .problems import ConfigError as ConfigError  # where a config's mistakes are collected; callers read it here
+from .problems import every_problem
+
 SEAT_ORDERS = ("across", "rotations", "all")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # whole strings only (fullmatch: $ also matches before a final newline)
-
-
-class ConfigError(BadInput):
-    """A configuration that cannot run. The message names the file, the key and the reason; a problem with the
-    file as a whole has no key (its reason names the file)."""
-
-    local = True  # it names files, folders or bot addresses
-
-    def __init__(self, source: str, key: str, reason: str) -> None:
-        super().__init__(f"{source}: {key}: {reason}" if key else reason)
-        self.source, self.key, self.reason = source, key, reason
 
 
 @dataclass(frozen=True)
@@ -47,21 +40,6 @@ class EntrantConfig:
     command: tuple[str, ...] | None = None
     policy: str | None = None
     owner: str | None = None
-
-
-BACKENDS = ("inline", "processes", "ray")  # where the games are played (docs/scale.md)
-MAX_WORKERS = 256
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    """Where a tournament's games are played: ``inline`` in the coordinator's loop, or on ``count`` local worker
-    ``processes`` or ``ray`` actors (on the cluster at ``ray_address``, else a local Ray). How, not what: it
-    is not part of the tournament's identity."""
-
-    backend: str = "inline"
-    count: int = 1
-    ray_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -230,8 +208,6 @@ def check_address(src: str, key: str, address: Any) -> str:
 
 def parse(data: dict[str, Any], source: str, default_name: str = "tournament") -> TournamentConfig:
     """Check a parsed config mapping; raises ConfigError naming every mistake it finds (problems.every_problem)."""
-    from .problems import every_problem
-
     return every_problem(lambda rest: _parse(rest, source, default_name), data, source)
 
 
@@ -306,8 +282,6 @@ def _round_robin(top: Table, entrants: list[EntrantConfig], table_size: int) -> 
         raise ConfigError(src, "seat_orders", f'"across" seats entrants of {table_size} different owners at each '
                           f"table, and these entrants have {len(set(owners))}; add entrants of other owners, or use "
                           '"rotations" (it trusts the bots and their authors with a deal)')  # fmt: skip
-    from .schedule import MAX_GAMES, size
-
     deals = top.integer("deals", 1, 1, 100_000)
     tables = top.integer("tables", 0, 0, 1_000_000)
     games = size(len(entrants), table_size, tables, deals, seat_orders, owners)
@@ -416,10 +390,3 @@ def _workers(top: Table) -> WorkerSettings:
     if address is not None and (backend != "ray" or not isinstance(address, str) or not address):
         raise raw.error("ray_address", 'names a Ray cluster (host:port) for backend = "ray" only')
     return WorkerSettings(backend, count, address)
-
-
-def default_workers() -> int:
-    """Workers when none are counted: one per core of this machine."""
-    import os
-
-    return max(1, os.cpu_count() or 1)

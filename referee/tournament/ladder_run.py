@@ -210,7 +210,7 @@ async def run_ladder(
     """Create (or resume) the ladder ``config`` names and play it until its games budget is spent, or, without
     one, until it is stopped (Ctrl-C; rerun the file to resume). Same entrants, workers and time control as
     ``run_tournament``."""
-    from .workers import open_games
+    from .play import open_games
 
     assert config.ladder is not None
     tid = config.tournament_id

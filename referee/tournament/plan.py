@@ -24,7 +24,7 @@ from abluxx_bot.local import play_local
 from referee.match import ChannelPool, EntrantRef, GameSpec, play_game
 
 from .config import TournamentConfig
-from .schedule import seat_orders, size, table_count
+from .counts import seat_orders, size, table_count
 
 SAMPLE_DEALS = 24  # example-bot games played to measure a game's length
 MEASURE_GAMES = 4  # games played over gRPC (at most this many at once) to measure the referee's cost per decision

@@ -1,26 +1,48 @@
-"""The real game player for tournaments: the match runner over gRPC, one shared channel per bot address, each
-record written (and synced) to ``<data>/records/<game_id>.abluxx`` before the store commits the game."""
+"""A tournament on the fleet (referee/fleet): its config as the fleet's lineup, and the fleet's games opened for
+``play_slots`` (the play function, the entrants' addresses, and the config to schedule with)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from pathlib import Path
 
-from referee.match import ChannelPool, play_game
-from referee.match.spec import GameResult, GameSpec
-from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
-from referee.records.paths import record_in
+from referee.fleet import Bot, Lineup, PlayerFactory, PlayFn, WorkerSettings, fresh_bots
+from referee.fleet import open_games as open_fleet
+from referee.store import SqliteStore
 
-from .runner import OnDecision, PlayFn
+from .config import TournamentConfig
+
+
+def lineup(config: TournamentConfig) -> Lineup:
+    """Who plays ``config``'s games, as the fleet starts, dials or runs them."""
+    bots = tuple(Bot(e.name, e.address, e.command, e.policy) for e in config.entrants)
+    return Lineup(config.tournament_id, bots, config.fresh_process, config.restart, config.max_restarts)
 
 
 @contextlib.asynccontextmanager
-async def match_player(records: Path) -> AsyncIterator[PlayFn]:
-    async with ChannelPool() as pool:
+async def open_games(
+    settings: WorkerSettings,
+    config: TournamentConfig,
+    store: SqliteStore,
+    player: PlayerFactory,
+    *,
+    retry_s: float | None = None,
+    keep_trying: Callable[[], bool] = lambda: True,
+) -> AsyncIterator[tuple[PlayFn, dict[str, str], TournamentConfig]]:
+    """What ``play_slots`` needs to play ``config``'s games on ``settings``' backend: the play function, the
+    entrants' addresses as the coordinator knows them, and the config it should schedule with (on workers without
+    ``fresh_process``: each worker starts a game's fresh bots itself)."""
+    async with open_fleet(
+        settings, lineup(config), store.data, player, retry_s=retry_s, keep_trying=keep_trying
+    ) as games:
+        yield games.play, games.addresses, replace(config, fresh_process=games.lineup.fresh_process)
 
-        async def play(spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
-            relay = None if on_decision is None else (lambda d: on_decision(rec_pb.DecisionRecord.FromString(d)))
-            return await play_game(spec, pool=pool, record_path=record_in(records, spec.game_id), on_decision=relay)
 
-        yield play
+def fresh_commands(
+    config: TournamentConfig, seats: tuple[str, ...], addresses: dict[str, str], log_dir: Path, prefix: str
+) -> AbstractAsyncContextManager[dict[str, str]]:
+    """The addresses to seat a game with; with ``fresh_process``, its command entrants started for it alone."""
+    return fresh_bots(lineup(config), seats, addresses, log_dir, prefix)

@@ -10,8 +10,21 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from referee.errors import BadInput
+
 T = TypeVar("T")
 MAX_PROBLEMS = 20  # a config's mistakes reported at once, at most
+
+
+class ConfigError(BadInput):
+    """A configuration that cannot run. The message names the file, the key and the reason; a problem with the
+    file as a whole has no key (its reason names the file)."""
+
+    local = True  # it names files, folders or bot addresses
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        super().__init__(f"{source}: {key}: {reason}" if key else reason)
+        self.source, self.key, self.reason = source, key, reason
 
 
 def every_problem(check: Callable[[dict[str, Any]], T], data: dict[str, Any], source: str) -> T:
@@ -19,8 +32,6 @@ def every_problem(check: Callable[[dict[str, Any]], T], data: dict[str, Any], so
     after each one the wrong value is set aside (a wrong key dropped, so its default applies; a wrong entrant
     replaced by a placeholder) and the rest checked again, until the rest is right or a mistake cannot be set aside
     (a file-level one, or one that comes back). One mistake is raised as it is."""
-    from .config import ConfigError
-
     problems: list[ConfigError] = []
     rest = copy.deepcopy(data)
     while True:

@@ -12,16 +12,15 @@ import asyncio
 import contextlib
 import fcntl
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from referee.errors import GameLost, NoTournament, Precondition, RefereeError
+from referee.fleet import Addresses, Crash, OnDecision, PlayerFactory, PlayFn, WorkerSettings
 from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
-from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.rating import Ratings
 from referee.records.paths import record_in
 from referee.records.private import open_private, write_private
@@ -30,22 +29,15 @@ from referee.store import ladder as ladder_store
 from referee.store.void import VoidGame
 
 from . import deals
-from . import entrants as entrants_mod
 from . import schedule as schedule_mod
 from . import standings as standings_mod
-from .config import TournamentConfig, WorkerSettings
+from .config import TournamentConfig
+from .play import fresh_commands, open_games
 from .progress import Progress
 from .redeal import redeal_interrupted
 from .schedule import Slot
 
 MAX_REDEALS = 3  # rounds of one run that may lose games to dead workers (each voids and redeals), then it stops
-
-# Called with each decision of a game as it is made (the service feeds its live spectator stream with it).
-OnDecision = Callable[[rec_pb.DecisionRecord], None]
-# Plays one game: ``play(spec)``, or ``play(spec, on_decision=callback)`` when a hook asks for the decisions.
-PlayFn = Callable[..., Awaitable[GameResult]]
-# Opens the match runner for a tournament: given the records folder, yields a function that plays one game.
-PlayerFactory = Callable[[Path], AbstractAsyncContextManager[PlayFn]]
 
 
 class TournamentError(RefereeError):
@@ -87,7 +79,7 @@ class Outcome:
     resumed: bool  # some games were already stored
     json_path: Path
     csv_path: Path
-    crashes: list[entrants_mod.Crash] = field(default_factory=list)  # command bots' processes that ended mid-run
+    crashes: list[Crash] = field(default_factory=list)  # command bots' processes that ended mid-run
 
 
 def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str], reveal_deal: bool) -> GameSpec:
@@ -332,22 +324,6 @@ async def _play_slots(
     return played, live.ratings, lost
 
 
-@contextlib.asynccontextmanager
-async def fresh_commands(
-    config: TournamentConfig, seats: tuple[str, ...], addresses: dict[str, str], log_dir: Path, prefix: str
-) -> AsyncIterator[dict[str, str]]:
-    """The addresses to seat a game with. With ``fresh_process``, the game's command entrants are started for it
-    alone and stopped after it, so no process of theirs outlives one game (it cannot remember a deal)."""
-    if isinstance(addresses, entrants_mod.Addresses):  # a crashed command bot being started again: wait for it
-        await addresses.settled(seats)
-    commands = [e for e in config.entrants if e.command and e.name in seats] if config.fresh_process else []
-    if not commands:
-        yield addresses
-        return
-    async with entrants_mod.LocalBots(tuple(commands), log_dir, prefix) as bots:
-        yield {**addresses, **bots.addresses}
-
-
 def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> tuple[Path, Path]:
     folder = store.data / "standings"
     json_path = folder / f"{standings.tournament_id}.json"
@@ -398,13 +374,11 @@ async def run_tournament(
     games_log: TextIO | None = None,
 ) -> Outcome:
     """Create (or resume) the tournament ``config`` names and play it to the end, inline with ``player`` or on
-    the ``workers`` (default: the config's; workers.py). With ``games_log``, a line for each finished game goes
+    the ``workers`` (default: the config's; referee/fleet). With ``games_log``, a line for each finished game goes
     there (progress.game_line).
 
     Command entrants are started first and every entrant must answer Hello; otherwise EntrantError is raised and
     nothing is stored."""
-    from .workers import open_games
-
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     row = store.tournament(tid)
@@ -426,7 +400,7 @@ async def run_tournament(
             bar = Progress(games, row.done if row else 0, enabled=progress, games_log=games_log)
             c = concurrency or config.concurrency
             played, ratings = await play_slots(store, scheduled, play, addresses, c, bar)
-            crashes = addresses.crashes if isinstance(addresses, entrants_mod.Addresses) else []
+            crashes = addresses.crashes if isinstance(addresses, Addresses) else []
     # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them
     final, json_path, csv_path = finish_tournament(store, tid, ratings)
     return Outcome(tid, final, played, resumed, json_path, csv_path, crashes)

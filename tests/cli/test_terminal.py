@@ -13,10 +13,10 @@ from pathlib import Path
 
 from match.helpers import bot_process  # tests/match (pytest puts tests/ on the path)
 
+from referee.fleet import match_player
 from referee.store import open_store
 from referee.terminal import StatusLine, printable, said, say
 from referee.tournament.config import EntrantConfig, TournamentConfig
-from referee.tournament.play import match_player
 from referee.tournament.runner import run_tournament
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]

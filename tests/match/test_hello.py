@@ -11,13 +11,13 @@ from contextlib import contextmanager
 import grpc
 import pytest
 
+from referee.fleet import EntrantError, check_reachable
 from referee.match import ChannelPool, RemoteSeat, SeatError
 from referee.match.hello import HELLO_TIMEOUT_S, MAX_HELLO_TEXT_BYTES, HelloError, hello
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.submit import check_hello
-from referee.tournament.entrants import EntrantError, check_reachable
 
 from .helpers import bot_process
 

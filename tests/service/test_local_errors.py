@@ -12,8 +12,8 @@ import grpc
 import pytest
 
 from referee.errors import Precondition
+from referee.fleet import EntrantError
 from referee.service.base import handle, handle_stream
-from referee.tournament.entrants import EntrantError
 
 SECRET = "/srv/abluxx/data/bots/alice.sock"
 

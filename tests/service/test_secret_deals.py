@@ -19,13 +19,13 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from referee.engine import deck_from_seed
+from referee.fleet import match_player
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import verify_record
 from referee.service.settings import parse as parse_settings
 from referee.store import open_store
 from referee.tournament.config import ConfigError, parse
 from referee.tournament.deals import PublicDeals, deck_seed
-from referee.tournament.play import match_player
 from referee.tournament.runner import GameHooks, create_tournament, play_slots
 
 from .helpers import (

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from referee.fleet import match_player
 from referee.store import open_store
 from referee.tournament import schedule
 from referee.tournament.config import load
 from referee.tournament.deals import PublicDeals, deck_seed, fresh_seed
-from referee.tournament.play import match_player
 from referee.tournament.runner import NoDealKey, create_tournament, run_tournament
 
 from .helpers import config_text, in_process_player

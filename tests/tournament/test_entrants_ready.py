@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament import entrants
+from referee.fleet import EntrantError, ready
 from referee.tournament.config import EntrantConfig, TournamentConfig, load
-from referee.tournament.entrants import EntrantError
+from referee.tournament.play import lineup
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 
@@ -37,7 +37,7 @@ def test_an_unreachable_bot_is_refused_at_once_without_retry(tmp_path: Path) -> 
     cfg = config(tmp_path, f"127.0.0.1:{free_port()}")
 
     async def go() -> None:
-        async with entrants.ready(cfg, tmp_path / "logs"):
+        async with ready(lineup(cfg), tmp_path / "logs"):
             raise AssertionError("an unreachable entrant was made ready")
 
     with pytest.raises(EntrantError, match="entrant away: cannot reach a bot"):
@@ -50,8 +50,8 @@ def test_with_retry_the_run_waits_for_a_bot_that_comes_back_and_gives_up_when_to
     tries = []
 
     async def wait_for_bot() -> dict[str, str]:
-        async with entrants.ready(
-            cfg, tmp_path / "logs", retry_s=0.2, keep_trying=lambda: tries.append(1) or True
+        async with ready(
+            lineup(cfg), tmp_path / "logs", retry_s=0.2, keep_trying=lambda: tries.append(1) or True
         ) as addresses:
             return addresses
 
@@ -70,7 +70,7 @@ def test_with_retry_the_run_waits_for_a_bot_that_comes_back_and_gives_up_when_to
     assert tries  # it did retry
 
     async def told_to_stop() -> None:
-        async with entrants.ready(cfg, tmp_path / "logs", retry_s=0.1, keep_trying=lambda: False):
+        async with ready(lineup(cfg), tmp_path / "logs", retry_s=0.1, keep_trying=lambda: False):
             raise AssertionError("an unreachable entrant was made ready")
 
     with pytest.raises(EntrantError, match="entrant away"):
@@ -104,7 +104,7 @@ def test_a_failed_start_stops_the_command_entrants_still_starting(tmp_path: Path
 
     async def go() -> None:
         with pytest.raises(EntrantError, match="entrant broken: cannot start"):
-            async with entrants.ready(cfg, tmp_path / "logs"):
+            async with ready(lineup(cfg), tmp_path / "logs"):
                 raise AssertionError("a broken entrant was made ready")
         await asyncio.sleep(3)  # the slow bot would have printed its address by now
 

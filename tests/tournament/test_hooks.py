@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from referee.fleet import match_player
 from referee.match.spec import GameResult, GameSpec
 from referee.store import SqliteStore, open_store
 from referee.tournament import schedule
 from referee.tournament.config import TournamentConfig, load
-from referee.tournament.play import match_player
 from referee.tournament.runner import GameHooks, TournamentError, create_tournament, play_slots, run_tournament
 from referee.tournament.schedule import Slot
 

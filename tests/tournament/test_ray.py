@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
+from referee.fleet import match_player
+from referee.fleet.pool import WorkerPool
 from referee.store import open_store
 from referee.tournament.config import WorkerSettings, load
-from referee.tournament.play import match_player
+from referee.tournament.play import lineup
 from referee.tournament.runner import create_tournament, play_slots, run_tournament
-from referee.tournament.workers import WorkerPool
 
 from .test_workers import BOTS, POLICIES, same_as_inline, write_config
 
@@ -56,7 +57,7 @@ def test_a_ray_actor_killed_mid_game_loses_nothing_and_doubles_nothing(tmp_path:
     async def play() -> tuple[int, int, Any]:
         with open_store(data) as store:
             create_tournament(store, config, str(cfg))
-            async with WorkerPool(WorkerSettings("ray", 2), config, store.data) as pool:
+            async with WorkerPool(WorkerSettings("ray", 2), lineup(config), store.data) as pool:
                 # the workers start the command bots; the coordinator schedules without them (as open_games does)
                 run = asyncio.create_task(play_slots(store, replace(config, fresh_process=False), pool.play, {}, 4))
                 first = pool.slots[0].result()

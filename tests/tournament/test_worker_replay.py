@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.fleet import match_player
 from referee.store import open_store
 from referee.tournament.config import WorkerSettings, load
-from referee.tournament.play import match_player
 from referee.tournament.runner import MAX_REDEALS, TournamentError, run_tournament
 
 KILLER = Path(__file__).resolve().parents[1] / "fixtures" / "worker_killer.py"

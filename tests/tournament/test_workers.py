@@ -28,6 +28,7 @@ from referee.tournament.runner import MAX_REDEALS
 from .test_real import (  # noqa: F401 - _no_stray_bots: every bot a test starts is gone when it ends
     ABLUXX,
     FOUR,
+    MARK,
     _bot_pids,
     _no_stray_bots,
     abluxx,
@@ -130,7 +131,7 @@ def test_each_worker_starts_its_own_command_bots_and_the_results_match_one_proce
 
 
 def _worker_pids(coordinator: int) -> list[int]:
-    """The worker processes the coordinator started (children running referee.tournament.worker)."""
+    """The worker processes the coordinator started (children running referee.fleet.worker)."""
     found = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -138,7 +139,7 @@ def _worker_pids(coordinator: int) -> list[int]:
                 stat = (d / "stat").read_text()
                 if (
                     int(stat.rsplit(") ", 1)[1].split()[1]) == coordinator
-                    and b"referee.tournament.worker" in (d / "cmdline").read_bytes()
+                    and b"referee.fleet.worker" in (d / "cmdline").read_bytes()
                 ):
                     found.append(int(d.name))
             except (OSError, IndexError, ValueError):
@@ -181,6 +182,43 @@ def test_a_worker_killed_mid_game_loses_only_its_games_in_flight(tmp_path: Path)
     assert set(void) == voided and not voided & set(ids)
     assert all(f"{g}-a1" in ids for g in void)  # dealt again, once
     same_as_inline(tmp_path, cfg, data, 36)
+
+
+def _slow_bot(name: str, kind: str) -> str:
+    """A command entrant that takes 2 s to start (a shell sleeps, then runs the example bot): a worker starting it
+    is alive, and not yet ready, for at least that long."""
+    argv = [sys.executable, "-c", ABLUXX[2] + f"  # {MARK}", "bot", kind, "--port", "0"]
+    command = ["sh", "-c", 'sleep 2; exec "$0" "$@"', *argv]
+    return f'[[entrants]]\nname = "{name}"\ncommand = {json.dumps(command)}\n'
+
+
+def test_a_worker_that_dies_while_its_replacement_starts_is_started_again(tmp_path: Path) -> None:
+    """Issue 20 item 7: the one worker is killed mid-game, then its replacement is killed while it starts (it is
+    waiting for its slow bot). The pool starts it again, and the run plays every game once, exit 0."""
+    cfg = write_config(tmp_path, 'name = "rs"\nseed = 17\ntable_size = 2\ndeals = 12\n'
+                       + _slow_bot("slow", "greedy") + '[[entrants]]\nname = "r"\npolicy = "random"\n')  # fmt: skip
+    data = tmp_path / "d"
+    proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(data), "-c", "2", "--workers",
+                             "1", "--no-progress", "--log-format", "json"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        _wait_for(lambda: committed(data / "abluxx.db") >= 2 and len(_worker_pids(proc.pid)) == 1, "2 games")
+        first = _worker_pids(proc.pid)[0]
+        os.kill(first, signal.SIGKILL)
+        # its replacement: killed as soon as it is seen, seconds before its slow bot lets it be ready
+        _wait_for(lambda: [p for p in _worker_pids(proc.pid) if p != first], "the replacement worker")
+        second = next(p for p in _worker_pids(proc.pid) if p != first)
+        os.kill(second, signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    restarted = [json.loads(line) for line in err.splitlines() if "worker died while starting" in line]
+    assert len(restarted) == 1 and restarted[0]["attempt"] == 1, err
+    with sqlite3.connect(data / "abluxx.db") as c:
+        ids = [r[0] for r in c.execute("SELECT game_id FROM games")]
+    assert len(ids) == len(set(ids)) == 24  # every game, none twice
 
 
 def test_a_killed_coordinator_takes_its_workers_and_bots_with_it_and_a_rerun_resumes(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The guard of the command bots a referee starts (``LocalBots`` in entrants.py): a small process that outlives a
+"""The guard of the command bots a referee starts (``LocalBots`` in bots.py): a small process that outlives a
 referee killed with SIGKILL, and then kills every bot's whole process group (a shell wrapper's children too).
 
 It reads process group ids on stdin, one a line: ``+PGID`` when a bot starts, ``-PGID`` once the referee has

@@ -24,11 +24,10 @@ from referee.gc_policy import tune_gc
 from referee.log import configure, json_lines
 from referee.match.spec import GameResult, GameSpec
 
-from .config import TournamentConfig, WorkerSettings
-from .entrants import EntrantError
-from .runner import TournamentError
+from .errors import EntrantError, FleetError, WorkerError, WorkerLost
+from .lineup import Lineup
+from .settings import WorkerSettings, check_ray_address
 from .worker import GameWorker
-from .workers import WorkerError, WorkerLost, check_ray_address
 
 # What a dead actor, its worker process or its node looks like to the caller.
 _LOST = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
@@ -36,10 +35,10 @@ _LOST = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
 @ray.remote(num_cpus=1)  # one actor per core: Ray spreads them over a cluster's nodes
 class GameActor:
-    def __init__(self, config_json: dict[str, Any], log_dir: str, prefix: str, json_logs: bool) -> None:
+    def __init__(self, lineup: Lineup, log_dir: str, prefix: str, json_logs: bool) -> None:
         configure(json=json_logs)
         tune_gc()
-        self.worker = GameWorker(TournamentConfig.from_json(config_json), Path(log_dir), prefix)
+        self.worker = GameWorker(lineup, Path(log_dir), prefix)
 
     def pid(self) -> int:
         return os.getpid()
@@ -96,7 +95,7 @@ class RayWorker:
                 elif message[0] == "done":
                     return message[1], message[2]
                 else:
-                    raise TournamentError(f"failed in worker {self.name}: {message[1]}")
+                    raise FleetError(f"failed in worker {self.name}: {message[1]}")
         except _LOST as e:
             raise WorkerLost(f"Ray actor {self.name} died: {type(e).__name__}") from None
         finally:
@@ -110,8 +109,8 @@ class RayWorker:
         ray.kill(self.actor)
 
 
-async def start(config: TournamentConfig, log_dir: Path, prefix: str) -> RayWorker:
-    actor = GameActor.options(name=None).remote(config.to_json(), str(log_dir), prefix, json_lines())  # type: ignore[attr-defined]
+async def start(lineup: Lineup, log_dir: Path, prefix: str) -> RayWorker:
+    actor = GameActor.options(name=None).remote(lineup, str(log_dir), prefix, json_lines())  # type: ignore[attr-defined]
     worker = RayWorker(prefix, actor)
     try:
         problem = await actor.open.remote()

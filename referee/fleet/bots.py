@@ -1,8 +1,9 @@
-"""Entrants the referee starts itself (``command = ...`` in the config), and the check that every entrant can be
-reached before a tournament starts.
+"""The bots the fleet starts itself (an entrant's ``command``), on the machine that plays their games, and the
+check that every entrant can be reached before any game starts.
 
 A command entrant is a local bot process. It must print ``listening on HOST:PORT`` on stdout once it serves (the
-bot kit's ``serve`` and ``abluxx bot NAME --port 0`` do). Its output goes to ``<data>/logs/<tournament>-<name>.log``.
+bot kit's ``serve`` and ``abluxx bot NAME --port 0`` do). Its output goes to ``<data>/logs/<run>-<name>.log``
+(a worker's name is part of ``<run>``: ``<tournament>-w0``).
 
 Each command runs in its own process group (a new session), so stopping it reaches every process it started, a
 shell wrapper's children too: SIGTERM to the group, up to ``STOP_GRACE_S`` for it to end, then SIGKILL. If the
@@ -25,24 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.errors import Precondition
 from referee.log import get_logger
 from referee.match import exits
 from referee.match.hello import HelloError, hello
 from referee.records.private import open_private
 
-from .config import EntrantConfig, TournamentConfig
+from .errors import EntrantError
+from .lineup import Bot, Lineup
 
 LISTENING = re.compile(rb"listening on (\S+:\d+)")
 START_TIMEOUT_S = 30.0  # a cold Python start on a busy 2-core machine can take a few seconds
 STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL when the referee stops a command bot's process group
 WATCHDOG = Path(__file__).with_name("watchdog.py")
-
-
-class EntrantError(Precondition):
-    """An entrant that cannot take part: the tournament does not start."""
-
-    local = True  # it names files, folders or bot addresses
 
 
 # A command starts through this launcher on Linux: it asks for SIGKILL when the referee dies (PR_SET_PDEATHSIG,
@@ -58,7 +53,8 @@ _LAUNCHER = (
 )
 
 
-def _launch(command: tuple[str, ...]) -> list[str]:
+def launch(command: tuple[str, ...]) -> list[str]:
+    """The argv that runs ``command`` so that it dies with this process (on Linux: the launcher above)."""
     if sys.platform != "linux":
         return list(command)
     return [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *command]
@@ -111,7 +107,7 @@ class LocalBots:
     ``shared`` (the dict the runner seats games from); ``settled`` waits for a restart under way. ``crashes`` lists
     them all, for the summary at the end of the run."""
 
-    def __init__(self, entrants: tuple[EntrantConfig, ...], log_dir: Path, prefix: str, *, restart: str = "never",
+    def __init__(self, entrants: tuple[Bot, ...], log_dir: Path, prefix: str, *, restart: str = "never",
                  max_restarts: int = 0, shared: dict[str, str] | None = None) -> None:  # fmt: skip
         self.entrants = [e for e in entrants if e.command]
         self.log_dir = log_dir
@@ -157,7 +153,7 @@ class LocalBots:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _start(self, e: EntrantConfig) -> None:
+    async def _start(self, e: Bot) -> None:
         assert e.command
         log_path = self.log_dir / f"{self.prefix}-{e.name}.log"
         if shutil.which(e.command[0]) is None:  # the launcher would only fail after its exec
@@ -166,7 +162,7 @@ class LocalBots:
         log = os.fdopen(open_private(log_path, os.O_WRONLY | os.O_APPEND), "ab")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *_launch(e.command),
+                *launch(e.command),
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -210,7 +206,7 @@ class LocalBots:
             self.shared[name] = address
         exits.watch(address)
 
-    async def _on_exit(self, e: EntrantConfig, proc: asyncio.subprocess.Process) -> None:
+    async def _on_exit(self, e: Bot, proc: asyncio.subprocess.Process) -> None:
         """When ``e``'s process ends before ``stop``: say how (to the games it was in, the log and the summary),
         and start it again if the policy and the cap allow."""
         code = await proc.wait()
@@ -326,24 +322,24 @@ class Addresses(dict[str, str]):
 
 @contextlib.asynccontextmanager
 async def ready(
-    config: TournamentConfig,
+    lineup: Lineup,
     log_dir: Path,
     *,
     retry_s: float | None = None,
     keep_trying: Callable[[], bool] = lambda: True,
     prefix: str | None = None,
 ) -> AsyncIterator[dict[str, str]]:
-    """Start the command entrants, wait until every entrant answers Hello, and yield each one's address; the
-    command entrants are stopped on leaving (with ``fresh_process``, at once: each game starts its own).
+    """Start the command bots, wait until every entrant answers Hello, and yield each one's address; the command
+    bots are stopped on leaving (with ``fresh_process``, at once: each game starts its own).
 
     Without ``retry_s`` an unreachable entrant raises EntrantError at once. With it, Hello is asked again every
     ``retry_s`` seconds for as long as ``keep_trying()`` (the service's resumed run waits for its bots to come back
-    rather than fault them all); EntrantError is raised once it says stop. Command entrants log to
-    ``<log_dir>/<prefix>-<name>.log`` (the prefix defaults to the tournament id; a worker adds its own name)."""
-    addresses = Addresses({e.name: e.address for e in config.entrants if e.address})
-    restart = "never" if config.fresh_process else config.restart
-    async with LocalBots(config.entrants, log_dir, prefix or config.tournament_id, restart=restart,
-                         max_restarts=config.max_restarts, shared=addresses) as bots:  # fmt: skip
+    rather than fault them all); EntrantError is raised once it says stop. Command bots log to
+    ``<log_dir>/<prefix>-<name>.log`` (the prefix defaults to the run's id; a worker adds its own name)."""
+    addresses = Addresses(lineup.addresses())
+    restart = "never" if lineup.fresh_process else lineup.restart
+    async with LocalBots(lineup.bots, log_dir, prefix or lineup.run_id, restart=restart,
+                         max_restarts=lineup.max_restarts, shared=addresses) as bots:  # fmt: skip
         addresses.bots = bots
         while True:
             try:
@@ -352,15 +348,29 @@ async def ready(
             except EntrantError as e:
                 if retry_s is None:
                     raise
-                get_logger(tournament=config.tournament_id).warning(
-                    "entrants unreachable; retrying", error=str(e), retry_s=retry_s
-                )
+                get_logger(run=lineup.run_id).warning("entrants unreachable; retrying", error=str(e), retry_s=retry_s)
                 await asyncio.sleep(retry_s)
                 if not keep_trying():
                     raise
-        if config.fresh_process:  # every game starts its own (runner._fresh): these only answered Hello
+        if lineup.fresh_process:  # every game starts its own (fresh_bots): these only answered Hello
             await bots.stop()
             for name in bots.addresses:
                 del addresses[name]
             addresses.bots = None
         yield addresses
+
+
+@contextlib.asynccontextmanager
+async def fresh_bots(
+    lineup: Lineup, seats: tuple[str, ...], addresses: dict[str, str], log_dir: Path, prefix: str
+) -> AsyncIterator[dict[str, str]]:
+    """The addresses to seat a game with. With ``fresh_process``, the game's command bots are started for it alone
+    and stopped after it, so no process of theirs outlives one game (it cannot remember a deal)."""
+    if isinstance(addresses, Addresses):  # a crashed command bot being started again: wait for it
+        await addresses.settled(seats)
+    commands = tuple(b for b in lineup.commands if b.name in seats) if lineup.fresh_process else ()
+    if not commands:
+        yield addresses
+        return
+    async with LocalBots(commands, log_dir, prefix) as bots:
+        yield {**addresses, **bots.addresses}

@@ -1,13 +1,13 @@
-"""A referee worker: plays the games a coordinator sends it, in its own asyncio loop, and returns each game's
+"""A worker: plays the games a coordinator sends it, in its own asyncio loop, and returns each game's
 result and record bytes (docs/scale.md). The coordinator keeps the store, the schedule, the ratings and the
 tournament lock; a worker holds no secret but the deck seeds of the games it is sent (never the deal key).
 
-A worker starts its own command entrants (the same start check, logs and stopping rules as ``abluxx tournament``
-in one process: entrants.ready), dials the address entrants itself, and runs the built-in policies inside.
+A worker starts its own command bots (the same start check, logs and stopping rules as one process: bots.ready),
+dials the address bots itself, and runs the built-in policies inside.
 
 ``GameWorker`` is the part every backend shares; ``main`` runs one as a local worker process, speaking framed
-pickles over its stdin and stdout with the coordinator (workers.ProcessPool), which started it and trusts it.
-The Ray backend runs a GameWorker inside an async actor (workers.RayPool).
+pickles over its stdin and stdout (frames.py) with the coordinator (processes.ProcessWorker), which started it and
+trusts it. The Ray backend runs a GameWorker inside an async actor (ray_worker.GameActor).
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import pickle
-import struct
 import sys
 import tempfile
 from collections.abc import Callable
@@ -29,26 +27,10 @@ from referee.log import configure, get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.spec import EntrantRef, GameResult, GameSpec
 
-from . import entrants as entrants_mod
-from .config import TournamentConfig
-from .runner import fresh_commands
-
-# One frame on a worker process's pipes: a 4-byte big-endian length, then a pickle (the two ends are one program).
-_LENGTH = struct.Struct(">I")
-
-
-def frame(message: object) -> bytes:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _LENGTH.pack(len(body)) + body
-
-
-async def read_frame(reader: asyncio.StreamReader) -> Any:
-    """The next message, or None at the end of the stream (the other side closed it or died)."""
-    try:
-        head = await reader.readexactly(_LENGTH.size)
-        return pickle.loads(await reader.readexactly(_LENGTH.unpack(head)[0]))
-    except asyncio.IncompleteReadError:
-        return None
+from .bots import fresh_bots, ready
+from .errors import EntrantError
+from .frames import frame, read_frame
+from .lineup import Lineup
 
 
 @contextlib.contextmanager
@@ -77,8 +59,8 @@ class GameWorker:
     """Plays games for a coordinator: ``open`` starts the command entrants and checks every entrant answers Hello
     (EntrantError says why one cannot, once for the worker, not once per game); ``play`` plays one game."""
 
-    def __init__(self, config: TournamentConfig, log_dir: Path, prefix: str) -> None:
-        self.config = config
+    def __init__(self, lineup: Lineup, log_dir: Path, prefix: str) -> None:
+        self.lineup = lineup
         self.log_dir = log_dir
         self.prefix = prefix  # command entrants log to <log_dir>/<prefix>-<name>.log
         self.addresses: dict[str, str] = {}
@@ -88,9 +70,7 @@ class GameWorker:
     async def open(self) -> None:
         try:
             self._stack.push_async_callback(self.pool.close)
-            self.addresses = await self._stack.enter_async_context(
-                entrants_mod.ready(self.config, self.log_dir, prefix=self.prefix)
-            )
+            self.addresses = await self._stack.enter_async_context(ready(self.lineup, self.log_dir, prefix=self.prefix))
         except BaseException:
             await self._stack.aclose()
             raise
@@ -104,7 +84,7 @@ class GameWorker:
         """Play ``spec`` (its command seats come from this worker) and return its result and record bytes;
         ``on_decision`` gets each decision's serialized DecisionRecord as it is made."""
         names = tuple(e.name for e in spec.entrants)
-        async with fresh_commands(self.config, names, self.addresses, self.log_dir, self.prefix) as at:
+        async with fresh_bots(self.lineup, names, self.addresses, self.log_dir, self.prefix) as at:
             spec = replace(spec, entrants=tuple(_seat(e, at) for e in spec.entrants))
             with _scratch_record(spec.game_id) as (path, read):
                 result = await play_game(
@@ -119,7 +99,7 @@ class GameWorker:
 
 
 def _seat(entrant: EntrantRef, addresses: dict[str, str]) -> EntrantRef:
-    """A command entrant's seat gets this worker's address for it; other seats are as the coordinator sent them."""
+    """A command bot's seat gets this worker's address for it; other seats are as the coordinator sent them."""
     if entrant.address is None and entrant.policy is None:
         return replace(entrant, address=addresses.get(entrant.name))
     return entrant
@@ -132,16 +112,16 @@ async def _serve(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> Non
     init = await read_frame(reader)
     if init is None:
         return
-    _, config_json, log_dir, prefix, json_logs = init
+    _, lineup, log_dir, prefix, json_logs = init
     configure(json=json_logs)
-    worker = GameWorker(TournamentConfig.from_json(config_json), Path(log_dir), prefix)
+    worker = GameWorker(lineup, Path(log_dir), prefix)
 
     def send(message: object) -> None:
         out.write(frame(message))  # buffered by the pipe's transport: never blocks the games
 
     try:
         await worker.open()
-    except entrants_mod.EntrantError as e:
+    except EntrantError as e:
         send(("ready", str(e)))
         await out.drain()
         return
