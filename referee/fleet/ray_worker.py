@@ -24,8 +24,10 @@ from referee.gc_policy import tune_gc
 from referee.log import configure, json_lines
 from referee.match.spec import GameResult, GameSpec
 
+from . import ray_private
 from .errors import EntrantError, FleetError, WorkerError, WorkerLost
 from .lineup import Lineup
+from .ray_private import PrivateRoot
 from .settings import WorkerSettings, check_ray_address
 from .worker import GameWorker
 
@@ -125,18 +127,22 @@ async def start(lineup: Lineup, log_dir: Path, prefix: str) -> RayWorker:
 
 _users = 0  # pools using the Ray this process joined; the last one out shuts it down
 _owned = False  # whether this process called ray.init (a test or a driver script may have done so itself)
+_root: PrivateRoot | None = None  # the local Ray's private temp root, while it runs
 _lock = threading.Lock()  # connect and disconnect run in threads, off the event loop
 
 
 def connect(settings: WorkerSettings) -> None:
     """Join the cluster at ``settings.ray_address``, or start a local Ray sized to the machine with the node
-    address 127.0.0.1 (once per process: the service's tournaments share it)."""
-    global _users, _owned
+    address 127.0.0.1 (once per process: the service's tournaments share it), as private as Ray allows
+    (ray_private.py)."""
+    global _users, _owned, _root
     with _lock:
         if not ray.is_initialized():
             # ERROR: Ray's warnings here are for its own drivers (no SIGTERM handler off the main thread: the
             # referee handles its signals itself)
             quiet: dict[str, Any] = {"logging_level": logging.ERROR}
+            ray_private.quiet()
+            ray_private.tighten_default_token()
             if settings.ray_address:
                 check_ray_address(settings.ray_address)
                 try:
@@ -145,15 +151,26 @@ def connect(settings: WorkerSettings) -> None:
                     raise WorkerError(f"cannot join the Ray cluster at {settings.ray_address}: {e}") from None
             else:
                 cpus = max(os.cpu_count() or 1, settings.count)
-                ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1", **quiet)
+                root = PrivateRoot()
+                try:
+                    with root.starting():
+                        ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
+                                 _temp_dir=str(root.temp_dir), **quiet)  # fmt: skip
+                except BaseException:
+                    root.close()
+                    raise
+                _root = root
             _owned = True
         _users += 1
 
 
 def disconnect() -> None:
-    global _users, _owned
+    global _users, _owned, _root
     with _lock:
         _users -= 1
         if _users == 0 and _owned:
             ray.shutdown()
             _owned = False
+            if _root is not None:
+                _root.close()
+                _root = None

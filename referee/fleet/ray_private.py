@@ -1,0 +1,78 @@
+"""Ray made as private as Ray 2.60 allows (docs/security.md, docs/scale.md "Ray"). No Ray import here: these run
+before ``ray.init``, and the processes Ray starts inherit what they set.
+
+- Usage stats off (``RAY_USAGE_STATS_ENABLED=0``): Ray reports nothing about the cluster anywhere.
+- A local Ray's temp root (``_temp_dir``) is a folder inside a fresh private one (0700), and Ray starts under umask
+  077: Ray makes its temp root and session folders 0777 whatever the umask (it chmods them, so that other users can
+  share one), but no other user can pass the 0700 folder above them, and the files Ray writes there are 0600.
+- Token authentication with a token of our own: 256 random bits in a 0600 file in that root
+  (``RAY_AUTH_TOKEN_PATH``), so Ray does not write ``~/.ray/auth_token`` (0644) for a local Ray; an existing
+  ``~/.ray/auth_token`` of ours that others can read is made 0600 (a cluster's token, for ``--ray-address``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
+AUTH_TOKEN = "RAY_AUTH_TOKEN"
+AUTH_TOKEN_PATH = "RAY_AUTH_TOKEN_PATH"
+
+
+def default_token() -> Path:
+    return Path.home() / ".ray" / "auth_token"
+
+
+def tighten_default_token() -> None:
+    """``~/.ray/auth_token``, when it is ours and others may read it, made owner-only."""
+    path = default_token()
+    with contextlib.suppress(OSError):
+        st = path.stat()
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(path, 0o600)
+
+
+def quiet() -> None:
+    """Usage stats off for this driver and every process Ray starts from it."""
+    os.environ[USAGE_STATS] = "0"
+
+
+class PrivateRoot:
+    """A private folder (``path``, 0700) holding a local Ray's temp root (``temp_dir``) and the token file;
+    ``close`` removes them and puts the environment back."""
+
+    def __init__(self) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="abluxx-ray-"))  # 0700
+        self.temp_dir = self.path / "ray"  # Ray makes it 0777; the folder above keeps others out
+        self._saved = os.environ.get(AUTH_TOKEN_PATH)
+        self._set = False
+        if AUTH_TOKEN not in os.environ and AUTH_TOKEN_PATH not in os.environ:  # a token the user chose wins
+            token = self.path / "auth_token"
+            fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+            os.environ[AUTH_TOKEN_PATH] = str(token)
+            self._set = True
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        """Around ``ray.init``: umask 077, so the files and folders Ray makes are owner-only where it allows."""
+        old = os.umask(0o077)
+        try:
+            yield
+        finally:
+            os.umask(old)
+
+    def close(self) -> None:
+        if self._set:
+            if self._saved is None:
+                os.environ.pop(AUTH_TOKEN_PATH, None)
+            else:
+                os.environ[AUTH_TOKEN_PATH] = self._saved
+        shutil.rmtree(self.path, ignore_errors=True)
