@@ -32,3 +32,14 @@ def add_table_formats(p: argparse.ArgumentParser) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of a table")
     out.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+
+
+def add_worker_args(p: argparse.ArgumentParser, default: str = "the config's [workers], else in this process") -> None:
+    """--workers, --backend and --ray-address (docs/scale.md): tournament run|resume, serve, duel and gauntlet."""
+    p.add_argument("--workers", type=int, metavar="N", help=f"play the games on N workers (default: {default}; N "
+                   "alone means local worker processes)")  # fmt: skip
+    p.add_argument("--backend", choices=["inline", "processes", "ray"],
+                   help="where the games are played: inline (this process), processes (local worker processes) or "
+                   'ray (Ray actors; needs pip install -e ".[ray]")')  # fmt: skip
+    p.add_argument("--ray-address", metavar="A", help="the Ray cluster to join (host:port); without it a local Ray "
+                   "is started")  # fmt: skip

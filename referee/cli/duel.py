@@ -28,11 +28,13 @@ from referee.duel.runner import (
 )
 from referee.duel.store import DUELS_DB, DuelStore
 from referee.errors import BadInput, Interrupted, NotFound
+from referee.fleet import WorkerSettings
+from referee.fleet import settings_from as fleet_settings
 from referee.gc_policy import tune_gc
 from referee.stats import Sprt, Summary, Verdict
 from referee.terminal import StatusLine, say
 
-from .args import add_data_arg
+from .args import add_data_arg, add_worker_args
 from .logs import add_log_format, configure_logs
 from .seats import named_by_hello, parse_seats
 
@@ -74,6 +76,7 @@ def _common(p: argparse.ArgumentParser, field: bool = True) -> None:
                    "the other seats', against the baseline's) or place; default score at 2 players, table at 3 to 5 "
                    "(docs/duel.md)")  # fmt: skip
     p.add_argument("--concurrency", "-c", type=int, default=4, help="pairs at once (default 4)")
+    add_worker_args(p, "in this process")
     add_data_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end instead of text")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
@@ -86,6 +89,12 @@ def check_common(args: argparse.Namespace) -> None:
         raise BadInput(f"--max-games must be at least 2 (one pair of games), got {args.max_games}")
     if not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, got {args.concurrency}")
+    workers_from(args)
+
+
+def workers_from(args: argparse.Namespace) -> WorkerSettings:
+    """Where the duel's games are played (--workers, --backend, --ray-address); BadInput names a bad flag."""
+    return fleet_settings(WorkerSettings(), args.workers, args.backend, args.ray_address)
 
 
 def check_test(args: argparse.Namespace) -> Sprt:
@@ -286,7 +295,7 @@ def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: 
             f"{resume}", file=sys.stderr)  # fmt: skip
     tune_gc()
     try:
-        asyncio.run(run_duel(state, store, concurrency=args.concurrency, on_pair=progress))
+        asyncio.run(run_duel(state, store, concurrency=args.concurrency, on_pair=progress, workers=workers_from(args)))
     except KeyboardInterrupt:
         progress.clear()
         raise Interrupted(f"interrupted: {status_line(state)}\nthe duel is stored; play on with: {resume}") from None

@@ -35,7 +35,7 @@ def register(sub) -> None:
     p.add_argument("--open", action="store_true", help="open the site in a web browser once it serves")
     p.add_argument("--http-host", help="address the site listens on (default: [http] host, or 127.0.0.1)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    from .tournament import add_worker_args
+    from .args import add_worker_args
 
     add_worker_args(p)
     p.set_defaults(func=run)

@@ -13,7 +13,7 @@ from referee.errors import BadInput, Interrupted, NoTournament, RefereeError
 from referee.gc_policy import tune_gc
 from referee.terminal import say
 
-from .args import add_data_arg, add_table_formats, add_tournament_arg
+from .args import add_data_arg, add_table_formats, add_tournament_arg, add_worker_args
 from .logs import add_log_format, configure_logs
 from .lookup import open_tournament
 
@@ -55,17 +55,6 @@ def _common_run(p: argparse.ArgumentParser) -> None:
                    "places, scores and faults (as cutechess-cli's 'Finished game' lines)")  # fmt: skip
     add_worker_args(p)
     add_log_format(p)
-
-
-def add_worker_args(p: argparse.ArgumentParser) -> None:
-    """--workers, --backend and --ray-address (docs/scale.md), for tournament run|resume and serve."""
-    p.add_argument("--workers", type=int, metavar="N", help="play the games on N workers (default: the config's "
-                   "[workers], else in this process; N alone means local worker processes)")  # fmt: skip
-    p.add_argument("--backend", choices=["inline", "processes", "ray"],
-                   help="where the games are played: inline (this process), processes (local worker processes) or "
-                   'ray (Ray actors; needs pip install -e ".[ray]")')  # fmt: skip
-    p.add_argument("--ray-address", metavar="A", help="the Ray cluster to join (host:port); without it a local Ray "
-                   "is started")  # fmt: skip
 
 
 def run(args) -> int:

@@ -8,8 +8,10 @@ rotation of the deal (candidate and baseline swap seats); at 3 to 5 the candidat
 first game and the baseline holds it in the second, against the same field.
 
 The two games of a pair run one after the other, never at once, and every command bot is started afresh for each
-game and stopped after it, so no process of theirs sees the deal twice. Up to ``concurrency`` pairs run at once.
-The test reads the pairs in their order (0, 1, 2, ...), so which pair finished first does not change a verdict.
+game and stopped after it, so no process of theirs sees the deal twice. Up to ``concurrency`` pairs run at once,
+in this process or on the fleet's workers (``workers``: local worker processes or Ray actors, referee/fleet): the
+same pairs, the same games. The test reads the pairs in their order (0, 1, 2, ...), so which pair finished first,
+or on which worker, does not change a verdict.
 """
 
 from __future__ import annotations
@@ -20,15 +22,15 @@ import dataclasses
 import hashlib
 import secrets
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from referee.errors import Precondition
-from referee.fleet import Bot, LocalBots
-from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, make_seat, play_game
-from referee.records import record_path
+from referee.errors import GameLost, Precondition
+from referee.fleet import Bot, EntrantError, Lineup, OnDecision, PlayerFactory, WorkerSettings, match_player, open_games
+from referee.log import get_logger
+from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, play_game
 from referee.stats import Sprt, Summary, Verdict, sequential, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
@@ -259,50 +261,96 @@ class DuelError(Precondition):
     """A duel that cannot go on (a bot that cannot be started); what was played is stored."""
 
 
+def lineup(settings: DuelSettings, duel_id: str) -> Lineup:
+    """A duel's bots as the fleet starts, dials or runs them: every command bot afresh for each game."""
+    bots = tuple(Bot(e.name, e.address, e.command, e.policy) for e in (settings.candidate, settings.baseline,
+                                                                        *settings.field))  # fmt: skip
+    return Lineup(duel_id, bots, fresh_process=True)
+
+
+class Seating(Protocol):
+    """Where a duel's games are played: the fleet's ``Games`` (records into the data folder), or ``InProcess``."""
+
+    def seats(self, names: tuple[str, ...]) -> AbstractAsyncContextManager[dict[str, str]]: ...
+
+    async def play(
+        self, spec: GameSpec, on_decision: OnDecision | None = None, record: str | None = None
+    ) -> GameResult: ...
+
+
 @contextlib.asynccontextmanager
-async def _fresh(entrants: list[EntrantConfig], log_dir: Path, prefix: str) -> AsyncIterator[dict[str, str]]:
-    """The addresses of the game's command bots, each started for this game alone and stopped after it."""
-    commands = tuple(Bot(e.name, command=e.command) for e in entrants if e.command)
-    if not commands:
-        yield {}
-        return
-    async with LocalBots(commands, log_dir, prefix) as bots:
-        yield bots.addresses
+async def _nobody() -> AsyncIterator[dict[str, str]]:
+    yield {}
+
+
+@dataclass
+class InProcess:
+    """Built-in policies played in this process on ``pool``, without records (the simulations)."""
+
+    pool: ChannelPool
+
+    def seats(self, names: tuple[str, ...]) -> AbstractAsyncContextManager[dict[str, str]]:
+        return _nobody()
+
+    async def play(
+        self, spec: GameSpec, on_decision: OnDecision | None = None, record: str | None = None
+    ) -> GameResult:
+        return await play_game(spec, pool=self.pool)
 
 
 async def _play(
-    settings: DuelSettings, plan: PairPlan, second: bool, data: Path | None, pool: ChannelPool, duel_id: str
-) -> tuple[list[str], GameResult, Path | None]:
+    settings: DuelSettings, plan: PairPlan, second: bool, games: Seating, duel_id: str
+) -> tuple[list[str], GameResult]:
     by_role = {"candidate": settings.candidate, "baseline": settings.baseline}
     by_role.update({f"field{i}": e for i, e in enumerate(settings.field)})
     roles = plan.roles(settings.table_size, second)
     entrants = [by_role[r] for r in roles]
-    if data is None and any(e.command for e in entrants):
-        raise ValueError("command bots need a data folder for their logs")
-    path = record_path(data, f"{plan.game_id}-{'b' if second else 'c'}") if data is not None else None
-    async with _fresh(entrants, Path(data or ".") / "logs", duel_id) as started:
-        refs = [EntrantRef(name=e.name, address=started.get(e.name) or e.address, policy=e.policy) for e in entrants]
-        spec = GameSpec(game_id=plan.game_id, seed=plan.deck_seed, entrants=tuple(refs), tournament_id=duel_id)
-        seats = [make_seat(ref, pool, _bot_seed(plan.deck_seed, role)) for ref, role in zip(refs, roles, strict=True)]
-        result = await play_game(spec, seats, pool=pool, record_path=path)
-    return roles, result, path
+    async with games.seats(tuple(e.name for e in entrants)) as at:
+        # a command bot's address is the one started for this game (here, or on the worker that plays it)
+        refs = tuple(
+            EntrantRef(name=e.name, address=at.get(e.name) or e.address, policy=e.policy,
+                       seed=_bot_seed(plan.deck_seed, role))
+            for e, role in zip(entrants, roles, strict=True)
+        )  # fmt: skip
+        spec = GameSpec(game_id=plan.game_id, seed=plan.deck_seed, entrants=refs, tournament_id=duel_id)
+        result = await games.play(spec, record=f"{plan.game_id}-{'b' if second else 'c'}")
+    return roles, result
 
 
-async def play_pair(
-    settings: DuelSettings, plan: PairPlan, data: Path | None, pool: ChannelPool, duel_id: str
-) -> PairRow:
-    """Both games of a pair, one after the other; the row to store. Without ``data`` no record is written (the
+async def play_pair(settings: DuelSettings, plan: PairPlan, games: Seating, duel_id: str) -> PairRow:
+    """Both games of a pair, one after the other; the row to store. ``InProcess`` writes no record (the
     simulations)."""
-    roles, first, first_path = await _play(settings, plan, False, data, pool, duel_id)
-    _, second, second_path = await _play(settings, plan, True, data, pool, duel_id)
-    diff, place_diff = paired_difference(roles, first, second, settings.measure)
-    games = []
-    for g_roles, g, path in ((roles, first, first_path), (plan.roles(settings.table_size, True), second, second_path)):
-        games.append({
-            "game_id": g.game_id, "record": str(path) if path else None, "roles": g_roles, "scores": list(g.scores),
-            "places": list(g.places), "retired": [i for i, s in enumerate(g.seats) if s.retired],
+    roles, first = await _play(settings, plan, False, games, duel_id)
+    _, second = await _play(settings, plan, True, games, duel_id)
+    diff, place_diff = paired_difference(roles, first, second)
+    rows = []
+    for g_roles, g in ((roles, first), (plan.roles(settings.table_size, True), second)):
+        rows.append({
+            "game_id": g.game_id, "record": str(g.record_path) if g.record_path else None, "roles": g_roles,
+            "scores": list(g.scores), "places": list(g.places),
+            "retired": [i for i, s in enumerate(g.seats) if s.retired],
         })  # fmt: skip
-    return PairRow(plan.pair, plan.deck_seed, plan.seat, games, diff, place_diff)
+    return PairRow(plan.pair, plan.deck_seed, plan.seat, rows, diff, place_diff)
+
+
+MAX_PAIR_TRIES = 4  # a pair whose game lost its worker is dealt again this often at most, then the duel stops
+
+
+async def _pair_on(
+    games: Seating, settings: DuelSettings, plan: Callable[[int], PairPlan], i: int, duel_id: str
+) -> PairRow:
+    """Pair ``i``, dealt again with a fresh plan when one of its games lost its worker (its bots saw that deal)."""
+    for _ in range(MAX_PAIR_TRIES - 1):
+        try:
+            return await play_pair(settings, plan(i), games, duel_id)
+        except GameLost as e:
+            get_logger(duel=duel_id).warning("pair lost a game with its worker; dealt again", pair=i, error=str(e))
+    return await play_pair(settings, plan(i), games, duel_id)
+
+
+def fresh_plan(duel_id: str, settings: DuelSettings) -> Callable[[int], PairPlan]:
+    """Pair ``i``'s plan: a fresh secret deal, the candidate's seat ``i mod K``, a game id nobody can guess."""
+    return lambda i: PairPlan(i, fresh_seed(), i % settings.table_size, f"{duel_id}-p{i}-{secrets.token_hex(2)}")
 
 
 async def run_duel(
@@ -311,9 +359,14 @@ async def run_duel(
     *,
     concurrency: int = 1,
     on_pair: Callable[[DuelState], None] | None = None,
+    workers: WorkerSettings | None = None,
+    player: PlayerFactory = match_player,
+    plans: Callable[[int], PairPlan] | None = None,
 ) -> DuelState:
     """Play pairs until the test decides or the budget is spent, storing each pair as it finishes. Pairs missing
-    from the stored ones (in flight when an earlier run stopped) are played first, on fresh deals."""
+    from the stored ones (in flight when an earlier run stopped) are played first, on fresh deals (``plans``; a
+    test may fix them). The games are played on ``workers`` (default: in this process), each pair's two games one
+    after the other; a bot that cannot start or answer Hello is DuelError before any game."""
     settings = state.settings
     if state.finished():
         store.finish(state.duel_id, *state.decision())
@@ -322,13 +375,14 @@ async def run_duel(
     stop = asyncio.Event()
     failure: list[BaseException] = []
 
-    async def worker(pool: ChannelPool) -> None:
+    plan = plans or fresh_plan(state.duel_id, settings)
+
+    async def worker(games: Seating) -> None:
         for i in todo:
             if stop.is_set():
                 return
-            plan = PairPlan(i, fresh_seed(), i % settings.table_size, f"{state.duel_id}-p{i}-{secrets.token_hex(2)}")
             try:
-                row = await play_pair(settings, plan, store.data, pool, state.duel_id)
+                row = await _pair_on(games, settings, plan, i, state.duel_id)
             except Exception as e:  # a bot that cannot start, a game that failed in the referee
                 failure.append(e)
                 stop.set()
@@ -340,17 +394,21 @@ async def run_duel(
             if finished:
                 stop.set()
 
-    async with ChannelPool() as pool:
-        workers = [asyncio.create_task(worker(pool)) for _ in range(concurrency)]
-        waiter = asyncio.create_task(stop.wait())
-        try:
-            await asyncio.wait([waiter, *workers], return_when=asyncio.FIRST_COMPLETED)
-            while not stop.is_set() and not all(w.done() for w in workers):
-                await asyncio.wait([waiter, *workers], return_when=asyncio.FIRST_COMPLETED)
-        finally:  # a verdict, a failure, the budget spent, or Ctrl-C: the pairs in flight are not counted
-            for t in (waiter, *workers):
-                t.cancel()
-            await asyncio.wait([waiter, *workers])
+    try:
+        where = workers or WorkerSettings()
+        async with open_games(where, lineup(settings, state.duel_id), store.data, player) as games:
+            tasks = [asyncio.create_task(worker(games)) for _ in range(concurrency)]
+            waiter = asyncio.create_task(stop.wait())
+            try:
+                await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
+                while not stop.is_set() and not all(t.done() for t in tasks):
+                    await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            finally:  # a verdict, a failure, the budget spent, or Ctrl-C: the pairs in flight are not counted
+                for t in (waiter, *tasks):
+                    t.cancel()
+                await asyncio.wait([waiter, *tasks])
+    except EntrantError as e:  # a bot that cannot start or answer Hello: nothing of this run was played
+        raise DuelError(str(e)) from None
     if failure:
         raise DuelError(str(failure[0])) from failure[0]
     if state.finished():

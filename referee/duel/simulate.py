@@ -16,7 +16,7 @@ from referee.stats import Sequential, Sprt, Verdict, summarize, variance
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
-from .runner import DuelSettings, PairPlan, default_field, play_pair
+from .runner import DuelSettings, InProcess, PairPlan, default_field, play_pair
 
 
 def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt | None = None,
@@ -38,7 +38,7 @@ async def _pair(
 ) -> tuple[float, list[int], list[int]]:
     """One pair's difference, and the candidate's and the baseline's scores by the seats they held."""
     plan = PairPlan(i, fresh_seed() if deck_seed is None else deck_seed, i % settings.table_size, f"sim-{i}")
-    row = await play_pair(settings, plan, None, pool, "sim")
+    row = await play_pair(settings, plan, InProcess(pool), "sim")
     first, second = row.games
     mine = [s for s, r in enumerate(first["roles"]) if r in ("candidate", "baseline")]
     # seat s: who held it in the first game and who in the second

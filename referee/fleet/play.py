@@ -16,7 +16,8 @@ from referee.records.paths import record_in
 # Called with each decision of a game as it is made (the service feeds its live spectator stream with it).
 OnDecision = Callable[[rec_pb.DecisionRecord], None]
 # Plays one game: ``play(spec)``, or ``play(spec, on_decision=callback)`` when the caller wants the decisions live.
-# The game's record is written (and synced) to ``<records>/<game_id>.abluxx`` before it returns.
+# The game's record is written (and synced) to ``<records>/<game_id>.abluxx`` before it returns, or to
+# ``<records>/<record>.abluxx`` with ``record=`` (a duel's two games of a pair share their game id).
 PlayFn = Callable[..., Awaitable[GameResult]]
 # Opens the match runner inline: given the records folder, yields a function that plays one game.
 PlayerFactory = Callable[[Path], AbstractAsyncContextManager[PlayFn]]
@@ -28,8 +29,9 @@ async def match_player(records: Path) -> AsyncIterator[PlayFn]:
     (and synced) to ``<records>/<game_id>.abluxx`` before the game's result is returned."""
     async with ChannelPool() as pool:
 
-        async def play(spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
+        async def play(spec: GameSpec, on_decision: OnDecision | None = None, record: str | None = None) -> GameResult:
             relay = None if on_decision is None else (lambda d: on_decision(rec_pb.DecisionRecord.FromString(d)))
-            return await play_game(spec, pool=pool, record_path=record_in(records, spec.game_id), on_decision=relay)
+            path = record_in(records, record or spec.game_id)
+            return await play_game(spec, pool=pool, record_path=path, on_decision=relay)
 
         yield play

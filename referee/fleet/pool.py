@@ -63,10 +63,17 @@ class Games:
     ``fresh_process``: each worker starts a game's fresh bots itself); ``seats(names)`` gives the addresses to seat
     one game's entrants with, starting its fresh bots for it alone when this process must."""
 
-    play: PlayFn
+    backend: PlayFn
     addresses: dict[str, str]
     lineup: Lineup
     log_dir: Path
+
+    async def play(
+        self, spec: GameSpec, on_decision: OnDecision | None = None, record: str | None = None
+    ) -> GameResult:
+        """Play one game on the backend (a player that takes neither option is never given one)."""
+        options = {k: v for k, v in (("on_decision", on_decision), ("record", record)) if v is not None}
+        return await self.backend(spec, **options)
 
     def seats(self, names: tuple[str, ...]) -> AbstractAsyncContextManager[dict[str, str]]:
         return fresh_bots(self.lineup, names, self.addresses, self.log_dir, self.lineup.run_id)
@@ -209,15 +216,18 @@ class WorkerPool:
                 if t.done() and not t.cancelled() and t.exception() is not None:
                     raise WorkerError(f"a worker could not be started again: {t.exception()}")
 
-    async def play(self, spec: GameSpec, on_decision: OnDecision | None = None) -> GameResult:
-        """Play ``spec`` on a worker, write its record into the records folder, and return its result. A worker
+    async def play(
+        self, spec: GameSpec, on_decision: OnDecision | None = None, record: str | None = None
+    ) -> GameResult:
+        """Play ``spec`` on a worker, write its record into the records folder (as ``record``, default its game id),
+        and return its result. A worker
         lost mid-game is replaced and the game raises GameLost: its bots saw its deal, which is then void (the
         caller deals it again with a fresh deck: a tournament's runner.play_slots, a duel's next pair), never
         played again."""
         relay = None if on_decision is None else (lambda d: on_decision(rec_pb.DecisionRecord.FromString(d)))
         index, worker = await self._worker()
         try:
-            result, record = await worker.play(spec, relay)
+            result, data = await worker.play(spec, relay)
         except WorkerLost as e:
             slot = self.slots[index]
             if slot.done() and not slot.cancelled() and slot.exception() is None and slot.result() is worker:
@@ -228,7 +238,7 @@ class WorkerPool:
                 with contextlib.suppress(Exception):
                     await worker.close()
             raise GameLost(f"game {spec.game_id} lost its worker: {e}") from None
-        path = record_in(self.records, spec.game_id)
-        await asyncio.to_thread(write_record, path, record)
+        path = record_in(self.records, record or spec.game_id)
+        await asyncio.to_thread(write_record, path, data)
         result.record_path = path
         return result

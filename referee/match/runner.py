@@ -57,9 +57,9 @@ def make_seat(entrant: EntrantRef, pool: ChannelPool, seed: int = 0, prefer: str
 
 
 def make_seats(spec: GameSpec, pool: ChannelPool, prefer: str | None = None) -> list[Seat]:
-    """One seat per entrant of ``spec``, remote ones sharing ``pool``'s channels. Built-in policies get the seed
-    ``spec.seed`` (they mix in the game id and seat themselves)."""
-    return [make_seat(e, pool, spec.seed, prefer) for e in spec.entrants]
+    """One seat per entrant of ``spec``, remote ones sharing ``pool``'s channels. Built-in policies get their
+    entrant's ``seed``, else ``spec.seed`` (they mix in the game id and seat themselves)."""
+    return [make_seat(e, pool, spec.seed if e.seed is None else e.seed, prefer) for e in spec.entrants]
 
 
 # --- one game -------------------------------------------------------------------------------------------------

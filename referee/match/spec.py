@@ -35,6 +35,7 @@ class EntrantRef:
     name: str
     address: str | None = None
     policy: str | None = None  # "random", "greedy", "counter"
+    seed: int | None = None  # a built-in policy's seed (None: the game's deck seed); a duel seeds each role its own
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,9 @@ def test_command_bots_start_afresh_for_every_game(tmp_path: Path) -> None:
                  "--data", "d", cwd=tmp_path)  # fmt: skip
     assert out.returncode == 3, out.stderr  # 1 pair: too few for a verdict
     logs = {p.name.split("-", 3)[-1]: p.read_text() for p in (tmp_path / "d" / "logs").iterdir()}
-    # each start of a bot prints one 'listening on' line: both games of the pair, one start each
-    assert [logs[n].count("listening on") for n in ("new.log", "old.log")] == [2, 2], logs
+    # each start of a bot prints one 'listening on' line: the check before the first game (Hello), then both games
+    # of the pair, one start each
+    assert [logs[n].count("listening on") for n in ("new.log", "old.log")] == [3, 3], logs
 
 
 def test_a_command_bot_given_no_name_is_named_by_its_hello(tmp_path: Path) -> None:
