@@ -15,14 +15,12 @@ from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builti
 from referee.match.hello import HelloError, hello
 from referee.match.spec import RANGES
 from referee.records import RecordError, read_record, record_path
-from referee.terminal import printable, say
+from referee.terminal import say
 from referee.tournament.deals import fresh_seed
 
 from .args import add_data_arg
 from .logs import add_log_format, configure_logs
-from .seats import parse_seats
-
-MAX_HELLO_NAME_CHARS = 40  # a bot's Hello name as `match` shows it (docs/security.md)
+from .seats import hello_name, parse_seats
 
 
 def register(sub) -> None:
@@ -51,13 +49,6 @@ def register(sub) -> None:
 def _entrants(args: list[str]) -> tuple[EntrantRef, ...]:
     """Seats from the command line: ``host:port`` or ``name=host:port`` for a bot, or a built-in policy name."""
     return tuple(EntrantRef(name=e.name, address=e.address, policy=e.policy) for e in parse_seats(args))
-
-
-def hello_name(name: str) -> str:
-    """A bot's Hello name as `match` shows and records it: one line, at most MAX_HELLO_NAME_CHARS, its control
-    characters written as escapes (``\\x1b``), as every name the CLI prints is (terminal.printable): one rendering
-    whether the name came from Hello or from the command line."""
-    return printable(name.strip()).replace("\n", "\\n")[:MAX_HELLO_NAME_CHARS]
 
 
 async def _named(entrants: tuple[EntrantRef, ...], args: list[str]) -> tuple[EntrantRef, ...]:

@@ -15,10 +15,19 @@ from pathlib import Path
 
 from referee.errors import BadInput
 from referee.match import builtin_names, is_builtin
+from referee.terminal import printable
 from referee.tournament.config import EntrantConfig, address_problem
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
 MAX_COMMAND_NAME_CHARS = 40  # a command bot's name, made from its command line when it is given none
+MAX_HELLO_NAME_CHARS = 40  # a bot's Hello name as `match` shows it (docs/security.md)
+
+
+def hello_name(name: str) -> str:
+    """A bot's Hello name as `match` shows and records it: one line, at most MAX_HELLO_NAME_CHARS, its control
+    characters written as escapes (``\\x1b``), as every name the CLI prints is (terminal.printable): one rendering
+    whether the name came from Hello or from the command line."""
+    return printable(name.strip()).replace("\n", "\\n")[:MAX_HELLO_NAME_CHARS]
 
 
 def _command_name(argv: list[str]) -> str:
@@ -75,14 +84,12 @@ def named_by_hello(bots: tuple[EntrantConfig, ...], log_dir: Path) -> tuple[Entr
         return bots
     import asyncio
 
+    from referee.fleet import Bot, EntrantError, LocalBots
     from referee.match.hello import HelloError, hello
-    from referee.tournament.entrants import EntrantError, LocalBots
-
-    from .match import hello_name
 
     async def ask() -> dict[int, str]:
         names = {}
-        starting = tuple(EntrantConfig(f"hello-{i}", command=bots[i].command) for i in unnamed)
+        starting = tuple(Bot(f"hello-{i}", command=bots[i].command) for i in unnamed)
         try:
             async with LocalBots(starting, log_dir, "hello") as started:
                 for i, e in zip(unnamed, starting, strict=True):
