@@ -322,7 +322,7 @@ async def play_pair(settings: DuelSettings, plan: PairPlan, games: Seating, duel
     simulations)."""
     roles, first = await _play(settings, plan, False, games, duel_id)
     _, second = await _play(settings, plan, True, games, duel_id)
-    diff, place_diff = paired_difference(roles, first, second)
+    diff, place_diff = paired_difference(roles, first, second, settings.measure)
     rows = []
     for g_roles, g in ((roles, first), (plan.roles(settings.table_size, True), second)):
         rows.append({
