@@ -3,13 +3,13 @@
 
     python3 scripts/bench_duel.py [--games G] [--concurrency C] [--table-size K] [--json]
 
-The duel is the real one (the duel runner, the fleet, the match runner, records written, every pair stored in a
-real duels.db), between two built-in policies (greedy as candidate and baseline, and the default field at tables
-of 3 to 5), so the referee's own work is what is measured. Its test is set so wide (alpha = beta = 1e-9, margin
-0.01) that it plays all G games. The rate counts the pairs from the first stored pair to the last, so neither the
-workers' start nor the first pair's latency is in it. Prints the machine's load average before and after, since
-the machine may be shared; the last line is one JSON object with --json.
-"""
+The duel is the real one (the duel runner, the fleet, the match runner, records written, every pair stored in a real
+duels.db), between two built-in policies (random as candidate and baseline, each with its own seeds, and the default
+field at tables of 3 to 5), so the referee's own work is what is measured. Its test is set so wide (alpha = beta =
+1e-9, margin 0.01) that it plays all G games (two identical deterministic bots would differ by 0 every pair, and the
+test would stop them at once). The rate counts the pairs from the first stored pair to the last, so neither the
+workers' start nor the first pair's latency is in it. Prints the machine's load average before and after, since the
+machine may be shared; the last line is one JSON object with --json. """
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ async def measure(backend: str, count: int, games: int, concurrency: int, table_
     from referee.tournament.config import EntrantConfig
 
     settings = DuelSettings(
-        candidate=EntrantConfig("cand", policy="greedy"),
-        baseline=EntrantConfig("base", policy="greedy"),
+        candidate=EntrantConfig("cand", policy="random"),
+        baseline=EntrantConfig("base", policy="random"),
         field=default_field(table_size),
         table_size=table_size,
         max_games=games,
