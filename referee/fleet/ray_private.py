@@ -43,6 +43,19 @@ def quiet() -> None:
     os.environ[USAGE_STATS] = "0"
 
 
+_token: str | None = None
+
+
+def process_token() -> str:
+    """This process's token: one for every local Ray it starts, since Ray keeps the first token it read for the
+    life of the process, and a second local Ray (a service whose Ray was stopped when its last tournament ended,
+    then started again) with a new token would refuse its own driver."""
+    global _token
+    if _token is None:
+        _token = secrets.token_hex(32)
+    return _token
+
+
 class PrivateRoot:
     """A private folder (``path``, 0700) holding a local Ray's temp root (``temp_dir``) and the token file;
     ``close`` removes them and puts the environment back."""
@@ -56,7 +69,7 @@ class PrivateRoot:
             token = self.path / "auth_token"
             fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32))
+                f.write(process_token())
             os.environ[AUTH_TOKEN_PATH] = str(token)
             self._set = True
 

@@ -7,7 +7,6 @@ installs the extra), where they fail. A Ray start costs seconds, so one Ray serv
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from referee.fleet import match_player
+from referee.fleet import match_player, ray_worker
 from referee.fleet.pool import WorkerPool
 from referee.store import open_store
 from referee.tournament.config import WorkerSettings, load
@@ -34,9 +33,11 @@ else:
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
+    """The local Ray a run starts (fleet/ray_worker.connect: loopback, a private temp root and token), joined by
+    every run in the module."""
+    ray_worker.connect(WorkerSettings("ray", 2))
     yield
-    ray.shutdown()
+    ray_worker.disconnect()
 
 
 def test_two_ray_actors_store_what_one_process_stores(tmp_path: Path) -> None:
