@@ -96,6 +96,7 @@ class Crash:
     entrant: str
     how: str  # "the bot's process exited with code 7"
     restarted: bool
+    where: str = ""  # the worker whose copy of the bot it was ("<run>-w0"); "" for the process of the run itself
 
 
 class LocalBots:
@@ -293,31 +294,36 @@ async def check_reachable(addresses: dict[str, str]) -> None:
 
 def crash_summary(crashes: list[Crash]) -> list[str]:
     """One line per command entrant whose process ended mid-run: how often and how, and the restarts, e.g.
-    ``crasher: 2 crashes (the bot's process exited with code 7 x2); started again 2 times``."""
+    ``crasher: 2 crashes (the bot's process exited with code 7 x2); started again 2 times``. With workers each
+    runs its own copy of the bot (``Crash.where``): the line names the copies left down, if any."""
     lines = []
     for name in dict.fromkeys(c.entrant for c in crashes):
         mine = [c for c in crashes if c.entrant == name]
         hows = {h: sum(c.how == h for c in mine) for h in dict.fromkeys(c.how for c in mine)}
         told = ", ".join(f"{h} x{n}" if n > 1 else h for h, n in hows.items())
         again = sum(c.restarted for c in mine)
-        tail = f"started again {again} time{'s' * (again != 1)}" + ("" if mine[-1].restarted else "; then left down")
+        last = {c.where: c for c in mine}  # each copy's last crash
+        down = [w for w, c in last.items() if not c.restarted]
+        tail = f"started again {again} time{'s' * (again != 1)}"
+        if down:
+            tail += "; then left down" + (f" (on {', '.join(down)})" if any(down) else "")
         lines.append(f"{name}: {len(mine)} crash{'es' * (len(mine) != 1)} ({told}); {tail}")
     return lines
 
 
 class Addresses(dict[str, str]):
-    """Each entrant's address by name, kept current as command bots restart; ``bots`` are the command bots."""
+    """Each entrant's address by name, kept current as command bots restart; ``bots`` are the command bots, and
+    ``crashes`` every command bot's process that ended mid-run (this process's, or the workers' as they close)."""
 
-    bots: LocalBots | None = None
+    def __init__(self, addresses: dict[str, str]) -> None:
+        super().__init__(addresses)
+        self.bots: LocalBots | None = None
+        self.crashes: list[Crash] = []
 
     async def settled(self, names: Collection[str]) -> None:
         """Wait until no entrant of ``names`` is being restarted, so that a game seats the fresh process."""
         if self.bots is not None:
             await self.bots.settled(names)
-
-    @property
-    def crashes(self) -> list[Crash]:
-        return list(self.bots.crashes) if self.bots is not None else []
 
 
 @contextlib.asynccontextmanager
@@ -340,7 +346,7 @@ async def ready(
     restart = "never" if lineup.fresh_process else lineup.restart
     async with LocalBots(lineup.bots, log_dir, prefix or lineup.run_id, restart=restart,
                          max_restarts=lineup.max_restarts, shared=addresses) as bots:  # fmt: skip
-        addresses.bots = bots
+        addresses.bots, addresses.crashes = bots, bots.crashes
         while True:
             try:
                 await check_reachable(addresses)

@@ -34,7 +34,7 @@ from referee.records.paths import RECORDS, record_in
 from referee.records.private import open_private
 from referee.records.recordfile import MAGIC
 
-from .bots import fresh_bots, ready
+from .bots import Addresses, Crash, fresh_bots, ready
 from .errors import EntrantError, FleetError, WorkerError, WorkerLost
 from .lineup import Lineup
 from .play import OnDecision, PlayerFactory, PlayFn, match_player
@@ -48,6 +48,7 @@ START_RETRY_S = 1.0  # the wait before the first such retry; each next one waits
 class _Worker(Protocol):
     name: str
     load: int  # games in flight on it
+    crashes: list[Crash]  # its command bots' processes that ended mid-run, known once it has closed
 
     async def play(self, spec: GameSpec, on_decision: Callable[[bytes], None] | None) -> tuple[GameResult, bytes]:
         """The game's result and record bytes; WorkerLost when the worker dies first."""
@@ -104,9 +105,11 @@ async def open_games(
             yield Games(play, addresses, lineup, logs)
         return
     pool = WorkerPool(settings, lineup, data, retry_s=retry_s, keep_trying=keep_trying)
+    addresses = Addresses(lineup.addresses())
+    addresses.crashes = pool.crashes  # filled as the workers close: the run's summary reads it after this
     async with pool:
         # The workers start a fresh_process bot for each game themselves: the caller starts none.
-        yield Games(pool.play, lineup.addresses(), replace(lineup, fresh_process=False), logs)
+        yield Games(pool.play, addresses, replace(lineup, fresh_process=False), logs)
 
 
 def write_record(path: Path, record: bytes) -> None:
@@ -145,6 +148,7 @@ class WorkerPool:
         self.keep_trying = keep_trying
         self.slots: list[asyncio.Task[_Worker]] = []
         self.lost = 0  # workers lost so far
+        self.crashes: list[Crash] = []  # the command bots' crashes each worker told as it closed
         self.log = get_logger(tournament=lineup.run_id, backend=settings.backend)
         self._ray = False  # joined Ray (disconnect on close)
 
@@ -173,6 +177,7 @@ class WorkerPool:
         started = [t.result() for t in self.slots if t.done() and not t.cancelled() and t.exception() is None]
         await asyncio.gather(*(w.close() for w in started), return_exceptions=True)
         await asyncio.gather(*self.slots, return_exceptions=True)
+        self.crashes.extend(c for w in started for c in w.crashes)
         if self._ray:
             from . import ray_worker
 
@@ -237,6 +242,7 @@ class WorkerPool:
                 self.slots[index] = asyncio.ensure_future(self._start(index))
                 with contextlib.suppress(Exception):
                     await worker.close()
+                self.crashes.extend(worker.crashes)
             raise GameLost(f"game {spec.game_id} lost its worker: {e}") from None
         path = record_in(self.records, record or spec.game_id)
         await asyncio.to_thread(write_record, path, data)

@@ -12,7 +12,7 @@ from pathlib import Path
 from referee.log import json_lines
 from referee.match.spec import GameResult, GameSpec
 
-from .bots import STOP_GRACE_S, launch
+from .bots import STOP_GRACE_S, Crash, launch
 from .errors import EntrantError, FleetError, WorkerError, WorkerLost
 from .frames import frame, read_frame
 from .lineup import Lineup
@@ -32,6 +32,7 @@ class ProcessWorker:
         self._next = 0
         self._games: dict[int, tuple[asyncio.Future[tuple[GameResult, bytes]], Callable[[bytes], None] | None]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self.crashes: list[Crash] = []  # its command bots' crashes, sent as it closes
 
     @classmethod
     async def start(cls, lineup: Lineup, log_dir: Path, prefix: str) -> ProcessWorker:
@@ -66,6 +67,9 @@ class ProcessWorker:
         try:
             while (message := await read_frame(self.proc.stdout)) is not None:
                 kind, rid = message[0], message[1]
+                if kind == "crashes":
+                    self.crashes = message[2]
+                    continue
                 if rid not in self._games:
                     continue
                 future, on_decision = self._games[rid]

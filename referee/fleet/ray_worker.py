@@ -53,8 +53,10 @@ class GameActor:
             return str(e)
         return None
 
-    async def close(self) -> None:
+    async def close(self) -> list[Any]:
+        """Stop the command bots; their processes that ended mid-run (bots.Crash), for the run's summary."""
         await self.worker.close()
+        return self.worker.crashes()
 
     async def play(self, spec: GameSpec, want: bool) -> AsyncIterator[tuple[Any, ...]]:
         """("decision", bytes) for each decision when ``want``, then ("done", result, record) or ("failed", why)."""
@@ -86,6 +88,7 @@ class RayWorker:
         self.name = name
         self.actor = actor
         self.load = 0
+        self.crashes: list[Any] = []  # its command bots' crashes (bots.Crash), told as it closes
 
     async def play(self, spec: GameSpec, on_decision: Any) -> tuple[GameResult, bytes]:
         self.load += 1
@@ -107,7 +110,7 @@ class RayWorker:
     async def close(self) -> None:
         with contextlib.suppress(*_LOST):
             async with asyncio.timeout(30):
-                await self.actor.close.remote()
+                self.crashes = await self.actor.close.remote()
         ray.kill(self.actor)
 
 

@@ -27,7 +27,7 @@ from referee.log import configure, get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.spec import EntrantRef, GameResult, GameSpec
 
-from .bots import fresh_bots, ready
+from .bots import Addresses, Crash, fresh_bots, ready
 from .errors import EntrantError
 from .frames import frame, read_frame
 from .lineup import Lineup
@@ -77,6 +77,12 @@ class GameWorker:
 
     async def close(self) -> None:
         await self._stack.aclose()
+
+    def crashes(self) -> list[Crash]:
+        """Its command bots' processes that ended mid-run, each marked as this worker's copy (for the run's summary,
+        which the coordinator prints)."""
+        found = self.addresses.crashes if isinstance(self.addresses, Addresses) else []
+        return [replace(c, where=self.prefix) for c in found]
 
     async def play(
         self, spec: GameSpec, on_decision: Callable[[bytes], None] | None = None
@@ -151,6 +157,9 @@ async def _serve(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> Non
             task.cancel()
         await asyncio.gather(*games, return_exceptions=True)
         await worker.close()
+        send(("crashes", 0, worker.crashes()))  # the last frame: the coordinator's summary of the run
+        with contextlib.suppress(ConnectionError):
+            await out.drain()
 
 
 async def _main() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 
 WAIT_S = 1.0  # how long a broken seat waits to hear that its process ended (both are seen within milliseconds)
 
@@ -18,6 +19,7 @@ class _Watch:
     def __init__(self) -> None:
         self.ended = asyncio.Event()
         self.how = ""
+        self.at = 0.0  # when it was heard of (time.monotonic)
 
 
 _watched: dict[str, _Watch] = {}
@@ -44,6 +46,7 @@ def exited(address: str, how: str) -> None:
     w = _watched.get(address)
     if w is not None:
         w.how = how
+        w.at = time.monotonic()
         w.ended.set()
 
 
@@ -54,6 +57,13 @@ def forget(address: str) -> None:
 async def note(address: str, wait_s: float = WAIT_S) -> str | None:
     """How the local process at ``address`` ended, waiting up to ``wait_s`` to hear of it; None for an address no
     local process serves, or one still running."""
+    end = await ended_since(address, 0.0, wait_s)
+    return None if end is None else end[0]
+
+
+async def ended_since(address: str, since: float, wait_s: float = WAIT_S) -> tuple[str, bool] | None:
+    """As ``note``, with whether the process had already ended before ``since`` (time.monotonic): a game that
+    began after its bot's process died met it dead; one whose Hello or start was under way lost it."""
     w = _watched.get(address)
     if w is None:
         return None
@@ -61,4 +71,4 @@ async def note(address: str, wait_s: float = WAIT_S) -> str | None:
         await asyncio.wait_for(w.ended.wait(), wait_s)
     except TimeoutError:
         return None
-    return w.how
+    return w.how, w.at < since

@@ -16,6 +16,7 @@ from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.wire import bytes_field
 
+from . import exits
 from .channels import ChannelPool, reason, rpc_fault
 from .clock import lag_monitor
 from .hello import HelloError, ask_hello
@@ -75,12 +76,14 @@ class RemoteSeat:
         self._timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[Any] | None = None
         self._write_extended = False
+        self._opened = 0.0  # when the game's Hello began (time.monotonic)
 
     async def connect(self) -> None:
+        self._opened = time.monotonic()
         try:
             hello = await ask_hello(self._ch.hello, self.address)
         except HelloError as e:
-            raise SeatError(UNREACHABLE, str(e)) from None
+            raise await self._refused(str(e), broken=e.code is not None) from None
         offered = set(hello.transports)
         if bot_pb.TRANSPORT_STREAM in offered and self.prefer != "unary":
             self.transport = "stream"
@@ -102,13 +105,25 @@ class RemoteSeat:
         try:
             sent = await self._send(bytes_field(_START, start.SerializeToString()), time.perf_counter(), limit_s)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
-            raise SeatError(UNREACHABLE, f"could not open the Play stream to {self.address}: {reason(e)}") from None
+            why = f"could not open the Play stream to {self.address}: {reason(e)}"
+            raise await self._refused(why, broken=True) from None
         finally:
             self._timer.cancel()  # type: ignore[union-attr]
         if not sent:
             why = f"the Play stream to {self.address} took no GameStart within {limit_s * 1000:.0f} ms"
             raise SeatError(TIMEOUT, why + " (the bot grants no flow-control window)")
         self._reader = self._loop.create_task(self._read())
+
+    async def _refused(self, detail: str, broken: bool) -> SeatError:
+        """Why the seat cannot play. When its call failed (``broken``) and its local process ended (a command bot:
+        exits.py), the fault names how: a game whose Hello or start was under way as it died lost the seat
+        (DISCONNECTED, as a crash mid-game), one begun after it met the bot dead (UNREACHABLE)."""
+        if broken and (end := await exits.ended_since(self.address, self._opened)):
+            how, before = end
+            if before:
+                return SeatError(UNREACHABLE, f"{how} before this game began ({detail})")
+            return SeatError(DISCONNECTED, f"{how} ({detail})")
+        return SeatError(UNREACHABLE, detail)
 
     async def _send(self, frame: bytes, t0: float, limit_s: float) -> bool:
         """Write ``frame`` on the Play stream by ``t0 + limit_s`` (``time.perf_counter``), as a bot can stall a

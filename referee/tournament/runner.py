@@ -400,7 +400,8 @@ async def run_tournament(
             bar = Progress(games, row.done if row else 0, enabled=progress, games_log=games_log)
             c = concurrency or config.concurrency
             played, ratings = await play_slots(store, scheduled, play, addresses, c, bar)
-            crashes = addresses.crashes if isinstance(addresses, Addresses) else []
+        # read once the fleet has closed: workers tell their bots' crashes as they close
+        crashes = list(addresses.crashes) if isinstance(addresses, Addresses) else []
     # the live ratings cover every stored game in schedule order once the schedule is done: no need to redo them
     final, json_path, csv_path = finish_tournament(store, tid, ratings)
     return Outcome(tid, final, played, resumed, json_path, csv_path, crashes)
