@@ -188,9 +188,13 @@ def test_a_bot_that_crashes_halfway_is_ranked_last_in_the_games_it_lost(tmp_path
 def test_a_crashed_command_bot_is_started_again_and_its_exit_code_named(tmp_path: Path) -> None:
     """The crasher exits (code 3) at every 151st decision of its process. Before, it stayed down: the rest of its
     games were "unreachable" from the first decision. Now each crash costs the games in flight a DISCONNECTED fault
-    that names the exit code, the next games get a fresh process, and the run ends with a crash summary."""
+    that names the exit code, the next games get a fresh process, and the run ends with a crash summary.
+
+    Two games at a time, so how many games a crash costs is bounded by the schedule, not by how busy the machine is
+    (at 8 at a time it ranged from 8 to 14 of 27 played on a loaded machine and a clean CI run)."""
     crasher = [sys.executable, str(BAD_BOTS), "--mode", "crash", "--after", "150", "--port", "0", "--tag", MARK]
-    text = 'name = "restart"\nseed = 2\ntable_size = 3\ndeals = 9\n' + FOUR.split('[[entrants]]\nname = "greedy-2"')[0]
+    text = 'name = "restart"\nseed = 2\ntable_size = 3\ndeals = 9\nconcurrency = 2\nmax_restarts = 50\n'
+    text += FOUR.split('[[entrants]]\nname = "greedy-2"')[0]
     cfg = write_config(tmp_path, text + f'[[entrants]]\nname = "crasher"\ncommand = {json.dumps(crasher)}\n')
     out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", "--no-progress", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -201,7 +205,7 @@ def test_a_crashed_command_bot_is_started_again_and_its_exit_code_named(tmp_path
     games = [json.loads(line) for line in abluxx("games", "--json", "--data", tmp_path / "d", cwd=tmp_path)
              .stdout.splitlines()]  # fmt: skip
     assert len(games) == 36
-    details, played, in_games = [], 0, 0
+    details, played, in_games, served = [], 0, 0, set()
     for g in games:
         seat = next((x for x in g["seats"] if x["entrant"] == "crasher"), None)
         if seat is None:
@@ -211,14 +215,15 @@ def test_a_crashed_command_bot_is_started_again_and_its_exit_code_named(tmp_path
         record = read_record(Path(g["record"]))
         mine = next(i for i, p in enumerate(record.header.players) if p.name == "crasher")
         details += [d.fault_detail for d in record.decisions if d.seat == mine and d.fault and d.fault_detail]
-    # before: after the first crash (about a third of the way) every game of the crasher was lost. How many games a
-    # crash costs depends on how many were in flight (13 of 27 played was seen on a clean CI run), so the margin is
-    # "well above a third", and the restarts themselves are checked by the summary above
-    assert played >= 0.4 * in_games, (played, in_games)
-    # only a game whose Hello was under way as the process died can meet it dead, not the games after
+        if not seat["retired"]:
+            served.add(record.header.players[mine].address)
+    # a restarted process (a new port) played games to the end: before, only the first process ever did
+    assert len(served) >= 2, served
+    # a crash costs the (at most two) games in flight, and a game that began as it died may meet it dead: not more
+    assert played >= in_games - 4 * crashes, (played, in_games, crashes)
     met_dead = [d for d in details if "could not connect" in d or "Hello" in d]
-    assert len(met_dead) <= 4 * crashes, met_dead
-    named = [d for d in details if d.startswith("the bot's process exited with code 3 (")]
+    assert len(met_dead) <= 2 * crashes, met_dead
+    named = [d for d in details if d.startswith("the bot's process exited with code 3 ")]
     assert len(named) >= crashes, details  # each crash named in the games it cost
     assert not [d for d in details if "0x" in d or "AioRpcError" in d]
 
