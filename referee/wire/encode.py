@@ -17,11 +17,21 @@ from .messages import WireError, action_pb, event_pb, group_pb, kind_pb
 
 
 def varint(n: int) -> bytes:
-    """A protobuf varint; a negative int32 takes ten bytes, as protobuf encodes it."""
-    if 0 <= n < 0x80:
-        return _SMALL[n]
+    """A protobuf varint; a negative int32 takes ten bytes, as protobuf encodes it. Values below 2**14 (lengths,
+    counts, most times: they recur) and small negative ones are cached, at most 32 768 of them. Larger ones are
+    nearly all one-off times (a record's ``bot_us``): built directly, as caching them only churned the cache."""
     b = _VARINTS.get(n)
-    return b if b is not None else remember(_VARINTS, n, _encode_varint(n))
+    if b is not None:
+        return b
+    if 0 < n < 0x4000:
+        b = _VARINTS[n] = bytes(((n & 0x7F) | 0x80, n >> 7))
+        return b
+    if 0 < n < 0x200000:
+        return bytes(((n & 0x7F) | 0x80, ((n >> 7) & 0x7F) | 0x80, n >> 14))
+    b = _encode_varint(n)
+    if -0x4000 < n < 0:  # -1 (no victim) is in nearly every request: ten bytes, built by a loop
+        _VARINTS[n] = b
+    return b
 
 
 def _encode_varint(n: int) -> bytes:
@@ -35,7 +45,7 @@ def _encode_varint(n: int) -> bytes:
 
 
 _SMALL = [bytes([i]) for i in range(0x80)]
-_VARINTS: dict[int, bytes] = {}  # the same few values recur (bank, sizes, -1), and a miss costs a Python loop
+_VARINTS: dict[int, bytes] = dict(enumerate(_SMALL))  # grows to at most 2**15 entries (``varint``)
 
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
@@ -111,9 +121,18 @@ _CARD_RUNS = tuple(tuple(bytes([c]) * k for k in range(DECK_SIZE + 1)) for c in 
 
 
 def _cards_field(field: int, counts: tuple[int, ...]) -> bytes:
-    """The cards of a counts tuple as a packed field, in ``cards_of`` order (ascending, jokers last)."""
-    body = b"".join(map(getitem, _CARD_RUNS, counts))
-    return bytes_field(field, body) if body else b""
+    """The cards of a counts tuple as a packed field, in ``cards_of`` order (ascending, jokers last). Cached per
+    field: a market, a discard pile or a hand recurs over many decisions, and joining 15 runs costs several
+    lookups of the tuple's."""
+    cache = _CARDS_FIELDS[field]
+    b = cache.get(counts)
+    if b is None:
+        body = b"".join(map(getitem, _CARD_RUNS, counts))
+        b = remember(cache, counts, bytes_field(field, body) if body else b"")
+    return b
+
+
+_CARDS_FIELDS: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(16)]
 
 
 def _stack(st: tuple[Group, ...]) -> tuple[bytes, bytes, int]:
@@ -135,6 +154,16 @@ def _group_field(field: int, g: Group) -> bytes:
     key = (field, g)
     b = _FIELD_CACHE.get(key)
     return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, group_pb(g).SerializeToString()))
+
+
+def _legal_fields(legal: tuple[Action, ...]) -> bytes:
+    """A decision's legal actions, each as DecisionRequest.legal (field 7), joined. The engine shares its legal
+    tuples (a hand's plays, the two choices), so one lookup replaces a lookup per action."""
+    b = _LEGAL_BYTES.get(legal)
+    return b if b is not None else remember(_LEGAL_BYTES, legal, b"".join([action_field(7, a) for a in legal]))
+
+
+_LEGAL_BYTES: dict[tuple[Action, ...], bytes] = {}
 
 
 def seat_view_bytes(s: State, seat: int) -> bytes:
@@ -174,7 +203,7 @@ def decision_request_bytes(
             int_field(4, kind_pb(state)),
             bytes_field(5, seat_view_bytes(state, seat)),
             *[event_field(6, event_for(e, seat)) for e in events],
-            *[action_field(7, a) for a in state.legal],
+            _legal_fields(state.legal),
             int_field(8, decision_ms),
             int_field(9, bank_ms),
         )

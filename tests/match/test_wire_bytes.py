@@ -148,3 +148,16 @@ def test_a_finished_game_asks_no_decision_and_a_running_one_has_no_end_reason() 
         decision_request(state, "g", 1, [])
     with pytest.raises(ValueError, match="game is over"):
         decision_request_bytes(state, "g", 1, [])
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 300, 16_383, 16_384, 60_000, 2_097_151, 2_097_152, 2**31 - 1])
+def test_times_of_every_length_encode_as_protobuf_does(n: int) -> None:
+    """A record's times of any size (one to five bytes as varints) encode as protobuf encodes them, the first
+    time and again (a cached varint must equal a built one)."""
+    state = new_game(deck_from_seed(1), 2)
+    action = state.legal[0]
+    message = rec_pb.DecisionRecord(seq=1, kind=KIND_PB[state.kind], action=action_pb(action),
+                                    chosen_by=rec_pb.CHOOSER_BOT, bot_us=n, transport_us=n, bank_left_ms=n)  # fmt: skip
+    for _ in range(2):
+        fields = (1, 0, state.kind, 0, action, rec_pb.CHOOSER_BOT, 0, "", n, n, n, [], False)
+        assert decision_record_bytes(*fields) == message.SerializeToString()
