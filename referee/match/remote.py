@@ -72,8 +72,14 @@ class RemoteSeat:
         self._asked: set[int] = set()
         self._asking = 0  # the seq of the request on the wire that has no answer yet (0: none)
         self._stale = 0  # messages since the last request that answered nothing asked
-        # One timer per write and the wait for its answer (_send, _expire): the task while its write is pending.
+        # The deadline (``time.perf_counter``) of the write and of the wait for its answer (None: nothing waits), the
+        # decision's start, and the task while its write is pending (_send, _expire). One timer serves every
+        # decision: it stays armed when a decision ends, a decision only moves the deadline, and the timer re-arms
+        # when it fires before the deadline (_set_deadline): no timer is made and cancelled per decision.
+        self._deadline: float | None = None
+        self._t0 = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # when the armed timer fires (time.perf_counter)
         self._writer: asyncio.Task[Any] | None = None
         self._write_extended = False
         self._opened = 0.0  # when the game's Hello began (time.monotonic)
@@ -108,7 +114,7 @@ class RemoteSeat:
             why = f"could not open the Play stream to {self.address}: {reason(e)}"
             raise await self._refused(why, broken=True) from None
         finally:
-            self._timer.cancel()  # type: ignore[union-attr]
+            self._deadline = None
         if not sent:
             why = f"the Play stream to {self.address} took no GameStart within {limit_s * 1000:.0f} ms"
             raise SeatError(TIMEOUT, why + " (the bot grants no flow-control window)")
@@ -129,12 +135,11 @@ class RemoteSeat:
         """Write ``frame`` on the Play stream by ``t0 + limit_s`` (``time.perf_counter``), as a bot can stall a
         write forever by granting no HTTP/2 flow-control window. False when it did (the call is then cancelled).
 
-        The deadline's timer is left armed in ``self._timer``, for the caller to cancel: a decision waits on it
-        for the reply too, so the bound costs the hot path no timer of its own."""
-        loop = self._loop
-        self._writer = task = asyncio.current_task(loop)
+        The deadline is left set, for the caller to clear (``self._deadline = None``): a decision waits for the
+        reply by it too, so the bound costs the hot path no timer of its own."""
+        self._writer = task = asyncio.current_task(self._loop)
         self._write_extended = False
-        self._timer = loop.call_at(loop.time() + t0 + limit_s - time.perf_counter(), self._expire, t0)
+        self._set_deadline(t0, t0 + limit_s)
         try:
             await self._call.write(frame)
         except asyncio.CancelledError:
@@ -146,17 +151,39 @@ class RemoteSeat:
             self._writer = None
         return True
 
-    def _expire(self, t0: float) -> None:
-        """The deadline of a write or of the wait for its reply: stop a pending write, else wake the waiter. The
-        referee's own event loop stalls extend a write's deadline once, as the wait's (the bot is not to blame)."""
+    def _set_deadline(self, t0: float, deadline: float) -> None:
+        """The write or the wait that began at ``t0`` ends by ``deadline``; a new timer only when the armed one
+        would fire after it."""
+        self._t0, self._deadline = t0, deadline
+        if self._timer is None or self._timer_at > deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._arm(deadline)
+
+    def _arm(self, at: float) -> None:
+        loop = self._loop
+        self._timer_at = at
+        self._timer = loop.call_at(loop.time() + at - time.perf_counter(), self._expire)
+
+    def _expire(self) -> None:
+        """The timer: before the deadline, it re-arms for it; with nothing waiting, it lapses. At the deadline of
+        a write or of the wait for its reply: stop a pending write, else wake the waiter. The referee's own event
+        loop stalls extend a write's deadline once, as the wait's (the bot is not to blame)."""
+        self._timer = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        if time.perf_counter() < deadline:
+            self._arm(deadline)
+            return
         writer = self._writer
         if writer is None:
             _wake(self._waiter)
             return
-        stall = lag_monitor().worst_since(t0)
+        stall = lag_monitor().worst_since(self._t0)
         if stall > 0.002 and not self._write_extended:
             self._write_extended = True
-            self._timer = self._loop.call_later(stall, self._expire, t0)
+            self._set_deadline(self._t0, time.perf_counter() + stall)
             return
         self._writer = None
         writer.cancel()
@@ -253,10 +280,10 @@ class RemoteSeat:
                 return SeatAnswer(None, DISCONNECTED, f"could not send on the Play stream: {reason(e)}", fatal=True)
             return await self._answer(seq, t0, allowance_s)
         finally:
-            self._timer.cancel()  # type: ignore[union-attr]
+            self._deadline = None
 
     async def _answer(self, seq: int, t0: float, allowance_s: float) -> SeatAnswer:
-        """Wait for the answer to request ``seq`` until ``t0 + allowance_s``; ``self._timer`` wakes the wait then."""
+        """Wait for the answer to request ``seq`` until ``t0 + allowance_s``; the seat's timer wakes the wait then."""
         replies = self._replies
         loop = self._loop
         deadline = t0 + allowance_s
@@ -276,8 +303,7 @@ class RemoteSeat:
                     if not extended and stall > 0.002:
                         extended = True
                         deadline = time.perf_counter() + stall
-                        self._timer.cancel()  # type: ignore[union-attr]
-                        self._timer = loop.call_later(stall, self._expire, t0)
+                        self._set_deadline(t0, deadline)
                         continue
                     return SeatAnswer(None, TIMEOUT, f"no reply to seq {seq} within {allowance_s * 1000:.0f} ms",
                                   bot_us=int((time.perf_counter() - t0) * 1e6))  # fmt: skip
@@ -302,6 +328,10 @@ class RemoteSeat:
 
     async def finish(self, notice: bot_pb.GameOverNotice | None) -> None:
         """Send the GameOverNotice (None for a retired seat) and close this game's transport."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._deadline = None
         if self.transport == "unary":
             if notice is not None:
                 # GameOver is optional (UNIMPLEMENTED is fine) and the game is already decided.

@@ -63,3 +63,18 @@ def test_a_timeout_is_the_referees_fault_only_after_a_stall_of_the_grace_and_20_
     assert first.chosen_by == rec_pb.CHOOSER_FALLBACK
     # the bot's own timeout empties its bank; the referee's fault costs the bot nothing
     assert first.bank_left_ms == (0 if fault == rec_pb.FAULT_KIND_TIMEOUT else 300)
+
+
+def test_a_decision_keeps_its_whole_allowance_when_earlier_decisions_armed_the_clock(tmp_path: Path) -> None:
+    # One timer serves a seat's decisions (remote.py): armed by the first, it fires while a later one still has
+    # time left and must wait on for that decision's own deadline. Four answers 1.5 s each of a 5.2 s allowance:
+    # the first decision's 5.2 s pass during the fourth, which is 3.7 s inside its own (margins are the point).
+    tc = TimeControl(decision_ms=200, bank_ms=0, grace_ms=5000)
+    slow_bot = ("--mode", "slow", "--delay-ms", "1500", "--bad-count", "4")
+    with bot_process(*slow_bot) as slow, bot_process("--mode", "ok") as good:
+        spec = GameSpec("g", 7, (EntrantRef("slow", address=slow), EntrantRef("ok", address=good)), time_control=tc,
+                        max_strikes=100)  # fmt: skip
+        play_one(spec, tmp_path / "g.abluxx")
+    first_four = [d for d in verify(tmp_path / "g.abluxx").decisions if d.seat == 0][:4]
+    assert [d.fault_detail for d in first_four if d.fault] == []
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.bot_us >= 1_500_000 for d in first_four)
