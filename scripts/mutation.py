@@ -4,6 +4,7 @@
     python3 scripts/mutation.py MODULE...      # names from scripts/mutation.toml, e.g. deals schedule
     python3 scripts/mutation.py --all          # every module listed there
     python3 scripts/mutation.py --list         # the names
+    python3 scripts/mutation.py --check        # the config still names existing files, functions, tests and lines
 
 Each module runs in its own scratch copy of the tracked tree (``.mutation/NAME/``, wiped first), whose
 ``pyproject.toml`` gets a ``[tool.mutmut]`` table naming only that file and only the tests listed for it: mutmut
@@ -17,6 +18,7 @@ is under its ``min_rate``.
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
 import os
@@ -58,6 +60,54 @@ def load() -> dict[str, Any]:
         return tomllib.load(f)
 
 
+def parts(module: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a module mutates: ``[{"file": ..., "functions": [...]}]``, from its ``file`` and ``functions`` or from its
+    ``[[modules.NAME.mutate]]`` list (a module that spans files, such as the worker replay)."""
+    if "mutate" in module:
+        return [{"file": m["file"], "functions": m.get("functions", ["*"])} for m in module["mutate"]]
+    return [{"file": module["file"], "functions": module.get("functions", ["*"])}]
+
+
+def functions_of(path: Path) -> set[str]:
+    """The functions and methods of a module as mutmut names them (``x_name``, ``xǁClassǁmethod``)."""
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(f"x_{node.name}")
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(f"xǁ{node.name}ǁ{item.name}")
+    return names
+
+
+def problems(cfg: dict[str, Any], root: Path = ROOT) -> list[str]:
+    """What in ``scripts/mutation.toml`` no longer fits the code: a file, a function pattern or a test path that
+    names nothing, an equivalent mutant whose lines are gone. (Code moves; a stale name would quietly mutate
+    nothing, or an equivalent entry would hide nothing.)"""
+    out = []
+    for name, module in cfg["modules"].items():
+        for part in parts(module):
+            path = root / part["file"]
+            if not path.is_file():
+                out.append(f"{name}: no file {part['file']}")
+                continue
+            have = functions_of(path)
+            out += [f"{name}: {pattern!r} names no function of {part['file']}" for pattern in part["functions"]
+                    if not any(fnmatch.fnmatchcase(f, pattern) for f in have)]  # fmt: skip
+        out += [f"{name}: no test file {t}" for t in module["tests"] if not (root / t.split("::")[0]).is_file()]
+    for e in cfg.get("equivalent", []):
+        path = root / e["file"]
+        if not path.is_file() or e["function"] not in functions_of(path):
+            out.append(f"equivalent: no function {e['function']} in {e['file']}")
+            continue
+        lines = {ln.strip() for ln in path.read_text().splitlines()}
+        out += [f"equivalent ({e['function']}): the line {ln!r} is no longer in {e['file']}"
+                for ln in e["before"].splitlines() if ln not in lines]  # fmt: skip
+    return out
+
+
 def scratch_copy(name: str) -> Path:
     """A fresh copy of the tracked files (as they are in the work tree) in ``.mutation/NAME``."""
     work = SCRATCH / name
@@ -89,7 +139,7 @@ def configure(work: Path, module: dict[str, Any], common: dict[str, Any]) -> Non
         "",
         "[tool.mutmut]",
         f"source_paths = {toml_list(['referee'])}",
-        f"only_mutate = {toml_list([module['file']])}",
+        f"only_mutate = {toml_list([p['file'] for p in parts(module)])}",
         f"also_copy = {toml_list(common['also_copy'])}",
         f"pytest_add_cli_args = {toml_list(common['pytest_args'])}",
         f"pytest_add_cli_args_test_selection = {toml_list(module['tests'])}",
@@ -100,10 +150,14 @@ def configure(work: Path, module: dict[str, Any], common: dict[str, Any]) -> Non
         f.write("\n".join(table) + "\n")
 
 
+def dotted(module_file: str) -> str:
+    """The prefix of a file's mutant names: its module's dotted name and a dot."""
+    return module_file.removesuffix(".py").replace("/", ".") + "."
+
+
 def mangled(module_file: str, name: str) -> str:
     """A mutant's name without the module prefix and the ``__mutmut_N`` suffix: the function it mutates."""
-    prefix = module_file.removesuffix(".py").replace("/", ".") + "."
-    return name.removeprefix(prefix).rsplit("__mutmut_", 1)[0]
+    return name.removeprefix(dotted(module_file)).rsplit("__mutmut_", 1)[0]
 
 
 def changed_lines(diff: str) -> tuple[str, str]:
@@ -131,26 +185,26 @@ def results(work: Path, module: dict[str, Any], equivalents: list[dict[str, str]
 
     here = Path.cwd()
     os.chdir(work)
+    counts: dict[str, int] = {}
+    survivors: list[dict[str, str]] = []
+    equivalent = 0
     try:
         reset_config()
-        data = SourceFileMutationData(path=Path(module["file"]))
-        data.load()
-        patterns = module.get("functions", ["*"])
-        counts: dict[str, int] = {}
-        survivors: list[dict[str, str]] = []
-        equivalent = 0
-        for name, code in data.exit_code_by_key.items():
-            function = mangled(module["file"], name)
-            if not any(fnmatch.fnmatchcase(function, p) for p in patterns):
-                continue
-            status = status_by_exit_code[code]
-            if status not in KILLED:
-                diff = get_diff_for_mutant(name, path=module["file"])
-                if is_equivalent(module["file"], function, diff, equivalents):
-                    equivalent += 1
+        for part in parts(module):
+            data = SourceFileMutationData(path=Path(part["file"]))
+            data.load()
+            for name, code in data.exit_code_by_key.items():
+                function = mangled(part["file"], name)
+                if not any(fnmatch.fnmatchcase(function, p) for p in part["functions"]):
                     continue
-                survivors.append({"mutant": name, "status": status, "diff": diff})
-            counts[status] = counts.get(status, 0) + 1
+                status = status_by_exit_code[code]
+                if status not in KILLED:
+                    diff = get_diff_for_mutant(name, path=part["file"])
+                    if is_equivalent(part["file"], function, diff, equivalents):
+                        equivalent += 1
+                        continue
+                    survivors.append({"mutant": name, "status": status, "diff": diff})
+                counts[status] = counts.get(status, 0) + 1
     finally:
         os.chdir(here)
     total = sum(counts.values())
@@ -163,6 +217,7 @@ def results(work: Path, module: dict[str, Any], equivalents: list[dict[str, str]
 
 def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children: int) -> dict[str, Any]:
     t0 = time.monotonic()
+    files = [p["file"] for p in parts(module)]
     work = scratch_copy(name)
     configure(work, module, cfg["common"])
     # Made now, not by mutmut: Python caches a sys.path entry that does not exist yet as "nothing here", and mutmut's
@@ -175,8 +230,7 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(work=str(work)))
     paths = [work / "mutants", work / "mutants" / "clients" / "python", site]
     env["PYTHONPATH"] = os.pathsep.join(map(str, paths))
-    prefix = module["file"].removesuffix(".py").replace("/", ".") + "."
-    names = [prefix + p + "__mutmut_*" for p in module.get("functions", [])]
+    names = [dotted(p["file"]) + f + "__mutmut_*" for p in parts(module) for f in p["functions"]]
     mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
     log = work / "mutmut.log"
     with log.open("w") as out:
@@ -187,10 +241,10 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
     if proc.returncode != 0:  # e.g. a listed test fails without any mutant: the other modules still run
         tail = log.read_text(errors="replace").splitlines()[-30:]
         print(f"mutmut failed on {name} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail), file=sys.stderr)
-        return {"module": name, "file": module["file"], "error": f"mutmut exited {proc.returncode}", "rate": 0.0,
+        return {"module": name, "files": files, "error": f"mutmut exited {proc.returncode}", "rate": 0.0,
                 "survivors": [], "seconds": round(time.monotonic() - t0, 1)}
     found = results(work, module, cfg.get("equivalent", []))
-    found.update(module=name, file=module["file"], seconds=round(time.monotonic() - t0, 1))
+    found.update(module=name, files=files, seconds=round(time.monotonic() - t0, 1))
     return found
 
 
@@ -201,17 +255,25 @@ def main() -> int:
     ap.add_argument("names", nargs="*", help="modules from scripts/mutation.toml")
     ap.add_argument("--all", action="store_true", help="every module in scripts/mutation.toml")
     ap.add_argument("--list", action="store_true", help="print the module names and exit")
+    ap.add_argument("--check", action="store_true", help="check that the config fits the code, and exit")
     ap.add_argument("--children", type=int, default=2, help="mutants tested at once (default 2)")
     args = ap.parse_args()
     if args.list:
         for n, m in modules.items():
-            print(f"{n}\t{m['file']}\t{m.get('about', '')}")
+            print(f"{n}\t{' '.join(p['file'] for p in parts(m))}\t{m.get('about', '')}")
+        return 0
+    if stale := problems(cfg):
+        print("scripts/mutation.toml does not fit the code:\n  " + "\n  ".join(stale), file=sys.stderr)
+        return 2
+    if args.check:
         return 0
     names = list(modules) if args.all else args.names
     unknown = [n for n in names if n not in modules]
     if unknown or not names:
         ap.error(f"name modules from: {', '.join(modules)}" + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
     t0 = time.monotonic()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    load_at_start = os.getloadavg()[0]
     low = []
     for n in names:
         found = run_module(n, modules[n], cfg, args.children)
@@ -220,7 +282,8 @@ def main() -> int:
         print(json.dumps({k: v for k, v in found.items() if k != "survivors"}), flush=True)
         if found["rate"] < cfg["common"]["min_rate"]:
             low.append(n)
-    print(json.dumps({"modules": len(names), "seconds": round(time.monotonic() - t0, 1), "under_min_rate": low}))
+    print(json.dumps({"modules": len(names), "seconds": round(time.monotonic() - t0, 1), "under_min_rate": low,
+                      "commit": commit.strip(), "load_at_start": load_at_start, "load_at_end": os.getloadavg()[0]}))
     return 1 if low else 0
 
 

@@ -1,0 +1,273 @@
+"""The duel runner's paths that whole duels of built-in policies do not take, called in this process (mutation
+testing sees only in-process calls; scripts/mutation.py): a resumed duel, a duel of a command bot, an address bot
+and built-in field bots (real bot processes, real gRPC, real records), a pair whose game lost its worker, the table
+and place measures, and a duel stored before the measure was a setting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.duel.runner import (
+    MAX_PAIR_TRIES,
+    DuelError,
+    DuelSettings,
+    DuelState,
+    PairPlan,
+    _bot_seed,
+    _pair_on,
+    default_field,
+    paired_difference,
+    run_duel,
+)
+from referee.duel.store import DuelStore, PairRow
+from referee.engine import EndReason
+from referee.errors import GameLost
+from referee.fleet import match_player
+from referee.log import configure
+from referee.match import GameResult, GameSpec, play_game
+from referee.match.spec import SeatStats
+from referee.records import read_record
+from referee.stats import Sprt, Verdict, sequential
+from referee.tournament.config import EntrantConfig
+from tests.bots.driver import ServedBot
+
+BOT = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", "bot"]
+
+
+def _plans(duel_id: str, base: int = 1000):
+    """Fixed deals, so a run is the same every time: pair i on deck seed base + i."""
+    return lambda i: PairPlan(i, base + i, i % 2, f"{duel_id}-p{i}")
+
+
+def _settings(**kw) -> DuelSettings:
+    return DuelSettings(**{"candidate": EntrantConfig("c", policy="counter"),
+                           "baseline": EntrantConfig("b", policy="random"), "field": (), **kw})  # fmt: skip
+
+
+def test_a_resumed_duel_plays_only_its_missing_pairs_and_counts_them_in_order(tmp_path: Path) -> None:
+    """Stored: pairs 0 and 2 of a 4-pair duel (pair 1 and 3 were in flight when it stopped). The resume reads them
+    back, plays pairs 1 and 3 alone, and its verdict and counts are the test's on all four in their order."""
+    settings = _settings(max_games=8, measure="place")
+    with DuelStore(tmp_path) as store:
+        store.create("duel-r", settings.to_json())
+        for i, d in ((0, 0.5), (2, -1.0)):
+            store.save_pair("duel-r", PairRow(i, 77 + i, i % 2, [], d, d))
+        row = store.duel("duel-r")
+        assert row is not None
+        state = DuelState.stored(store, row)
+        assert state.settings == settings and state.kept is None and sorted(state.pairs) == [0, 2]
+        assert state.pairs[2].diff == -1.0 and state.pairs[2].deck_seed == 79
+        played: list[int] = []
+        asyncio.run(run_duel(state, store, plans=_plans("duel-r"), on_pair=lambda s: played.append(len(s.pairs))))
+        assert played == [3, 4]  # two pairs played, none twice
+        stored = store.pairs("duel-r")
+        row = store.duel("duel-r")
+    assert [p.pair for p in stored] == [0, 1, 2, 3] and [p.deck_seed for p in stored] == [77, 1001, 79, 1003]
+    diffs = [p.diff for p in stored]
+    assert diffs[0] == 0.5 and diffs[2] == -1.0
+    verdict, n = sequential(settings.test, diffs, 4)
+    assert row is not None and (row.verdict, row.verdict_pairs) == (verdict.value, n) == ("inconclusive", 4)
+    assert state.games == 8 and state.summary().mean_diff == pytest.approx(sum(diffs) / 4)
+    assert state.place_diff() == pytest.approx(sum(p.place_diff for p in stored) / 4)
+
+
+def test_a_resume_of_a_decided_duel_plays_nothing_and_an_inconclusive_one_plays_on(tmp_path: Path, capsys) -> None:
+    """`abluxx duel --resume`: a duel stored as H0 at 2 pairs reports H0 at 2 pairs and plays nothing, even with a
+    new budget; one stored inconclusive (its budget spent) plays on to its new budget, keeping its pairs."""
+    with DuelStore(tmp_path) as store:
+        for duel_id, verdict in (("duel-h0", "H0"), ("duel-more", "inconclusive")):
+            store.create(duel_id, _settings(max_games=4).to_json())
+            for i in range(2):
+                store.save_pair(duel_id, PairRow(i, 5 + i, i % 2, [], -2.0, -1.0))
+            store.finish(duel_id, verdict, 2)
+    data = ["--json", "--data", str(tmp_path)]
+    assert main(["duel", "--resume", "duel-h0", "--max-games", "40", *data]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert (result["verdict"], result["pairs"], result["games"], result["mean_diff"]) == ("H0", 2, 4, -2.0)
+    main(["duel", "--resume", "duel-more", "--max-games", "8", *data])
+    result = json.loads(capsys.readouterr().out)
+    with DuelStore(tmp_path) as store:
+        h0, more = store.pairs("duel-h0"), store.pairs("duel-more")
+        row = store.duel("duel-more")
+    assert len(h0) == 2 and [p.pair for p in more] == [0, 1, 2, 3] and [p.diff for p in more[:2]] == [-2.0, -2.0]
+    verdict, n = sequential(Sprt(), [p.diff for p in more], 4)
+    assert (result["verdict"], result["pairs"], result["games"]) == (verdict.value, n, 2 * n)
+    assert row is not None and (row.verdict, row.verdict_pairs) == (verdict.value, n)
+
+
+@contextlib.asynccontextmanager
+async def _spying(records: Path, specs: list[GameSpec]) -> AsyncIterator:
+    """The match player, noting each game's spec as it is played."""
+    async with match_player(records) as play:
+
+        async def spy(spec: GameSpec, **options) -> GameResult:
+            specs.append(spec)
+            return await play(spec, **options)
+
+        yield spy
+
+
+def test_a_command_bot_an_address_bot_and_built_in_field_bots_play_their_seats(tmp_path: Path) -> None:
+    """A 3-player duel of one pair: the candidate a command bot (a fresh process for each game), the baseline a
+    served bot at its address, the field two built-in policies. Each game has its own record, named for the game
+    and whether the candidate (-c) or the baseline (-b) played, with the duel, the deal and the seat names in it;
+    a built-in bot's seed is its role's on this deal, the same in both games."""
+    served = ServedBot.example("greedy").wait_ready()
+    try:
+        settings = DuelSettings(EntrantConfig("cand", command=(*BOT, "counter", "--port", "0")),
+                                EntrantConfig("base", address=served.address), default_field(3), table_size=3,
+                                max_games=2)  # fmt: skip
+        specs: list[GameSpec] = []
+        with DuelStore(tmp_path / "d") as store:
+            store.create("duel-cmd", settings.to_json())
+            state = DuelState("duel-cmd", settings, {})
+            plan = PairPlan(0, 4242, 1, "duel-cmd-p0-x")
+            asyncio.run(run_duel(state, store, plans=lambda i: plan, player=lambda r: _spying(r, specs)))
+            (pair,) = store.pairs("duel-cmd")
+    finally:
+        served.stop()
+    first, second = pair.games
+    assert (first["roles"], second["roles"]) == (["field0", "candidate", "field1"], ["field0", "baseline", "field1"])
+    names = {"candidate": "cand", "baseline": "base", "field0": "greedy#2", "field1": "counter#3"}
+    records = tmp_path / "d" / "records"
+    assert sorted(p.name for p in records.iterdir()) == ["duel-cmd-p0-x-b.abluxx", "duel-cmd-p0-x-c.abluxx"]
+    addresses = []
+    for game, suffix in ((first, "c"), (second, "b")):
+        assert Path(game["record"]) == records / f"duel-cmd-p0-x-{suffix}.abluxx"
+        header = read_record(Path(game["record"])).header
+        assert (header.game_id, header.tournament_id, header.seed) == ("duel-cmd-p0-x", "duel-cmd", 4242)
+        assert [p.name for p in header.players] == [names[r] for r in game["roles"]]
+        assert [p.transport for p in header.players][0::2] == ["builtin", "builtin"]
+        addresses.append(header.players[1].address)
+        assert game["game_id"] == "duel-cmd-p0-x" and game["retired"] == []
+    assert addresses[1] == served.address and addresses[0] not in ("", served.address)
+    for spec, roles in zip(specs, (first["roles"], second["roles"]), strict=True):
+        assert (spec.game_id, spec.seed, spec.tournament_id) == ("duel-cmd-p0-x", 4242, "duel-cmd")
+        assert [e.seed for e in spec.entrants] == [_bot_seed(4242, r) for r in roles]
+    assert pair.diff == pytest.approx(paired_difference(first["roles"], _res(first), _res(second), "table")[0])
+
+
+def _res(game: dict) -> GameResult:
+    return _result(tuple(game["scores"]), tuple(game["places"]))
+
+
+def test_a_second_command_bot_process_starts_for_each_game(tmp_path: Path) -> None:
+    """Two command bots at a table of 2: every game starts both afresh (a check of each before the first game,
+    then one start a game), so no process of theirs sees the deal twice."""
+    settings = DuelSettings(EntrantConfig("new", command=(*BOT, "counter", "--port", "0")),
+                            EntrantConfig("old", command=(*BOT, "greedy", "--port", "0")), (), max_games=2)  # fmt: skip
+    with DuelStore(tmp_path / "d") as store:
+        store.create("duel-fresh", settings.to_json())
+        asyncio.run(run_duel(DuelState("duel-fresh", settings, {}), store, plans=_plans("duel-fresh")))
+        (pair,) = store.pairs("duel-fresh")
+    logs = {p.name for p in (tmp_path / "d" / "logs").iterdir()}
+    starts = sum((tmp_path / "d" / "logs" / n).read_text().count("listening on") for n in logs)
+    assert starts == 6, logs  # 2 checks + 2 games x 2 bots
+    addresses = [[p.address for p in read_record(Path(g["record"])).header.players] for g in pair.games]
+    assert len({a for game in addresses for a in game}) == 4, addresses  # four processes, four ports
+    assert all(n.startswith("duel-fresh") for n in logs if not n.startswith("hello")), logs
+
+
+class _Losing:
+    """Games on this process's match runner, of which games number ``lost`` (from 1) lose their worker."""
+
+    def __init__(self, lost: set[int] | None = None) -> None:
+        self.lost = lost
+        self.specs: list[GameSpec] = []
+
+    def seats(self, names: tuple[str, ...]):
+        return _nobody()
+
+    async def play(self, spec: GameSpec, on_decision=None, record: str | None = None) -> GameResult:
+        self.specs.append(spec)
+        if self.lost is None or len(self.specs) in self.lost:
+            raise GameLost(f"game {spec.game_id} lost its worker: test")
+        return await play_game(spec)
+
+
+@contextlib.asynccontextmanager
+async def _nobody() -> AsyncIterator[dict[str, str]]:
+    yield {}
+
+
+@pytest.mark.parametrize(("lost", "tries"), [({1}, 2), ({2}, 2), ({1, 2, 3}, MAX_PAIR_TRIES)])
+def test_a_pair_whose_game_lost_its_worker_is_dealt_again_on_a_fresh_deal(lost: set[int], tries: int) -> None:
+    """A game of the pair lost (its first or its second; or each try's but the last allowed): the pair is dealt
+    again on a fresh plan each time (its bots saw that deal), the row is the last deal's, and each loss is logged."""
+    games = _Losing(lost)
+    deals = iter(range(100, 200))
+    out = io.StringIO()
+    configure("info", json=True, stream=out)
+    try:
+        row = asyncio.run(_pair_on(games, _settings(max_games=2), lambda i: PairPlan(i, next(deals), 0, f"g{i}"), 3,
+                                   "duel-lost"))  # fmt: skip
+    finally:
+        configure("warning")
+    logs = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert row.pair == 3 and row.deck_seed == 100 + tries - 1 and len(row.games) == 2
+    assert [s.seed for s in games.specs[-2:]] == [row.deck_seed] * 2 and len({s.seed for s in games.specs}) == tries
+    assert all(s.tournament_id == "duel-lost" and s.game_id == "g3" for s in games.specs)
+    lost_lines = [e for e in logs if e["event"] == "pair lost a game with its worker; dealt again"]
+    assert len(lost_lines) == tries - 1
+    assert all(e["pair"] == 3 and e["error"] == "game g3 lost its worker: test" for e in lost_lines)
+    assert all(e["level"] == "warning" and e["duel"] == "duel-lost" for e in lost_lines)
+
+
+def test_a_pair_that_loses_its_worker_every_try_stops_after_max_pair_tries() -> None:
+    games = _Losing()
+    plans = iter(range(MAX_PAIR_TRIES + 5))
+    with pytest.raises(GameLost):
+        asyncio.run(_pair_on(games, _settings(), lambda i: PairPlan(i, next(plans), 0, "g"), 0, "d"))
+    assert [s.seed for s in games.specs] == list(range(MAX_PAIR_TRIES))  # one game of each try, each deal fresh
+
+
+def _result(scores: tuple[int, ...], places: tuple[int, ...]) -> GameResult:
+    return GameResult("g", scores, places, EndReason.EMPTY_HAND, [SeatStats() for _ in scores], 1, "", None)
+
+
+def test_the_table_measure_is_the_score_against_the_rest_of_the_table() -> None:
+    """3 seats, the candidate in seat 1: 7 against the others' mean of 4 in the first game, 2 against 6 in the
+    second (the baseline's): (7 - 4) - (2 - 6) = 7. The place measure is the place difference."""
+    first, second = _result((3, 7, 5), (3, 1, 2)), _result((6, 2, 6), (1, 3, 1))
+    roles = ["field0", "candidate", "field1"]
+    assert paired_difference(roles, first, second, "table") == (7.0, 2.0)
+    assert paired_difference(roles, first, second, "place") == (2.0, 2.0)
+    assert paired_difference(roles, first, second, "score") == (5.0, 2.0)
+    two = ["baseline", "candidate"]  # at 2 players the table measure is the score difference twice over
+    assert paired_difference(two, _result((4, 9), (2, 1)), _result((8, 5), (1, 2)), "table") == (8.0, 1.0)
+
+
+def test_a_duel_stored_before_the_measure_was_a_setting_measured_scores() -> None:
+    """Older duels have no "measure": they measured the score difference, also at 3 to 5 players (where a new
+    duel's default is the table measure), and a resume goes on measuring it."""
+    stored = _settings(table_size=3, field=default_field(3)).to_json()
+    assert stored.pop("measure") == "table"
+    assert DuelSettings.from_json(stored).measure == "score"
+    assert DuelSettings.from_json({**stored, "measure": "place"}).measure == "place"
+
+
+def test_a_state_with_a_kept_verdict_is_finished_and_stores_it_without_playing(tmp_path: Path) -> None:
+    with DuelStore(tmp_path) as store:
+        store.create("duel-k", _settings().to_json())
+        for i in range(3):
+            store.save_pair("duel-k", PairRow(i, i, 0, [], 1.0, 0.0))
+        store.finish("duel-k", "H1", 2)
+        row = store.duel("duel-k")
+        assert row is not None
+        state = DuelState.stored(store, row)
+        assert state.kept == (Verdict.H1, 2) and state.finished() and [p.pair for p in state.later()] == [2]
+        with pytest.raises(DuelError):  # had it played, the bot that cannot start would have stopped it
+            broken = DuelState("duel-x", _settings(candidate=EntrantConfig("c", address="127.0.0.1:1")), {})
+            store.create("duel-x", broken.settings.to_json())
+            asyncio.run(run_duel(broken, store))
+        asyncio.run(run_duel(state, store, player=lambda r: pytest.fail("a decided duel plays no game")))
+        assert len(store.pairs("duel-k")) == 3
