@@ -20,8 +20,11 @@ def _nice_step(span: float) -> float:
 
 
 def rating_plot(history: dict[str, list[tuple[int, float]]], order: list[str]) -> str:
-    """An inline SVG line chart: each entrant's conservative rating against the games it has played."""
-    w, h, left, right, top, bottom = 760, 340, 52, 130, 14, 38
+    """An inline SVG line chart, each entrant's conservative rating against the games it has played, and its legend
+    as HTML below it. The SVG scales with the page, its text with it: report.css sets the text's size in the
+    chart's own units for each screen width (a phone shows 760 units in about 360 px), so the margins leave room
+    for labels twice as large as a laptop's. The axes' names are in the legend's caption, not in the SVG."""
+    w, h, left, right, top, bottom = 760, 340, 84, 18, 18, 40
     xs = [x for pts in history.values() for x, _ in pts] or [0]
     ys = [y for pts in history.values() for _, y in pts] or [0.0]
     x_max = max(1, max(xs))
@@ -37,28 +40,26 @@ def rating_plot(history: dict[str, list[tuple[int, float]]], order: list[str]) -
     def py(y: float) -> float:
         return top + (h - top - bottom) * (y_hi - y) / (y_hi - y_lo)
 
-    out = [f'<svg id="rating-plot" viewBox="0 0 {w} {h}" role="img" aria-label="conservative rating over games '
-           'played" style="width:100%;max-width:900px;height:auto;font:11px system-ui,sans-serif">']  # fmt: skip
+    out = [f'<figure class="plot"><svg id="rating-plot" viewBox="0 0 {w} {h}" role="img" aria-label="conservative '
+           'rating over games played">']  # fmt: skip
     y = y_lo
     while y <= y_hi + 1e-9:
         out.append(f'<line x1="{left}" x2="{w - right}" y1="{py(y):.1f}" y2="{py(y):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" fill="#555">{y:g}</text>')  # fmt: skip
+                   f'<text x="{left - 8}" y="{py(y):.1f}" dy=".35em" text-anchor="end">{y:g}</text>')  # fmt: skip
         y += step
     xstep = max(1, int(_nice_step(x_max)))
     for x in range(0, x_max + 1, xstep):
-        out.append(f'<text x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle" fill="#555">{x}</text>')
+        out.append(f'<text x="{px(x):.1f}" y="{h - bottom + 8}" dy=".9em" text-anchor="middle">{x}</text>')
     out.append(f'<line x1="{left}" x2="{w - right}" y1="{h - bottom}" y2="{h - bottom}" stroke="#888"/>')
-    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 4}" text-anchor="middle" fill="#333">games played</text>')
-    out.append(f'<text transform="translate(12 {(top + h - bottom) / 2}) rotate(-90)" text-anchor="middle" '
-               'fill="#333">&#956; &#8722; 3&#963;</text>')  # fmt: skip
+    legend = []
     for i, name in enumerate(order):
         pts = history.get(name, [])
         colour = _COLOURS[i % len(_COLOURS)]
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
         out.append(f'<polyline class="rating-line" data-entrant="{_e(name)}" points="{path}" fill="none" '
                    f'stroke="{colour}" stroke-width="2"><title>{_e(name)}</title></polyline>')  # fmt: skip
-        ly = top + 8 + i * 16
-        out.append(f'<rect x="{w - right + 12}" y="{ly - 8}" width="12" height="4" fill="{colour}"/>'
-                   f'<text x="{w - right + 30}" y="{ly - 3}" fill="#222">{_e(name[:16])}</text>')  # fmt: skip
-    out.append("</svg>")
+        legend.append(f'<li data-entrant="{_e(name)}"><span class="swatch" style="background:{colour}"></span>'
+                      f"{_e(name)}</li>")  # fmt: skip
+    out.append('</svg><figcaption>Up: &mu; &minus; 3&sigma;; across: games played.'
+               f'<ul class="legend">{"".join(legend)}</ul></figcaption></figure>')  # fmt: skip
     return "".join(out)

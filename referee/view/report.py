@@ -171,18 +171,28 @@ def _standings(data: ReportData) -> str:
         '<section class="panel" id="standings"><h2>Standings</h2>'
         '<p class="muted">Ordered by the conservative rating &mu; &minus; 3&sigma; (TrueSkill; a new entrant starts at '
         f"&mu; = {MU:g}, &sigma; = {SIGMA:.2f}).</p>"
-        '<table><thead><tr><th>#</th><th class="name">entrant</th><th>&mu; &minus; 3&sigma;</th><th>&mu;</th>'
-        "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th>"
-        '<th title="score minus the mean score of the same seat over its duplicate set">dup &plusmn;</th>'
-        '<th title="half width of the 95% interval of dup">95% CI</th>'
-        '<th title="median time per decision, as the referee measured it">median ms</th><th>faults</th>'
-        f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        '<p class="muted small">dup &plusmn;: the mean score minus the mean score of the same seat of the same deal '
+        '<p class="swipe muted small">Swipe the table sideways for all its columns; the name stays in sight.</p>'
+        + _scroll(
+            "standings",
+            '<table><thead><tr><th>#</th><th class="name">entrant</th><th>&mu; &minus; 3&sigma;</th><th>&mu;</th>'
+            "<th>&sigma;</th><th>games</th><th>wins</th><th>mean place</th><th>mean score</th>"
+            '<th title="score minus the mean score of the same seat over its duplicate set">dup &plusmn;</th>'
+            '<th title="half width of the 95% interval of dup">95% CI</th>'
+            '<th title="median time per decision, as the referee measured it">median ms</th><th>faults</th>'
+            f"<th>retired</th></tr></thead><tbody>{''.join(rows)}</tbody></table>",
+        )
+        + '<p class="muted small">dup &plusmn;: the mean score minus the mean score of the same seat of the same deal '
         "(its duplicate set), so the luck of the cards cancels; 95% CI: its interval's half width (analytic, over "
         "duplicate sets); ~ after &mu; &minus; 3&sigma;: the row is not separated at 95% from the next one (it did "
         "not place ahead of it, in the games they shared, significantly more often than behind); median ms: the "
         "bot's median time per decision. All as <code>abluxx standings</code> shows them.</p></section>"
     )
+
+
+def _scroll(what: str, table: str) -> str:
+    """``table`` in a box of its own that scrolls sideways when it is wider than the screen (report.css keeps the
+    entrant's name in sight), so the panel's heading and notes stay put."""
+    return f'<div class="scroll" role="region" tabindex="0" aria-label="{what}, scrolls sideways">{table}</div>'
 
 
 def _dup_ci(e: Standing) -> str:
@@ -206,6 +216,15 @@ def _score_diff_words(d: dict | None) -> str:
     return f"; score difference {d['mean_diff']:+.1f}{spread} a game"
 
 
+def _diff_shown(d: dict | None) -> str:
+    """The cell's mean score difference and its 95% interval's half width, in the cell (a phone cannot hover)."""
+    if not d or not d["games"]:
+        return ""
+    ci = d["ci95"]
+    spread = "" if ci is None else f'<span class="ci">&plusmn;{(ci[1] - ci[0]) / 2:.1f}</span>'
+    return f'<span class="diff">{d["mean_diff"]:+.1f}</span>{spread}'
+
+
 def _head_to_head(data: ReportData) -> str:
     names = [e.entrant for e in data.entrants]
     head = "".join(f'<th title="{_e(n)}">{_e(n)}</th>' for n in names)
@@ -225,7 +244,7 @@ def _head_to_head(data: ReportData) -> str:
             share = (w + tied / 2) / met
             colour = f"hsl({round(share * 120)}, 55%, 88%)"
             diff = data.standings.score_diff.get(a, {}).get(b)
-            shown = f'<span class="diff">{diff["mean_diff"]:+.1f}</span>' if diff and diff["games"] else ""
+            shown = _diff_shown(diff)
             cells.append(
                 f'<td style="background:{colour}" title="{_e(a)} above {_e(b)} {w}, below {lost}, level {tied}'
                 f'{_score_diff_words(diff)}">'
@@ -235,9 +254,11 @@ def _head_to_head(data: ReportData) -> str:
     return (
         '<section class="panel" id="head-to-head"><h2>Head to head</h2>'
         '<p class="muted">Each cell: how often the row placed above&ndash;below(&ndash;level with) the column in the '
-        "games they played at one table, and under it the row's mean score difference a game; hover (or hold) a cell "
-        "for its 95% interval.</p>"
-        f'<table><thead><tr><th class="name"></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
+        "games they played at one table; under it the row's mean score difference a game, and the half width of its "
+        "95% interval.</p>"
+        + _scroll("head to head", f'<table><thead><tr><th class="name"></th>{head}</tr></thead>'
+                  f'<tbody>{"".join(rows)}</tbody></table>')
+        + "</section>"
     )
 
 
@@ -254,8 +275,9 @@ def _faults(data: ReportData) -> str:
                     f"<td>{e.retired}</td></tr>")  # fmt: skip
     return (
         '<section class="panel" id="faults"><h2>Faults per bot</h2>'
-        f'<table><thead><tr><th class="name">entrant</th>{head}<th>games retired</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
+        + _scroll("faults", f'<table><thead><tr><th class="name">entrant</th>{head}<th>games retired</th></tr>'
+                  f"</thead><tbody>{''.join(rows)}</tbody></table>")
+        + "</section>"
     )
 
 

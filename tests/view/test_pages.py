@@ -61,7 +61,8 @@ def test_an_incomplete_record_replays_as_far_as_it_goes():
 
 def test_rating_plot_draws_one_line_per_entrant():
     svg = rating_plot({"a": [(0, 0.0), (1, 3.5)], "b": [(0, 0.0), (1, -2.0), (2, 1.0)]}, ["a", "b"])
-    assert svg.startswith("<svg") and svg.count("<polyline") == 2
+    assert svg.startswith('<figure class="plot"><svg') and svg.count("<polyline") == 2
+    assert svg.count('<li data-entrant="') == 2  # the legend, as HTML under the chart
 
 
 def test_cli_view_names_a_missing_record(tmp_path, capsys):

@@ -228,11 +228,80 @@ def test_the_report_reads_on_a_phone(page_for, big_report):
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390  # the page never scrolls sideways
     table, panel = pg.locator("#games-table").bounding_box(), pg.locator("#games").bounding_box()
     assert table["x"] + table["width"] <= panel["x"] + panel["width"], "the games table fits its panel"
-    # a wide standings table scrolls inside its panel, and the entrant's name stays in sight
-    pg.locator("#standings").evaluate("e => { e.scrollLeft = 400; }")
-    name = pg.locator("#standings tbody tr:first-child td.name").bounding_box()
-    standings = pg.locator("#standings").bounding_box()
-    assert standings["x"] <= name["x"] and name["x"] + name["width"] <= standings["x"] + standings["width"]
+
+
+# The element that scrolls a table sideways: the nearest ancestor whose content is wider than it and that scrolls.
+_SCROLLER = """(t) => { for (let e = t.parentElement; e; e = e.parentElement) {
+  const o = getComputedStyle(e).overflowX;
+  if ((o === 'auto' || o === 'scroll') && e.scrollWidth > e.clientWidth) return e; } return null; }"""
+
+
+def _inside(cell: dict, box: dict) -> bool:
+    return box["x"] - 0.5 <= cell["x"] and cell["x"] + cell["width"] <= box["x"] + box["width"] + 0.5
+
+
+def test_on_a_phone_every_standings_column_can_be_scrolled_to_beside_the_name(page_for, big_report):
+    """At 390 px the standings are wider than the screen. They scroll sideways in a box of their own: the panel's
+    heading and notes stay put, the entrant's name (heading and rows) stays at the box's left edge, every column can
+    be brought fully into the box beside it, and a line says the table scrolls. Before, the whole panel scrolled
+    with no sign of it, the name's heading scrolled away, and the columns after "wins" looked cut off."""
+    pg = page_for(390, 844)
+    pg.goto(big_report.as_uri())
+    table = pg.locator("#standings table")
+    scroller = table.evaluate_handle(_SCROLLER).as_element()
+    assert scroller is not None, "the standings are not wider than a phone: this test checks nothing"
+    assert pg.evaluate("e => e.closest('section').scrollWidth <= e.closest('section').clientWidth", scroller), (
+        "the panel itself scrolls sideways: its heading and notes slide away with the table"
+    )
+    box = scroller.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert pg.locator("#standings .swipe").is_visible() and "sideways" in pg.inner_text("#standings .swipe")
+    heads = pg.locator("#standings thead th")
+    names = pg.locator("#standings thead th.name, #standings tbody td.name")
+    widths = table.evaluate("t => [...t.querySelectorAll('thead th')].map(th => [th.offsetLeft, th.offsetWidth])")
+    name_left, name_width = table.evaluate("t => { const n = t.querySelector('thead th.name'); "
+                                           "return [n.offsetLeft, n.offsetWidth]; }")  # fmt: skip
+    for i, (left, _) in enumerate(widths):
+        # scroll so that column i starts just right of the name, stuck at the box's left edge (as far as it goes)
+        scroller.evaluate("(e, x) => { e.scrollLeft = x; }", max(0, left - name_width) if left > name_left else 0)
+        cell, name = heads.nth(i).bounding_box(), heads.nth(1).bounding_box()
+        assert _inside(cell, box), (heads.nth(i).inner_text(), cell, box)
+        assert i == 1 or cell["x"] + cell["width"] <= name["x"] + 0.5 or cell["x"] >= name["x"] + name["width"] - 0.5
+        assert all(_inside(n.bounding_box(), box) for n in names.all()), "the name left the box"
+    assert scroller.evaluate("e => e.scrollLeft") > 0
+    assert pg.locator("#standings tbody tr").first.locator("td").last.is_visible()
+
+
+def test_on_a_phone_the_rating_chart_reads_at_11_px_and_nothing_is_clipped(page_for, big_report):
+    pg = page_for(390, 844)
+    pg.goto(big_report.as_uri())
+    sizes = pg.evaluate("""() => { const svg = document.querySelector('#rating-plot'), r = svg.getBoundingClientRect();
+      return [...svg.querySelectorAll('text')].map(t => { const b = t.getBoundingClientRect();
+        return {text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * svg.getScreenCTM().a,
+                inside: b.left >= r.left - 0.5 && b.right <= r.right + 0.5 && b.top >= r.top - 0.5
+                        && b.bottom <= r.bottom + 0.5}; }); }""")  # fmt: skip
+    assert len(sizes) >= 6, sizes
+    assert all(s["px"] >= 11 for s in sizes), sizes
+    assert all(s["inside"] for s in sizes), [s for s in sizes if not s["inside"]]
+    legend = pg.locator("#ratings .legend li")
+    assert sorted(legend.all_inner_texts()) == ["ada", "bob", "cyd", "dee", "eve"]
+    assert all(float(x.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px")) >= 11 for x in legend.all())
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_on_a_phone_each_head_to_head_cell_shows_its_difference_and_interval(page_for, big_report):
+    """No hover on a phone: the mean score difference and its 95% interval are in the cell, and visible."""
+    pg = page_for(390, 844)
+    pg.goto(big_report.as_uri())
+    cells = pg.locator('#head-to-head td[title*="score difference"]')
+    assert cells.count() > 0
+    for cell in cells.all():
+        cell.scroll_into_view_if_needed()
+        diff, ci = cell.locator(".diff"), cell.locator(".ci")
+        assert diff.is_visible() and ci.is_visible()
+        title = cell.get_attribute("title")
+        assert f"score difference {diff.inner_text()}" in title
+        assert f"\u00b1 {ci.inner_text()[1:]} (95%)" in title, (title, ci.inner_text())
 
 
 def test_notable_only_says_which_games_are_linked(page_for, big_tournament, tmp_path):

@@ -300,3 +300,35 @@ def test_on_a_phone_what_happened_is_in_sight_below_a_short_bar(page_for, viewer
     assert pg.locator("nav.controls").bounding_box()["y"] == 0
     assert pg.evaluate("document.documentElement.scrollWidth") <= width
     pg.screenshot(path=str(tmp_path / "phone.png"))
+
+
+# Each face-up card in a group or a hand: its value's right edge (the text itself, not its box) and the left edge of
+# the card after it, in the same row.
+_COVERED = """() => {
+  const out = [];
+  for (const row of document.querySelectorAll('.group, .hand:not(.hidden)')) {
+    const cards = [...row.querySelectorAll('.card')];
+    cards.forEach((c, i) => {
+      const r = document.createRange(); r.selectNodeContents(c);
+      const text = r.getBoundingClientRect(), next = cards[i + 1] && cards[i + 1].getBoundingClientRect();
+      out.push({value: c.textContent, right: text.right, next: next && Math.abs(next.top - text.top) < 20
+                ? next.left : null});
+    });
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 800)], ids=["phone", "laptop"])
+def test_no_card_value_in_a_group_or_hand_is_covered_by_the_next_card(page_for, record, viewer_url, width, height):
+    """On a phone, two 13s in a group read "13 13", not "1313" (the next card covered the second digit)."""
+    pg = page_for(width, height)
+    seen_two_digits = 0
+    for at in (len(record.decisions) // 3, 2 * len(record.decisions) // 3, len(record.decisions)):
+        pg.goto(viewer_url + f"#step={at}&view=full")
+        pg.wait_for_selector(".seat .stack")
+        cards = pg.evaluate(_COVERED)
+        covered = [c for c in cards if c["next"] is not None and c["right"] > c["next"] + 0.5]
+        assert not covered, covered
+        seen_two_digits += sum(len(c["value"]) == 2 and c["next"] is not None for c in cards)
+    assert seen_two_digits > 0, "no two-digit card had a card after it: the check saw nothing"
