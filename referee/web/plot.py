@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 WIDTH, HEIGHT, PAD = 600, 220, 30
+LEFT = 60  # room for the rating labels left of the axis, at a phone's larger text (site.css)
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Plot:
     width: int = WIDTH
     height: int = HEIGHT
     pad: int = PAD
+    left: int = LEFT
 
 
 def plot(history: Mapping[str, Sequence[tuple[int, float]]], names: Sequence[str]) -> Plot | None:
@@ -40,7 +42,7 @@ def plot(history: Mapping[str, Sequence[tuple[int, float]]], names: Sequence[str
     lines = []
     for i, n in enumerate(chosen):
         pts = " ".join(
-            f"{PAD + (WIDTH - 2 * PAD) * x / games:.1f},{HEIGHT - PAD - (HEIGHT - 2 * PAD) * (y - low) / span:.1f}"
+            f"{LEFT + (WIDTH - LEFT - PAD) * x / games:.1f},{HEIGHT - PAD - (HEIGHT - 2 * PAD) * (y - low) / span:.1f}"
             for x, y in history[n]
         )
         lines.append(Line(n, pts, history[n][-1][1], f"line{i}"))

@@ -176,6 +176,21 @@ def test_at_390_px_the_main_tables_need_no_sideways_scrolling(narrow_site, page_
     assert page.locator("main table").count() >= 1
 
 
+@pytest.mark.parametrize("path", ["/t/{tid}", "/t/{tid}/e/ada"])
+def test_at_390_px_the_rating_plots_text_reads_at_11_px_inside_the_plot(narrow_site, page_for, path: str) -> None:
+    """The plot scales down to the phone (600 units in about 360 px): its labels were 6.7 px."""
+    site, tid = narrow_site
+    page = page_for(390, 844)
+    page.goto(site.url + path.format(tid=tid), timeout=SLOW)
+    texts = page.evaluate("""() => [...document.querySelectorAll('figure.plot svg text')].map(t => {
+      const svg = t.ownerSVGElement, r = svg.getBoundingClientRect(), b = t.getBoundingClientRect();
+      return {text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * svg.getScreenCTM().a,
+              inside: b.left >= r.left - 0.5 && b.right <= r.right + 0.5 && b.top >= r.top - 0.5
+                      && b.bottom <= r.bottom + 0.5}; })""")  # fmt: skip
+    assert len(texts) == 3, texts
+    assert all(t["px"] >= 11 and t["inside"] for t in texts), texts
+
+
 def test_a_ladder_shows_through_the_same_pages_with_its_versions(tmp_path: Path, page_for) -> None:
     """An open ladder with a submitted bot resubmitted mid-way: its leaderboard shows each bot's latest version
     (linked to the bot's page), every version on request, and each version's entrant page."""
