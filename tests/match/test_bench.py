@@ -17,10 +17,12 @@ POSITIVE = (
     "referee_loop_cpu_us_per_decision",
     "bot_cpu_us_per_decision",
     "floor_client_cpu_us_per_rt",
+    "floor_client_loop_cpu_us_per_rt",
     "cpu_vs_floor",
 )
 PRESENT = ("max_loop_stall_ms", "p99_loop_stall_ms", "max_loop_stall_cpu_ms", "gc_max_pause_ms", "gc_us_per_decision",
-           "referee_grpc_cpu_us_per_decision", "gc_collections_gen2")  # fmt: skip
+           "referee_grpc_cpu_us_per_decision", "gc_collections_gen2", "max_loop_stall_ms_16",
+           "max_loop_stall_cpu_ms_16")  # fmt: skip
 
 
 def test_bench_referee_json_last_line() -> None:
