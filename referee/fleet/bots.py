@@ -187,7 +187,7 @@ class LocalBots:
                         )
                     log.write(line)
                     if m := LISTENING.search(line):
-                        self._serving(e.name, m[1].decode())
+                        self._serving(e.name, m[1].decode(), proc.pid)
                         break
         except TimeoutError:
             log.close()
@@ -201,11 +201,11 @@ class LocalBots:
         self._drains.append(asyncio.create_task(_drain(proc.stdout, log)))
         self._watchers.append(asyncio.create_task(self._on_exit(e, proc)))
 
-    def _serving(self, name: str, address: str) -> None:
+    def _serving(self, name: str, address: str, pgid: int) -> None:
         self.addresses[name] = address
         if self.shared is not None:
             self.shared[name] = address
-        exits.watch(address)
+        exits.watch(address, alive=lambda: _group_alive(pgid))  # its own session: the group id is its pid
 
     async def _on_exit(self, e: Bot, proc: asyncio.subprocess.Process) -> None:
         """When ``e``'s process ends before ``stop``: say how (to the games it was in, the log and the summary),

@@ -11,15 +11,19 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Callable
 
 WAIT_S = 1.0  # how long a broken seat waits to hear that its process ended (both are seen within milliseconds)
+# ... when its process is already gone: its end is certain to be told, only late on a busy machine
+DEAD_WAIT_S = 30.0
 
 
 class _Watch:
-    def __init__(self) -> None:
+    def __init__(self, alive: Callable[[], bool] | None) -> None:
         self.ended = asyncio.Event()
         self.how = ""
         self.at = 0.0  # when it was heard of (time.monotonic)
+        self.alive = alive
 
 
 _watched: dict[str, _Watch] = {}
@@ -36,9 +40,10 @@ def how_it_ended(returncode: int) -> str:
     return f"the bot's process exited with code {returncode}"
 
 
-def watch(address: str) -> None:
-    """A local bot process serves ``address`` from now on."""
-    _watched[address] = _Watch()
+def watch(address: str, alive: Callable[[], bool] | None = None) -> None:
+    """A local bot process serves ``address`` from now on; ``alive()`` says whether it still runs (asked only when
+    a seat's connection broke, so a seat waits for the words of an end that is certain)."""
+    _watched[address] = _Watch(alive)
 
 
 def exited(address: str, how: str) -> None:
@@ -51,7 +56,10 @@ def exited(address: str, how: str) -> None:
 
 
 def forget(address: str) -> None:
-    _watched.pop(address, None)
+    """No process serves ``address`` any more (it was stopped): a seat waiting to hear of its end hears nothing."""
+    w = _watched.pop(address, None)
+    if w is not None and not w.ended.is_set():
+        w.ended.set()
 
 
 async def note(address: str, wait_s: float = WAIT_S) -> str | None:
@@ -67,8 +75,10 @@ async def ended_since(address: str, since: float, wait_s: float = WAIT_S) -> tup
     w = _watched.get(address)
     if w is None:
         return None
+    if not w.ended.is_set() and w.alive is not None and not w.alive():
+        wait_s = max(wait_s, DEAD_WAIT_S)
     try:
         await asyncio.wait_for(w.ended.wait(), wait_s)
     except TimeoutError:
         return None
-    return w.how, w.at < since
+    return (w.how, w.at < since) if w.how else None
