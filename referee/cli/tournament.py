@@ -133,8 +133,9 @@ def _run(config, args, source: str) -> int:
     if out.crashes:
         from referee.fleet import crash_summary
 
+        per = "per entrant" if workers.backend == "inline" else "per entrant on each worker"
         say("\ncommand bots whose process ended during the run (each lost the games it was in; restart = "
-            f"{config.restart!r}, at most {config.max_restarts} per entrant):", file=sys.stderr)  # fmt: skip
+            f"{config.restart!r}, at most {config.max_restarts} {per}):", file=sys.stderr)  # fmt: skip
         for line in crash_summary(out.crashes):
             say(f"  {line}", file=sys.stderr)
     if out.played == 0:

@@ -215,7 +215,7 @@ async def run_ladder(
     assert config.ladder is not None
     tid = config.tournament_id
     opened = open_ladder(store, config, source)
-    played = 0
+    played, crashes = 0, []
     row = store.tournament(tid)
     assert row is not None
     if row.finished_at is None and not spent(store, config):
@@ -225,6 +225,7 @@ async def run_ladder(
             bar = Progress(budget, row.done, enabled=progress, games_log=games_log) if budget else None
             c = concurrency or config.concurrency
             played, _ = await play_slots(store, scheduled, play, addresses, c, bar, ladder_hooks)
+        crashes = list(getattr(addresses, "crashes", []))  # as run_tournament: told once the fleet has closed
     if spent(store, config):
         final, json_path, csv_path = finish_tournament(store, tid)
     else:
@@ -232,4 +233,4 @@ async def run_ladder(
 
         final = standings_of(store, tid)
         json_path, csv_path = write_standings(store, final)
-    return Outcome(tid, final, played, opened.resumed, json_path, csv_path)
+    return Outcome(tid, final, played, opened.resumed, json_path, csv_path, crashes)

@@ -77,3 +77,14 @@ def test_the_summary_names_the_workers_whose_copy_was_left_down() -> None:
     ]
     solo = f"solo: 1 crash ({how}); started again 0 times; then left down"
     assert crash_summary([Crash("solo", how, False)]) == [solo]
+
+
+def test_a_ladder_run_ends_with_the_crash_summary_too(tmp_path: Path) -> None:
+    """A ladder is a run like a round robin: its crashes were in the log only, never in a summary."""
+    text = CONFIG.replace('deals = 12\n', '').replace('max_restarts = 3\n', 'max_restarts = 3\n[ladder]\ngames = 30\n')
+    cfg = write_config(tmp_path, text)
+    out = abluxx("tournament", "run", cfg, "--data", tmp_path / "d", "--no-progress", cwd=tmp_path, timeout=400)
+    assert out.returncode == 0, out.stderr
+    assert "command bots whose process ended during the run" in out.stderr, out.stderr[-3000:]
+    summary = out.stderr.split("command bots whose process ended during the run")[1]
+    assert re.search(r"crasher: \d+ crash(es)? \(the bot's process exited with code 7", summary), summary
