@@ -91,3 +91,18 @@ def test_a_ladder_on_two_ray_actors_stores_what_one_process_stores(tmp_path: Pat
             out = asyncio.run(run_ladder(config, store, match_player, progress=False, workers=workers))
         assert out.played == 12
     assert stored(tmp_path / "inline") == stored(tmp_path / "ray2")
+
+
+def test_crashes_on_ray_actors_reach_the_runs_summary(tmp_path: Path) -> None:
+    """Each actor runs its own copy of a command bot that crashes; the run's summary lists their crashes."""
+    from referee.fleet import crash_summary
+
+    from .test_crash_summary import CONFIG
+
+    config = load(write_config(tmp_path, CONFIG))
+    with open_store(tmp_path / "d") as store:
+        out = asyncio.run(run_tournament(config, store, match_player, progress=False,
+                                         workers=WorkerSettings("ray", 2)))  # fmt: skip
+    assert out.crashes and {c.entrant for c in out.crashes} == {"crasher"}
+    assert all(c.where.startswith(config.tournament_id + "-w") for c in out.crashes), out.crashes
+    assert "the bot's process exited with code 7" in crash_summary(out.crashes)[0]
