@@ -144,6 +144,8 @@ def configure(work: Path, module: dict[str, Any], common: dict[str, Any]) -> Non
         f"pytest_add_cli_args = {toml_list(common['pytest_args'])}",
         f"pytest_add_cli_args_test_selection = {toml_list(module['tests'])}",
         f'process_isolation = "{common["process_isolation"]}"',
+        f"timeout_constant = {float(common['timeout_constant'])}",
+        f"timeout_multiplier = {float(common['timeout_multiplier'])}",
         "use_git_change_detection = false",
     ]
     with (work / "pyproject.toml").open("a") as f:
@@ -235,12 +237,17 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
     log = work / "mutmut.log"
     with log.open("w") as out:
         proc = subprocess.run(
-            ["nice", "-n", "10", *mutmut, "run", "--max-children", str(children), *names],
+            [*mutmut, "run", "--max-children", str(children), *names],
             cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
     if proc.returncode != 0:  # e.g. a listed test fails without any mutant: the other modules still run
         tail = log.read_text(errors="replace").splitlines()[-30:]
         print(f"mutmut failed on {name} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail), file=sys.stderr)
+        # mutmut runs the clean tests in a forked child whose output it drops: run them again where it shows
+        again = subprocess.run([sys.executable, "-m", "pytest", *cfg["common"]["pytest_args"], *module["tests"]],
+                               cwd=work / "mutants", env=env, capture_output=True, text=True)  # fmt: skip
+        print(f"the tests of {name} without mutants (exit {again.returncode}):\n{again.stdout[-4000:]}",
+              file=sys.stderr)
         return {"module": name, "files": files, "error": f"mutmut exited {proc.returncode}", "rate": 0.0,
                 "survivors": [], "seconds": round(time.monotonic() - t0, 1)}
     found = results(work, module, cfg.get("equivalent", []))

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from referee.proto.abluxxen.v1 import record_pb2
-from referee.rating import Ratings, rate
+from referee.rating import Ratings
 from referee.records import FAULT_NAME
 from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
@@ -164,11 +164,6 @@ def _diff_cell(d: dict[str, Any]) -> str:
         return "-"
     ci = d["ci95"]
     return f"{d['mean_diff']:+.1f}" + ("" if ci is None else f"±{(ci[1] - ci[0]) / 2:.1f}")
-
-
-def ratings_of(names: Iterable[str], games: list[GameRow]) -> Ratings:
-    """Ratings from stored games; ``games`` must be in schedule order (SqliteStore.games gives that)."""
-    return rate(names, ((g.names, g.places) for g in games))
 
 
 def rating_history(names: list[str], games: list[GameRow]) -> tuple[Ratings, dict[str, list[tuple[int, float]]]]:
@@ -421,8 +416,8 @@ def _median(ordered: list[int]) -> float:
 def compute(
     tournament_id: str, names: list[str], games: list[GameRow], scheduled: int, ratings: Ratings | None = None
 ) -> Standings:
-    """The standings of ``games``. ``ratings``, when given, must be ``ratings_of(names, games)`` already computed
-    (the runner's live ratings after the whole schedule); otherwise they are computed here."""
+    """The standings of ``games``. ``ratings``, when given, must be the ratings of ``games`` in schedule order already
+    computed (the runner's live ratings after the whole schedule); otherwise they are computed here."""
     tally = Tally(tournament_id, names, scheduled)
     for g in games:
         tally.add(g)

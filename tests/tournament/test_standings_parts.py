@@ -1,0 +1,158 @@
+"""The parts of the standings that the leaderboard tests do not reach: the JSON a run writes, the rating history the
+report plots, the thinned history the site plots, the median decision time, and the tally kept one game at a time
+(a service adds games as they finish, in any order, and a ladder shows only some entrants). In this process, so
+mutation testing sees the calls (scripts/mutation.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from referee.rating import Ratings
+from referee.store import open_store
+from referee.store.sqlite import GameRow, SeatRow
+from referee.tournament import schedule
+from referee.tournament.config import parse
+from referee.tournament.runner import write_standings
+from referee.tournament.standings import History, Tally, compute, dumps, rating_history
+
+
+def _game(slot: int, seats: list[tuple[str, int]], times: tuple[int, ...] = (1000,), table: int = 0,
+          deal: int | None = None) -> GameRow:  # fmt: skip
+    rows = [SeatRow(n, s, 1 + sum(x > s for _, x in seats), False, {}, list(times)) for n, s in seats]
+    return GameRow(slot, f"g{slot}", table, slot if deal is None else deal, 0, rows, "empty_hand", 9, None, 0.0)
+
+
+GAMES = [
+    _game(0, [("a", 9), ("b", 1)]),
+    _game(1, [("b", 5), ("c", 4)]),
+    _game(2, [("c", 7), ("a", 2)]),
+    _game(3, [("a", 3), ("b", 8)]),
+]
+
+
+def _after_each(names: list[str], games: list[GameRow]) -> list[Ratings]:
+    ratings, out = Ratings(names), []
+    for g in games:
+        ratings.add(g.names, g.places)
+        out.append(ratings.copy())
+    return out
+
+
+def test_the_standings_file_a_run_writes_holds_every_part(tmp_path: Path) -> None:
+    s = compute("t-1", ["a", "b", "c"], GAMES, 6)
+    with open_store(tmp_path / "d") as store:
+        json_path, _ = write_standings(store, s)
+    written = json.loads(json_path.read_text())
+    assert written == json.loads(dumps(s))
+    assert list(written) == ["tournament_id", "games", "scheduled", "standings", "head_to_head", "score_diff"]
+    assert (written["tournament_id"], written["games"], written["scheduled"]) == ("t-1", 4, 6)
+    assert [r["entrant"] for r in written["standings"]] == [r.entrant for r in s.rows]
+    assert written["head_to_head"]["a"]["b"] == {"wins": 1, "losses": 1, "ties": 0}
+    assert written["score_diff"]["a"]["b"]["games"] == 2 and written["score_diff"]["a"]["b"]["mean_diff"] == 1.5
+
+
+def test_the_reports_rating_history_is_each_entrants_rating_after_each_of_its_games() -> None:
+    names = ["a", "b", "c"]
+    ratings, history = rating_history(names, GAMES)
+    start = Ratings(names).get("a").conservative
+    after = _after_each(names, GAMES)
+    assert history["a"] == [(0, start), (1, after[0].get("a").conservative), (2, after[2].get("a").conservative),
+                            (3, after[3].get("a").conservative)]  # fmt: skip
+    assert history["c"] == [(0, start), (1, after[1].get("c").conservative), (2, after[2].get("c").conservative)]
+    assert {n: (r.mu, r.sigma) for n, r in ratings.leaderboard()} == {
+        n: (r.mu, r.sigma) for n, r in after[-1].leaderboard()
+    }
+
+
+def test_the_sites_history_keeps_at_most_its_points_doubling_its_step() -> None:
+    """Four points at most: after 10 games the points kept are at 0, 4 and 8 games, and the current rating."""
+    ratings = Ratings(["a", "b"])
+    history = History(ratings, ["a", "b"], points=4)
+    assert history.lines == {"a": [(0, ratings.get("a").conservative)], "b": [(0, ratings.get("b").conservative)]}
+    seen = []
+    for k in range(1, 11):
+        ratings.add(("a", "b"), (1, 2) if k % 3 else (2, 1))
+        history.add(("a", "b"), ratings)
+        seen.append([x for x, _ in history.lines["a"]])
+        assert history.lines["a"][-1] == (k, ratings.get("a").conservative)
+    assert seen[:4] == [[0, 1], [0, 1, 2], [0, 1, 2, 3], [0, 2, 4]]
+    assert seen[4:] == [[0, 2, 4, 5], [0, 2, 4, 6], [0, 4, 7], [0, 4, 8], [0, 4, 8, 9], [0, 4, 8, 10]]
+    assert history.step["a"] == 4 and history.played["a"] == 10
+    # an entrant that joined later (a ladder's) starts its own line at 0 games
+    ratings.join("z")
+    ratings.add(("z", "a"), (1, 2))
+    history.add(("z", "a"), ratings)
+    assert [x for x, _ in history.lines["z"]] == [0, 1] and history.lines["z"][-1][1] == ratings.get("z").conservative
+    assert history.step["z"] == 1 and history.played["z"] == 1
+
+
+def test_the_median_decision_time_of_an_odd_and_an_even_count() -> None:
+    games = [_game(0, [("a", 5), ("b", 1)], times=(3000, 1000, 9000)),
+             _game(1, [("a", 2), ("b", 4)], times=(2000,))]  # fmt: skip
+    rows = {r.entrant: r for r in compute("t", ["a", "b"], games[:1], 2).rows}
+    assert rows["a"].median_decision_ms == 3.0
+    rows = {r.entrant: r for r in compute("t", ["a", "b"], games, 2).rows}
+    assert rows["a"].median_decision_ms == 2.5  # 1000 2000 3000 9000
+    empty = [_game(0, [("a", 5), ("b", 1)], times=())]
+    assert all(r.median_decision_ms is None for r in compute("t", ["a", "b"], empty, 1).rows)
+
+
+def test_a_tally_fed_out_of_order_and_twice_gives_what_compute_gives() -> None:
+    names = ["a", "b", "c"]
+    tally = Tally("t", names, 4)
+    tally.add(GAMES[2])
+    tally.add(GAMES[0])
+    half = tally.standings()
+    assert half.games == 2 and tally.standings() is half  # asked again with nothing new: the same object
+    for g in (GAMES[3], GAMES[1], GAMES[0]):  # the last one again: ignored
+        tally.add(g)
+    full = tally.standings()
+    assert full is not half and full.games == 4
+    assert json.loads(dumps(full)) == json.loads(dumps(compute("t", names, GAMES, 4)))
+    assert [x for x, _ in tally.history.lines["a"]] == [0, 1, 2, 3]
+
+
+def test_a_tally_rates_the_games_past_a_gap_in_schedule_order() -> None:
+    """Games 0 and 2 finished, 1 not yet: the ratings are those of 0 then 2 (on a copy: the prefix stays at game
+    0 until 1 comes)."""
+    names = ["a", "b", "c"]
+    tally = Tally("t", names, 4)
+    tally.add(GAMES[2])
+    tally.add(GAMES[0])
+    want = _after_each(names, [GAMES[0], GAMES[2]])[-1]
+    got = tally.ratings()
+    assert {n: (r.mu, r.sigma) for n, r in got.leaderboard()} == {n: (r.mu, r.sigma) for n, r in want.leaderboard()}
+    assert [x for x, _ in tally.history.lines["c"]] == [0]  # the prefix is game 0 only: c has not played in it
+    tally.add(GAMES[1])
+    assert [x for x, _ in tally.history.lines["c"]] == [0, 1, 2]
+
+
+def test_a_ladder_shows_some_entrants_ranked_among_themselves() -> None:
+    names = ["a", "b", "c"]
+    tally = Tally("t", names, 4)
+    for g in GAMES:
+        tally.add(g)
+    every = tally.standings()
+    shown = tally.standings(shown={"a", "c"})
+    assert [r.entrant for r in shown.rows] == [r.entrant for r in every.rows if r.entrant in ("a", "c")]
+    assert [r.rank for r in shown.rows] == [1, 2]
+    assert set(shown.head_to_head) == {"a", "c"} and set(shown.head_to_head["a"]) == {"c"}
+    assert set(shown.score_diff) == {"a", "c"} and set(shown.score_diff["c"]) == {"a"}
+    assert tally.standings() is every  # a ladder's view is not kept as the whole standings
+
+
+def test_the_duplicate_average_of_a_schedule_built_tournament() -> None:
+    """Two entrants in seat rotations: each deal's two games are a duplicate set, so each seat's cards were held
+    by both, and a's duplicate score is its score minus b's on the same cards."""
+    cfg = parse({"entrants": [{"name": n, "policy": "random"} for n in ("a", "b")], "table_size": 2, "deals": 2,
+                 "seat_orders": "rotations", "seed": 1}, "t.toml")  # fmt: skip
+    slots = schedule.build(cfg, bytes(32))
+    scores = {0: (6, 2), 1: (4, 4)}  # a's and b's score in each deal's games, whatever the seat
+    games = []
+    for s in slots:
+        a, b = scores[s.deal]
+        seats = [(n, a if n == "a" else b) for n in s.seats]
+        games.append(_game(s.slot, seats, table=s.table, deal=s.deal))
+    rows = {r.entrant: r for r in compute(cfg.tournament_id, ["a", "b"], games, len(slots)).rows}
+    assert rows["a"].dup_avg_score == 2.0 and rows["b"].dup_avg_score == -2.0 and rows["a"].dup_games == 4
