@@ -14,7 +14,7 @@ from referee.store.sqlite import GameRow, SeatRow
 from referee.tournament import schedule
 from referee.tournament.config import parse
 from referee.tournament.runner import write_standings
-from referee.tournament.standings import History, Tally, compute, dumps, rating_history
+from referee.tournament.standings import History, Tally, compute, dumps, rating_history, separated
 
 
 def _game(slot: int, seats: list[tuple[str, int]], times: tuple[int, ...] = (1000,), table: int = 0,
@@ -156,3 +156,62 @@ def test_the_duplicate_average_of_a_schedule_built_tournament() -> None:
         games.append(_game(s.slot, seats, table=s.table, deal=s.deal))
     rows = {r.entrant: r for r in compute(cfg.tournament_id, ["a", "b"], games, len(slots)).rows}
     assert rows["a"].dup_avg_score == 2.0 and rows["b"].dup_avg_score == -2.0 and rows["a"].dup_games == 4
+
+
+def test_a_plot_of_a_long_tournament_keeps_256_points_an_entrant() -> None:
+    ratings = Ratings(["a", "b"])
+    history = History(ratings, ["a", "b"])
+    for k in range(1, 257):
+        ratings.add(("a", "b"), (1, 2) if k % 2 else (2, 1))
+        history.add(("a", "b"), ratings)
+        if k == 255:
+            assert len(history.lines["a"]) == 256 and history.step["a"] == 1
+    assert history.step["a"] == 2 and len(history.lines["a"]) == 129  # 0, 2, ..., 256
+
+
+def test_a_tally_before_any_game_lists_every_entrant_with_nothing_played() -> None:
+    s = Tally("t", ["a", "b"], 4).standings()
+    assert s.games == 0 and s.scheduled == 4 and sorted(r.entrant for r in s.rows) == ["a", "b"]
+    assert all((r.games, r.wins, r.avg_score, r.dup_avg_score, r.retired) == (0, 0, 0.0, 0.0, 0) for r in s.rows)
+
+
+def _seat(name: str, score: int, place: int, retired: bool = False, faults: dict[str, int] | None = None) -> SeatRow:
+    return SeatRow(name, score, place, retired, faults or {}, [1000])
+
+
+def test_wins_retirements_faults_and_head_to_head_add_up_over_games() -> None:
+    """Three games of a and b on one deal (a duplicate set): a first twice (once shared), b once; b retired in two,
+    with timeouts in two; a's score minus b's summed over the set."""
+    rows = [
+        [_seat("a", 9, 1), _seat("b", 2, 2, True, {"timeout": 2})],
+        [_seat("b", 5, 1), _seat("a", 3, 2)],
+        [_seat("a", 4, 1), _seat("b", 4, 1, True, {"timeout": 1, "illegal": 1})],
+        [_seat("a", 6, 1), _seat("b", 1, 2)],
+    ]
+    games = [GameRow(i, f"g{i}", 0, 0, i, seats, "empty_hand", 9, None, 0.0) for i, seats in enumerate(rows)]
+    s = compute("t", ["a", "b"], games, 4)
+    by = {r.entrant: r for r in s.rows}
+    assert (by["a"].wins, by["b"].wins) == (3, 2)  # a shared first place counts for both
+    assert (by["a"].retired, by["b"].retired) == (0, 2)
+    assert by["b"].faults == {"illegal": 1, "timeout": 3} and by["b"].strikes == 4
+    assert s.head_to_head["a"]["b"] == {"wins": 2, "losses": 1, "ties": 1}
+    assert s.head_to_head["b"]["a"] == {"wins": 1, "losses": 2, "ties": 1}
+    assert s.score_diff["a"]["b"]["mean_diff"] == (7 - 2 + 0 + 5) / 4 and s.score_diff["a"]["b"]["games"] == 4
+
+
+def test_ratings_given_are_used_as_given_and_ratings_of_other_games_are_not() -> None:
+    names = ["a", "b", "c"]
+    in_reverse = _after_each(names, list(reversed(GAMES)))[-1]  # as many games, another order: other ratings
+    mu = {r.entrant: r.mu for r in compute("t", names, GAMES, 4, ratings=in_reverse).rows}
+    assert mu == {n: in_reverse.get(n).mu for n in names}
+    fewer = _after_each(names, GAMES[:2])[-1]  # not these games' ratings: the tally's own are used
+    mine = _after_each(names, GAMES)[-1]
+    tally = Tally("t", names, 4)
+    for g in GAMES:
+        tally.add(g)
+    assert {r.entrant: r.mu for r in tally.standings(ratings=fewer).rows} == {n: mine.get(n).mu for n in names}
+
+
+def test_a_pair_level_in_every_set_is_not_separated() -> None:
+    """The lower end of the interval exactly 0 (no spread, mean 0) is not above 0."""
+    assert separated([(0.0, 2)] * 4) is False
