@@ -1,23 +1,35 @@
-"""What becomes of a game whose worker died, after the pool voided it (tournament/redeal.py, store/void.py), in this
-process on a real SQLite store (mutation testing sees only in-process calls; scripts/mutation.py): its duplicate
-set is dealt again with a fresh deck and new game ids, the set's games so far are void (kept apart, out of the
-results), an unfinished game's partial record is deleted, and a set dealt again twice gets the next attempt."""
+"""What becomes of a game whose worker died, after the pool voided it (tournament/redeal.py, store/void.py, the
+rounds of runner.play_slots), in this process on a real SQLite store (mutation testing sees only in-process calls;
+scripts/mutation.py): its duplicate set is dealt again with a fresh deck and new game ids, the set's games so far
+are void (kept apart, out of the results), an unfinished game's partial record is deleted, a set dealt again twice
+gets the next attempt, and a run stops after 1 + MAX_REDEALS rounds that lost games. The games are played by the
+match runner in this process; a game "loses its worker" as the pool reports it (GameLost). The same with real
+worker processes killed by a real bot is test_worker_replay.py."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from referee.engine import EndReason
+from referee.errors import GameLost
+from referee.fleet import match_player
 from referee.log import configure
-from referee.match.spec import GameResult, SeatStats
+from referee.match.spec import GameResult, GameSpec, SeatStats
 from referee.records.paths import record_in
 from referee.store import SqliteStore, open_store
-from referee.store.void import interrupted_sets, void_games
+from referee.store.void import VoidGame, interrupted_sets, void_games
 from referee.tournament import deals, schedule
 from referee.tournament.config import parse
+from referee.tournament.progress import Progress
 from referee.tournament.redeal import redeal_interrupted
+from referee.tournament.runner import MAX_REDEALS, GameHooks, TournamentError, _only_run, create_tournament, play_slots
 
 KEY = bytes(range(32))
 
@@ -106,3 +118,85 @@ def test_public_deals_are_dealt_again_from_the_seed(tmp_path: Path) -> None:
         s = store.slots(tid)
         assert [x.attempt for x in s] == [0, 0, 1, 1]
         assert {x.deck_seed for x in s[2:]} == {deals.deck_seed(deals.PublicDeals(cfg.seed), tid, 0, 1, 1)}
+
+
+class _Hooks(GameHooks):
+    def __init__(self) -> None:
+        self.redeals: list[list[str]] = []
+
+    def on_redeal(self, void: list[VoidGame]) -> None:
+        self.redeals.append([g.game_id for g in void])
+
+
+@contextlib.asynccontextmanager
+async def _losing(records: Path, lose: set[int] | None) -> AsyncIterator:
+    """The in-process match player, whose games number ``lose`` (from 1; None: all) lose their worker, as the pool
+    reports a worker that died mid-game (GameLost)."""
+    async with match_player(records) as play:
+        calls: list[str] = []
+
+        async def losing(spec: GameSpec, **options) -> GameResult:
+            calls.append(spec.game_id)
+            if lose is None or len(calls) in lose:
+                raise GameLost(f"game {spec.game_id} lost its worker: test")
+            return await play(spec, **options)
+
+        losing.calls = calls  # type: ignore[attr-defined]
+        yield losing
+
+
+def _rounds(tmp_path: Path, lose: set[int] | None, hooks: GameHooks, progress: Progress | None = None):
+    cfg = parse({"name": "rounds", "entrants": [{"name": "r", "policy": "random"}, {"name": "g", "policy": "greedy"}],
+                 "table_size": 2, "deals": 1, "seed": 4, "seat_orders": "rotations"}, "t.toml")  # fmt: skip
+    store = open_store(tmp_path / "d")
+    first = create_tournament(store, cfg, "t.toml")
+
+    async def run():
+        async with _losing(store.records, lose) as play:
+            try:
+                return await play_slots(store, cfg, play, {}, 1, progress, hooks), play.calls
+            except TournamentError as e:
+                return e, play.calls
+
+    outcome, calls = asyncio.run(run())
+    return cfg, store, first, outcome, calls
+
+
+def test_a_round_that_lost_a_game_plays_its_set_again_dealt_afresh(tmp_path: Path) -> None:
+    """The first game lost: the other game of its set waits (it is not played on the spent deal), the next round
+    deals the set again, both games are played and stored once, and the run reports 2 games played."""
+    hooks = _Hooks()
+    out, log = io.StringIO(), io.StringIO()
+    configure("warning", json=False)  # the progress lines as text on its stream, not as log lines
+    progress = Progress(2, stream=out, games_log=log)
+    cfg, store, first, outcome, calls = _rounds(tmp_path, {1}, hooks, progress)
+    with store:
+        games = store.games(cfg.tournament_id)
+        assert isinstance(outcome, tuple) and outcome[0] == 2, outcome
+        assert calls == [first[0].game_id, *(schedule.game_id(cfg.tournament_id, 0, 0, o, 1) for o in (0, 1))]
+        assert hooks.redeals == [[first[0].game_id]]
+        assert [g.game_id for g in games] == calls[1:]
+    assert out.getvalue().splitlines()[-1].startswith("2/2 games")
+    assert [line.split(":")[0] for line in log.getvalue().splitlines()] == [f"finished game {n}/2 {calls[n]}"
+                                                                          for n in (1, 2)]  # fmt: skip
+
+
+def test_a_run_whose_games_lose_their_worker_every_round_stops_after_one_plus_max_redeals(tmp_path: Path) -> None:
+    hooks = _Hooks()
+    cfg, store, _, outcome, calls = _rounds(tmp_path, None, hooks)
+    with store:
+        assert store.games(cfg.tournament_id) == []
+    assert isinstance(outcome, TournamentError)
+    rounds = MAX_REDEALS + 1
+    assert str(outcome) == f"games of {cfg.tournament_id} lost their worker in {rounds} rounds; the run stopped"
+    assert len(calls) == MAX_REDEALS + 1 and len(set(calls)) == len(calls)  # one game a round, each on a new deal
+    assert len(hooks.redeals) == MAX_REDEALS
+
+
+def test_a_tournament_being_played_is_not_played_by_a_second_run(tmp_path: Path) -> None:
+    cfg = parse({"name": "locked", "entrants": [{"name": "r", "policy": "random"}, {"name": "g", "policy": "greedy"}],
+                 "table_size": 2, "deals": 1, "seed": 4}, "t.toml")  # fmt: skip
+    with open_store(tmp_path / "d") as store:
+        create_tournament(store, cfg, "t.toml")
+        with _only_run(store, cfg.tournament_id), pytest.raises(TournamentError, match="being played by another"):
+            asyncio.run(play_slots(store, cfg, lambda spec: pytest.fail("played"), {}, 1))
