@@ -51,8 +51,10 @@ class LadderSettings:
     games: int | None = None  # the games budget; None: until stopped
     sigma_target: float = 2.0  # an entrant whose sigma is under it is settled: seated only as an opponent
     new_games: int = 10  # an entrant with fewer scheduled games than this is seated first (0: no preference)
-    max_meetings: int = 2  # one pair meets at most this often within `meeting_window` rounds (relaxed when
-    meeting_window: int = 10  # no other opponent is left)
+    # one pair meets at most this often within `meeting_window` rounds (relaxed when no other opponent is left);
+    # 0, the default: no cap, as neighbours in mu should meet often (docs/tournaments.md, "Ladders")
+    max_meetings: int = 0
+    meeting_window: int = 10
     open: bool = False  # the service adds submitted bots at the next round (docs/service.md)
 
 
@@ -317,7 +319,7 @@ def _ladder(top: Table) -> LadderSettings:
         games=games,
         sigma_target=float(sigma),
         new_games=t.integer("new_games", d.new_games, 0, 1_000_000),
-        max_meetings=t.integer("max_meetings", d.max_meetings, 1, 1_000_000),
+        max_meetings=t.integer("max_meetings", d.max_meetings, 0, 1_000_000),
         meeting_window=t.integer("meeting_window", d.meeting_window, 1, 1_000_000),
         open=t.boolean("open", d.open),
     )

@@ -14,13 +14,14 @@ How a round is seated (``choose``):
 1. Order the present entrants by priority: new ones first (fewer than ``new_games`` games scheduled, fewest
    first), then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled in the
    seed's order (their sigmas no longer steer the games); the seed breaks every tie.
-2. Each entrant in that order that is not seated yet opens a table, and takes as each opponent the free entrant
-   nearest to a mu drawn around its own (a normal law of TrueSkill's spread of a game between them, SPREAD times
-   sqrt(2 beta^2 + sigma^2)): mostly near in mu, sometimes farther, so that the tables are not the same blocks of
-   neighbours round after round and the ratings of distant entrants stay tied together. Never two of one owner
-   at a table, nor a pair that met ``max_meetings`` times in the last ``meeting_window`` rounds (that cap is
-   raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits at one
-   table a round.
+2. Each entrant in that order that is not seated yet opens a table with its block: the present entrants in mu
+   order are cut into blocks of ``table_size`` neighbours, from a place the seed moves each round (the last block
+   wraps from the top to the bottom), and each opponent is the free entrant nearest in mu to one of the block's
+   other entrants (that entrant itself when it is free and fits). So neighbours in mu, whose order is the least
+   certain, meet in most rounds, and the moving cut mixes the blocks. Never two of one owner at a table, nor a
+   pair that met ``max_meetings`` times in the last ``meeting_window`` rounds (0, the default: no such cap;
+   a cap is raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits
+   at one table a round.
 3. Stop at ``tables`` tables (0: as many as the entrants fill), or at the games budget.
 
 The round's deals are then as in a round robin's ``across`` mode: its tables are grouped into sections whose tables
@@ -32,22 +33,19 @@ receives a deck twice.
 from __future__ import annotations
 
 import bisect
-import math
 import random
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from referee.rating import SIGMA
 from referee.store import Slot
 
 from .config import LadderSettings
 from .deals import DealKey, deck_seed
 from .schedule import _derive, sections
 
+FIRST_TRIES = 8  # how many first opponents a table tries before the pair cap is relaxed for it
 LAG = 2  # round k is chosen from the results of rounds 0 .. k - LAG
-BETA = SIGMA / 2  # the ratings' beta (rating.environment)
-SPREAD = 1.0  # how far from the anchor's mu its opponents are drawn, in TrueSkill's spread of a game (0: nearest)
 
 
 @dataclass(frozen=True)
@@ -120,12 +118,13 @@ def choose(
     if budget_left is not None:
         want = min(want, budget_left)
     seating = _Seating(members, jitter)
+    offset = rng.randrange(table_size)  # where this round cuts the mu order into blocks
     tables: list[tuple[str, ...]] = []
     for m in order:
         if len(tables) >= want:
             break
         if seating.free(m.name):
-            table = seating.table_for(m, table_size, meetings, settings.max_meetings, rng)
+            table = seating.table_for(m, table_size, offset, meetings, settings.max_meetings)
             if table is not None:
                 rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
                 tables.append(tuple(table))
@@ -171,27 +170,47 @@ class _Seating:
             parent[i], i = root, parent[i]
         return root
 
-    def table_for(self, anchor: Member, k: int, meetings: Meetings, cap: int, rng: random.Random) -> list[str] | None:
+    def table_for(self, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int) -> list[str] | None:
         """``anchor`` and k - 1 free opponents that fit (owners apart, pairs under the cap; the cap raised by one,
-        then two, then dropped, when that fails), all then taken; None when no table fits. Each opponent is the
-        free entrant nearest to a mu drawn around the anchor's, N(mu, SPREAD * c) with c TrueSkill's spread of a
-        game between them (sqrt(2 beta^2 + sigma^2)): mostly near, sometimes farther, never the same block."""
-        width = SPREAD * math.sqrt(2 * BETA**2 + anchor.sigma**2)
-        targets = [anchor.mu + rng.gauss(0.0, width) for _ in range(k - 1)]
-        for limit in (cap, cap + 1, cap + 2, None):  # the cap relaxed step by step, only when a table needs it
-            picked = [self.index[anchor.name]]
-            for target in targets:
-                i = self._pick(target, picked, meetings, limit)
-                if i is None:
-                    break
-                picked.append(i)
-            if len(picked) == k:
+        then two, then dropped, when that fails), all then taken; None when no table fits. The opponents are the
+        anchor's block: the mu order is cut into blocks of k from position ``offset`` on (wrapping round), and
+        each opponent is the free entrant nearest in mu to one of its block-mates (the block-mate itself when it
+        is free and fits)."""
+        n = len(self.members)
+        a = self.index[anchor.name]
+        start = a - (a - offset) % k
+        targets = [self.mus[(start + j) % n] for j in range(k) if (start + j) % n != a]
+        limits = (cap, cap + 1, cap + 2, None) if cap else (None,)  # the cap (0: none) relaxed step by step
+        for limit in limits:
+            picked = self._fill(a, targets, meetings, limit)
+            if picked is not None:
                 for i in picked:
                     self._take(i)
                 return [self.members[i].name for i in picked]
         return None
 
-    def _pick(self, target: float, picked: list[int], meetings: Meetings, cap: int | None) -> int | None:
+    def _fill(self, a: int, targets: list[float], meetings: Meetings, cap: int | None) -> list[int] | None:
+        """The anchor ``a`` and, for each target, the free entrant nearest to it that fits; when the later ones
+        cannot be found, the first opponent is taken further away, up to ``FIRST_TRIES`` times."""
+        tried: list[int] = []
+        for _ in range(FIRST_TRIES):
+            first = self._pick(targets[0], [a], meetings, cap, tried) if targets else None
+            if first is None:
+                return [a] if not targets else None
+            picked = [a, first]
+            for target in targets[1:]:
+                i = self._pick(target, picked, meetings, cap)
+                if i is None:
+                    break
+                picked.append(i)
+            if len(picked) == len(targets) + 1:
+                return picked
+            tried.append(first)
+        return None
+
+    def _pick(
+        self, target: float, picked: list[int], meetings: Meetings, cap: int | None, skip: Sequence[int] = ()
+    ) -> int | None:
         """The free entrant nearest in mu to ``target`` that is not in ``picked``, shares no owner with them and
         met none of them ``cap`` times (None: no cap); None when there is none."""
         n = len(self.members)
@@ -208,7 +227,7 @@ class _Seating:
             else:
                 right = self.next[right]
             m = self.members[i]
-            if i in picked or m.owner in owners:
+            if i in picked or i in skip or m.owner in owners:
                 continue
             mine = meetings.count.get(m.name) if cap is not None else None
             if mine and any(mine.get(name, 0) >= (cap or 0) for name in names):
