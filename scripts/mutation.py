@@ -141,7 +141,7 @@ def configure(work: Path, module: dict[str, Any], common: dict[str, Any]) -> Non
         f"source_paths = {toml_list(['referee'])}",
         f"only_mutate = {toml_list([p['file'] for p in parts(module)])}",
         f"also_copy = {toml_list(common['also_copy'])}",
-        f"pytest_add_cli_args = {toml_list(common['pytest_args'])}",
+        f"pytest_add_cli_args = {toml_list(common['pytest_args'] + module.get('pytest_args', []))}",
         f"pytest_add_cli_args_test_selection = {toml_list(module['tests'])}",
         f'process_isolation = "{common["process_isolation"]}"',
         f"timeout_constant = {float(common['timeout_constant'])}",
@@ -244,7 +244,8 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
         tail = log.read_text(errors="replace").splitlines()[-30:]
         print(f"mutmut failed on {name} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail), file=sys.stderr)
         # mutmut runs the clean tests in a forked child whose output it drops: run them again where it shows
-        again = subprocess.run([sys.executable, "-m", "pytest", *cfg["common"]["pytest_args"], *module["tests"]],
+        args = [*cfg["common"]["pytest_args"], *module.get("pytest_args", []), *module["tests"]]
+        again = subprocess.run([sys.executable, "-m", "pytest", *args],
                                cwd=work / "mutants", env=env, capture_output=True, text=True)  # fmt: skip
         print(f"the tests of {name} without mutants (exit {again.returncode}):\n{again.stdout[-4000:]}",
               file=sys.stderr)
