@@ -264,7 +264,8 @@ def main() -> int:
     ap.add_argument("--all", action="store_true", help="every module in scripts/mutation.toml")
     ap.add_argument("--list", action="store_true", help="print the module names and exit")
     ap.add_argument("--check", action="store_true", help="check that the config fits the code, and exit")
-    ap.add_argument("--children", type=int, default=2, help="mutants tested at once (default 2)")
+    ap.add_argument("--children", type=int, default=4,
+                    help="mutants tested at once (default 4: their tests often wait on bots and workers)")
     args = ap.parse_args()
     if args.list:
         for n, m in modules.items():
