@@ -22,6 +22,7 @@ import ast
 import fnmatch
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -217,8 +218,16 @@ def results(work: Path, module: dict[str, Any], equivalents: list[dict[str, str]
     }
 
 
+def cpu_used() -> float:
+    """CPU seconds (user and system) of this process's finished children: the run's cost whatever the machine's load
+    (its wall time on a busy machine mostly measures the others' work)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(r.ru_utime + r.ru_stime, 1)
+
+
 def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children: int) -> dict[str, Any]:
     t0 = time.monotonic()
+    cpu0 = cpu_used()
     files = [p["file"] for p in parts(module)]
     work = scratch_copy(name)
     configure(work, module, cfg["common"])
@@ -252,7 +261,7 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
         return {"module": name, "files": files, "error": f"mutmut exited {proc.returncode}", "rate": 0.0,
                 "survivors": [], "seconds": round(time.monotonic() - t0, 1)}
     found = results(work, module, cfg.get("equivalent", []))
-    found.update(module=name, files=files, seconds=round(time.monotonic() - t0, 1))
+    found.update(module=name, files=files, seconds=round(time.monotonic() - t0, 1), cpu_seconds=cpu_used() - cpu0)
     return found
 
 
@@ -291,7 +300,8 @@ def main() -> int:
         print(json.dumps({k: v for k, v in found.items() if k != "survivors"}), flush=True)
         if found["rate"] < cfg["common"]["min_rate"]:
             low.append(n)
-    print(json.dumps({"modules": len(names), "seconds": round(time.monotonic() - t0, 1), "under_min_rate": low,
+    print(json.dumps({"modules": len(names), "seconds": round(time.monotonic() - t0, 1), "cpu_seconds": cpu_used(),
+                      "under_min_rate": low,
                       "commit": commit.strip(), "load_at_start": load_at_start, "load_at_end": os.getloadavg()[0]}))
     return 1 if low else 0
 
