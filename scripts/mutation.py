@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import fnmatch
 import json
 import os
@@ -26,6 +27,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -225,7 +227,9 @@ def cpu_used() -> float:
     return round(r.ru_utime + r.ru_stime, 1)
 
 
-def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children: int) -> dict[str, Any]:
+def run_module(
+    name: str, module: dict[str, Any], cfg: dict[str, Any], children: int, lock: threading.Lock
+) -> dict[str, Any]:
     t0 = time.monotonic()
     cpu0 = cpu_used()
     files = [p["file"] for p in parts(module)]
@@ -260,7 +264,8 @@ def run_module(name: str, module: dict[str, Any], cfg: dict[str, Any], children:
               file=sys.stderr)
         return {"module": name, "files": files, "error": f"mutmut exited {proc.returncode}", "rate": 0.0,
                 "survivors": [], "seconds": round(time.monotonic() - t0, 1)}
-    found = results(work, module, cfg.get("equivalent", []))
+    with lock:  # results() reads in the scratch folder (a chdir) with mutmut's process-wide config
+        found = results(work, module, cfg.get("equivalent", []))
     found.update(module=name, files=files, seconds=round(time.monotonic() - t0, 1), cpu_seconds=cpu_used() - cpu0)
     return found
 
@@ -273,6 +278,7 @@ def main() -> int:
     ap.add_argument("--all", action="store_true", help="every module in scripts/mutation.toml")
     ap.add_argument("--list", action="store_true", help="print the module names and exit")
     ap.add_argument("--check", action="store_true", help="check that the config fits the code, and exit")
+    ap.add_argument("--jobs", type=int, default=1, help="modules run at once (default 1)")
     ap.add_argument("--children", type=int, default=4,
                     help="mutants tested at once (default 4: their tests often wait on bots and workers)")
     args = ap.parse_args()
@@ -293,13 +299,18 @@ def main() -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     load_at_start = os.getloadavg()[0]
     low = []
-    for n in names:
-        found = run_module(n, modules[n], cfg, args.children)
-        for s in found["survivors"]:
-            print(f"# {s['mutant']}: {s['status']}\n{s['diff']}\n", file=sys.stderr)
-        print(json.dumps({k: v for k, v in found.items() if k != "survivors"}), flush=True)
-        if found["rate"] < cfg["common"]["min_rate"]:
-            low.append(n)
+    lock = threading.Lock()
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        runs = [pool.submit(run_module, n, modules[n], cfg, args.children, lock) for n in names]
+        for run in concurrent.futures.as_completed(runs):
+            found = run.result()
+            if args.jobs > 1:  # children's CPU is counted per process: with modules at once, only the total
+                found.pop("cpu_seconds", None)
+            for s in found["survivors"]:
+                print(f"# {s['mutant']}: {s['status']}\n{s['diff']}\n", file=sys.stderr)
+            print(json.dumps({k: v for k, v in found.items() if k != "survivors"}), flush=True)
+            if found["rate"] < cfg["common"]["min_rate"]:
+                low.append(found["module"])
     print(json.dumps({"modules": len(names), "seconds": round(time.monotonic() - t0, 1), "cpu_seconds": cpu_used(),
                       "under_min_rate": low,
                       "commit": commit.strip(), "load_at_start": load_at_start, "load_at_end": os.getloadavg()[0]}))
