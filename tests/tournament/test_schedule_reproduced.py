@@ -15,11 +15,12 @@ from referee.tournament import schedule
 from referee.tournament.config import parse
 
 
-def _config(n: int, k: int, deals: int, tables: int, seat_orders: str | None, owners: list[int] | None = None):
+def _config(n: int, k: int, deals: int, tables: int, seat_orders: str | None, owners: list[int] | None = None,
+            seed: int = 11):  # fmt: skip
     entrants = [{"name": f"bot{i}", "policy": "random"} for i in range(n)]
     for e, o in zip(entrants, owners or [], strict=False):
         e["owner"] = f"o{o}"
-    data = {"name": "research", "entrants": entrants, "table_size": k, "deals": deals, "tables": tables, "seed": 11,
+    data = {"name": "research", "entrants": entrants, "table_size": k, "deals": deals, "tables": tables, "seed": seed,
             "public_deals": True}  # fmt: skip
     if seat_orders:
         data["seat_orders"] = seat_orders
@@ -53,6 +54,20 @@ CASES = {
          ("t1-d0-o0", ("bot0", "bot3", "bot7"), 8320868484737307221),
          ("t2-d0-o0", ("bot4", "bot1", "bot2"), 5370429617501565272)],
         "f568e0fcdd925de7388cde40f5c5a73499cb3a6525770c0dfb180dec229a565a",
+    ),
+    # two samples whose draws take the sample's finer rules (the tie between tables that met least; a table drawn
+    # from entrants sharing no owner with the one before while enough of them are left)
+    "sample ties": (
+        _config(10, 4, 1, 19, None, seed=852),
+        20,
+        [("t0-d0-o0", ("bot1", "bot3", "bot5", "bot9"), 5302086035414458796)],
+        "7d0e6fd498b2f584bf8a64d3ecbdf09dd1e7c4810960df08df5500e9e0d41d4e",
+    ),
+    "sample of owners": (
+        _config(11, 4, 1, 3, None, [6, 8, 10, 3, 4, 4, 9, 7, 8, 6, 9], seed=491),
+        11,
+        [("t0-d0-o0", ("bot8", "bot2", "bot0", "bot7"), 3899514317696399393)],
+        "e7cef44b2622c10122271c67ddabcbcc6e76fc2df44ad254d3f52be42cee6b0e",
     ),
 }  # fmt: skip
 
