@@ -9,8 +9,11 @@ import asyncio
 import contextlib
 import io
 import json
+import re
 import sys
+import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,11 +24,15 @@ from referee.duel.runner import (
     DuelError,
     DuelSettings,
     DuelState,
+    InProcess,
     PairPlan,
     _bot_seed,
     _pair_on,
     default_field,
+    fresh_plan,
+    new_id,
     paired_difference,
+    play_pair,
     run_duel,
 )
 from referee.duel.store import DuelStore, PairRow
@@ -33,7 +40,7 @@ from referee.engine import EndReason
 from referee.errors import GameLost
 from referee.fleet import match_player
 from referee.log import configure
-from referee.match import GameResult, GameSpec, play_game
+from referee.match import ChannelPool, GameResult, GameSpec, play_game
 from referee.match.spec import SeatStats
 from referee.records import read_record
 from referee.stats import Sprt, Verdict, sequential
@@ -271,3 +278,37 @@ def test_a_state_with_a_kept_verdict_is_finished_and_stores_it_without_playing(t
             asyncio.run(run_duel(broken, store))
         asyncio.run(run_duel(state, store, player=lambda r: pytest.fail("a decided duel plays no game")))
         assert len(store.pairs("duel-k")) == 3
+
+
+def test_a_duel_id_is_its_kind_the_utc_time_and_a_random_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC-9")  # a local clock nine hours ahead: the id keeps UTC
+    time.tzset()
+    try:
+        before = datetime.now(UTC).replace(microsecond=0)
+        ids = {new_id("duel") for _ in range(20)}
+        after = datetime.now(UTC)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert len(ids) == 20 and all(re.fullmatch(r"duel-\d{8}T\d{6}-[0-9a-f]{6}", i) for i in ids), ids
+    stamp = datetime.strptime(next(iter(ids)).split("-")[1], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+    assert before <= stamp <= after
+
+
+def test_a_fresh_plan_deals_anew_and_names_the_game_unguessably() -> None:
+    plan = fresh_plan("duel-f", _settings(table_size=3, field=default_field(3)))
+    a, b = plan(4), plan(4)
+    assert (a.pair, a.seat) == (4, 1) and a.deck_seed != b.deck_seed and a.game_id != b.game_id
+    assert re.fullmatch(r"duel-f-p4-[0-9a-f]{4}", a.game_id), a.game_id
+
+
+def test_the_simulations_play_a_pair_in_this_process_without_records() -> None:
+    async def run() -> PairRow:
+        async with ChannelPool() as pool:
+            return await play_pair(_settings(), PairPlan(0, 99, 0, "sim-p0"), InProcess(pool), "sim")
+
+    row = asyncio.run(run())
+    first, second = row.games
+    assert first["record"] is None and second["record"] is None and first["game_id"] == "sim-p0"
+    assert (first["roles"], second["roles"]) == (["candidate", "baseline"], ["baseline", "candidate"])
+    assert row.diff == paired_difference(first["roles"], _res(first), _res(second))[0]
