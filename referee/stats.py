@@ -3,56 +3,43 @@
 Pure functions, no I/O. The unit of evidence is one **pair**: the candidate's score minus the baseline's score on
 the same cards (same deal, same seat, same field), in score points per game.
 
-**The test** is a generalized sequential probability ratio test (GSPRT) on the normal approximation of the paired
-differences, as fishtest and OpenBench run one on pentanomial pair scores (Wald 1945 for the SPRT; the plug-in
-variance makes it "generalized", Li, Liu and Ying 2014). M is in score points, not in units of the standard
-deviation: this is not the "normalized" SPRT. With n pairs of mean ``m`` and sample variance ``s²`` (n - 1 in the
-denominator), the log-likelihood ratio of H1 (mean = M) against H0 (mean = 0) is
+**The test** is a generalized sequential probability ratio test (GSPRT) of H0 (mean = 0) against H1 (mean = M) on
+the **empirical (multinomial) distribution** of the differences, as fishtest runs one on its pentanomial pair
+outcomes, generalised from five outcomes to the values seen. M is in score points, not in units of the standard
+deviation: this is not the "normalized" SPRT. Under each hypothesis the likelihood is maximised over the
+distributions on the observed values with that mean: the maximum is an exponential tilting of the empirical one,
+p_i = p̂_i / (1 + λ (x_i - s)), λ the root of sum_i p̂_i (x_i - s) / (1 + λ (x_i - s)) = 0 (Owen's empirical
+likelihood, 1988; fishtest's MLE under a mean constraint), and the LLR is the difference of the two maximised
+log-likelihoods. One pseudo-value, -a_n (mean - s) with a_n = log(n) / 2, joins the values for each hypothesis
+(the adjusted empirical likelihood of Chen, Variyath and Abraham 2008): it corrects the empirical likelihood's
+small-sample optimism. No normal approximation of the mean is made, so skewed differences (a low mean that comes
+with a low variance) do not overstate the evidence as the normal GSPRT's n M (2m - M) / (2 s²) did (0.07-0.10
+for 0.05 on real counter-vs-greedy pairs). Where 0 or M is not strictly inside the range of the values seen, the
+values say nothing of that mean but "impossible" (a duel of nearly identical bots, all ties but one gain, would
+say H1 at once), and the normal GSPRT's LLR is used.
 
-    LLR = sum_i log N(d_i; M, s²) / N(d_i; 0, s²) = n * M * (2m - M) / (2 s²)
-
-with ``m`` corrected for the skewness of the differences (below). The test stops at H1 when
-LLR >= log((1 - beta) / alpha), at H0 when LLR <= log(beta / (1 - alpha)) (Wald's bounds), and otherwise plays on.
-Testing at the two points 0 and M gives, approximately, P(H1 | mean <= 0) <= alpha and P(H0 | mean >= M) <= beta;
-the A/A and A/B simulations (scripts/duel_sim.py, tests/duel) measure it.
-
-**Skewed differences.** When the differences are skewed, a low sample mean comes with a low sample variance
-(positive skew) or a high mean with a low variance (negative skew), and the plug-in LLR overstates the evidence in
-one direction: positive skew gives too many false H0, negative skew too many false H1 (0.07-0.09 for 0.05 on real
-counter-vs-greedy differences, skew 1.2-1.3). Two remedies, measured in docs/duel.md:
-
-- Johnson's (1978) skewness-corrected mean, m + mu3 / (6 s² n) + mu3 (m - M/2)² / (3 s⁴), mu3 the sample's third
-  central moment: it removes the first-order (n^-1/2) error the skewness puts in a one-sided test of the mean,
-  around the midpoint M/2 where the test's drift changes sign;
-- in the direction the skewness favours only (H0 under positive skew, H1 under negative), no verdict before
-  28 + 25 g1² pairs, g1 the sample skewness (Sugden, Smith and Jones 2000, "Cochran's rule for simple random
-  sampling", JRSS B 62: the pairs a skewed mean needs before its normal approximation holds). The other
-  direction keeps MIN_PAIRS, so a clear-cut duel costs no more than before.
-
-The confidence interval of a mean uses Student's t quantile (scipy.stats), which stays honest for the few deals
-a short duel or a small tournament has.
+**Bounds.** Wald's, log(beta / (1 - alpha)) and log((1 - beta) / alpha), moved inward by the expected overshoot of
+the last step, estimated as the duel goes from the LLR's own ladder heights (each new minimum's drop below the
+last, each new maximum's rise) from MIN_PAIRS on: E[H²] / (2 E[H]) (Siegmund 1985, "Sequential Analysis",
+Corollary 8.33; fishtest's dynamic overshoot correction). Without it the LLR stops past the bound and the
+realised error rates sit below alpha and beta. No verdict before MIN_PAIRS pairs.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-MIN_PAIRS = 30  # no verdict before this many pairs: the variance estimate of fewer is too rough to stop on
-VARIANCE_FLOOR = 1e-6  # pairs that all differ by the same amount still give a finite LLR
-SKEW_PAIRS = (28, 25)  # no verdict the skewness favours before 28 + 25 g1² pairs (Sugden, Smith and Jones 2000)
+if TYPE_CHECKING:
+    import numpy as np
 
-
-def skewed_min_pairs(skew: float, toward: Verdict) -> int:
-    """The pairs a verdict needs when the differences have sample skewness ``skew``: MIN_PAIRS, or more for the
-    verdict the skewness favours (H0 when it is positive, H1 when negative)."""
-    favoured = (toward is Verdict.H0 and skew > 0) or (toward is Verdict.H1 and skew < 0)
-    if not favoured:
-        return MIN_PAIRS
-    base, per = SKEW_PAIRS
-    return max(MIN_PAIRS, math.ceil(base + per * skew * skew))
+MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution of fewer is too rough to stop on
+VARIANCE_FLOOR = 1e-6  # the normal GSPRT (METHODS' "normal"): pairs that all differ alike still give a finite LLR
+LLR_CAP = 50.0  # the LLR when one hypothesis's mean lies outside the differences' range (its likelihood is 0)
+METHODS = ("empirical", "normal")  # the empirical-likelihood GSPRT; the normal-approximation one (for comparison)
 
 
 class Verdict(StrEnum):
@@ -63,12 +50,16 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True)
 class Sprt:
-    """The test's settings: error rates and the margin M (score points per game)."""
+    """The test's settings: error rates and the margin M (score points per game). ``method`` and ``overshoot``
+    are not settings of a duel: "normal" without the overshoot correction is the plain GSPRT the duel ran before,
+    kept to measure what the change buys (scripts/duel_sim.py)."""
 
     alpha: float = 0.05
     beta: float = 0.05
     margin: float = 1.0
-    skew_remedy: bool = True  # False: the plain GSPRT, for measuring what the remedy costs (scripts/duel_sim.py)
+    method: str = "empirical"
+    overshoot: bool = True
+    min_pairs: int = MIN_PAIRS
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
@@ -77,30 +68,114 @@ class Sprt:
                 raise ValueError(f"{name} must be between 0 and 0.5 (exclusive), got {value}")
         if not self.margin > 0 or not math.isfinite(self.margin):
             raise ValueError(f"the margin must be above 0, got {self.margin}")
+        if self.method not in METHODS:
+            raise ValueError(f"the method must be one of {', '.join(METHODS)}, got {self.method!r}")
 
     @property
     def bounds(self) -> tuple[float, float]:
         """Wald's bounds (lower, upper): accept H0 at or below the lower, H1 at or above the upper."""
         return math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha)
 
-    def llr(self, n: int, mean: float, variance: float, third: float = 0.0) -> float:
-        """The log-likelihood ratio of H1 (mean M) against H0 (mean 0) for n differences of this mean, variance
-        and third central moment (the mean corrected for skewness by Johnson's formula; 0 for symmetric data)."""
+    def llr(self, n: int, mean: float, variance: float) -> float:
+        """The normal GSPRT's log-likelihood ratio of H1 (mean M) against H0 (mean 0) for n differences of this
+        mean and sample variance: n M (2 mean - M) / (2 variance)."""
         if n < 2:
             return 0.0
-        var = max(variance, VARIANCE_FLOOR)
-        if self.skew_remedy:
-            mean += third / (6 * var * n) + third * (mean - self.margin / 2) ** 2 / (3 * var * var)
-        return n * self.margin * (2 * mean - self.margin) / (2 * var)
+        return n * self.margin * (2 * mean - self.margin) / (2 * max(variance, VARIANCE_FLOOR))
 
-    def verdict(self, n: int, llr: float, skew: float = 0.0) -> Verdict:
-        lower, upper = self.bounds
-        skew = skew if self.skew_remedy else 0.0
-        if llr >= upper and n >= skewed_min_pairs(skew, Verdict.H1):
+    def verdict(self, n: int, llr: float, bounds: tuple[float, float] | None = None) -> Verdict:
+        """H1 at or above the upper bound, H0 at or below the lower (``bounds``: as corrected for overshoot,
+        Wald's by default), from ``min_pairs`` pairs on."""
+        lower, upper = bounds or self.bounds
+        if n < self.min_pairs:
+            return Verdict.INCONCLUSIVE
+        if llr >= upper:
             return Verdict.H1
-        if llr <= lower and n >= skewed_min_pairs(skew, Verdict.H0):
+        if llr <= lower:
             return Verdict.H0
         return Verdict.INCONCLUSIVE
+
+
+def tilt(xs: np.ndarray, cs: np.ndarray, s: float, start: float = 0.0) -> tuple[float, float]:
+    """The adjusted empirical likelihood of mean ``s`` for the values ``xs`` seen ``cs`` times: (λ, sum_i c_i
+    log(1 + λ y_i)) over y_i = x_i - s and one pseudo-value -a_n ȳ (ȳ their mean, a_n = max(1, log(n) / 2)), λ
+    the root of sum_i c_i y_i / (1 + λ y_i) = 0, found by Newton's method from ``start``, kept inside the bracket
+    where every weight 1 / (1 + λ y_i) is positive. The log-likelihood ratio of mean s to the empirical
+    distribution is minus that sum. The pseudo-value puts s inside the values' range, so no hypothesis is
+    impossible (Chen, Variyath and Abraham 2008); every value s: (0, 0)."""
+    import numpy as np  # here, as scipy below: every `abluxx` command imports this module
+
+    n = float(cs.sum())
+    ys = xs - s
+    pseudo = -max(1.0, math.log(n) / 2) * float(cs @ ys) / n
+    ys, cs = np.append(ys, pseudo), np.append(cs, 1.0)
+    low_y, high_y = float(ys.min()), float(ys.max())
+    if not low_y < 0 < high_y:  # every value is s (or rounding puts s at an edge): the empirical law has mean s
+        return 0.0, 0.0
+    lo, hi = -1 / high_y, -1 / low_y
+    lam = min(max(start, lo + (hi - lo) * 1e-9), hi - (hi - lo) * 1e-9)
+    for _ in range(100):
+        yw = ys / (1 + lam * ys)
+        g, dg = float(cs @ yw), float(cs @ (yw * yw))
+        if g > 0:
+            lo = lam
+        else:
+            hi = lam
+        step = lam + g / dg
+        if abs(step - lam) <= 1e-13 * (1 + abs(lam)):
+            lam = step if lo < step < hi else lam
+            break
+        lam = step if lo < step < hi else (lo + hi) / 2
+    return lam, float(cs @ np.log1p(lam * ys))
+
+
+def empirical_llr(counts: dict[float, int], margin: float, start: tuple[float, float] = (0.0, 0.0)
+                  ) -> tuple[float, tuple[float, float]] | None:  # fmt: skip
+    """The adjusted empirical-likelihood LLR of mean ``margin`` against mean 0 for the values seen ``counts``
+    times, and the two λ (a warm start for the next count's); None when 0 or ``margin`` is not strictly inside
+    the values' range, where the values seen say nothing about that mean but "impossible"."""
+    import numpy as np
+
+    xs = np.fromiter(counts.keys(), float, len(counts))
+    if not float(xs.min()) < 0.0 < margin < float(xs.max()):
+        return None
+    cs = np.fromiter(counts.values(), float, len(counts))
+    (lam0, l0), (lam1, l1) = tilt(xs, cs, 0.0, start[0]), tilt(xs, cs, margin, start[1])
+    return l0 - l1, (lam0, lam1)
+
+
+@dataclass
+class Ladder:
+    """The LLR's ladder heights, for the expected overshoot of its last step (Siegmund 1985, Corollary 8.33):
+    each time the LLR falls below its lowest value so far, the drop is a descending ladder height; each time it
+    rises above its highest, an ascending one. The first LLR seen starts both."""
+
+    started: bool = False
+    low: float = 0.0
+    high: float = 0.0
+    down: tuple[float, float] = (0.0, 0.0)  # sums of the descending heights and of their squares
+    up: tuple[float, float] = (0.0, 0.0)
+
+    def add(self, llr: float) -> None:
+        if not self.started:
+            self.started, self.low, self.high = True, llr, llr
+            return
+        if llr < self.low:
+            h = self.low - llr
+            self.down, self.low = (self.down[0] + h, self.down[1] + h * h), llr
+        if llr > self.high:
+            h = llr - self.high
+            self.up, self.high = (self.up[0] + h, self.up[1] + h * h), llr
+
+    def bounds(self, test: Sprt) -> tuple[float, float]:
+        """Wald's bounds moved inward by the expected overshoot E[H²] / (2 E[H]) of each side's ladder heights,
+        each move at most half its bound (so the two never meet)."""
+        lower, upper = test.bounds
+        if not test.overshoot:
+            return lower, upper
+        o0 = self.down[1] / (2 * self.down[0]) if self.down[0] else 0.0
+        o1 = self.up[1] / (2 * self.up[0]) if self.up[0] else 0.0
+        return lower + min(o0, -lower / 2), upper - min(o1, upper / 2)
 
 
 @dataclass(frozen=True)
@@ -169,7 +244,7 @@ class Summary:
     mean_diff: float
     ci95: tuple[float, float]
     llr: float
-    bounds: tuple[float, float]
+    bounds: tuple[float, float]  # Wald's, moved inward by the overshoot estimated so far
     verdict: Verdict
     skew: float  # the sample skewness g1 of the differences
     wins: int  # pairs the candidate scored more in
@@ -189,20 +264,68 @@ def moments(diffs: Sequence[float]) -> tuple[float, float]:
     return (m3, m3 / m2**1.5) if m2 > VARIANCE_FLOOR else (0.0, 0.0)
 
 
-def summarize(test: Sprt, diffs: Sequence[float]) -> Summary:
-    """The test applied to the paired differences so far, in the order they were played."""
-    n = len(diffs)
+@dataclass
+class LlrPath:
+    """The test's LLR pair after pair, in the pairs' order, with the ladder of its values from ``min_pairs`` on
+    (the overshoot estimate that moves the bounds)."""
+
+    test: Sprt
+    n: int = 0
+    counts: dict[float, int] = field(default_factory=dict)  # how often each difference was seen
+    sums: tuple[float, float] = (0.0, 0.0)  # of d and d² (the normal GSPRT)
+    lams: tuple[float, float] = (0.0, 0.0)  # the last λ under H0 and H1 (Newton's warm start)
+    llr: float = 0.0
+    ladder: Ladder = field(default_factory=Ladder)
+
+    def add(self, d: float) -> None:
+        self.n += 1
+        self.counts[d] = self.counts.get(d, 0) + 1
+        self.sums = (self.sums[0] + d, self.sums[1] + d * d)
+        if self.n >= self.test.min_pairs:  # before it no verdict: the LLR is computed when asked (``current``)
+            self.llr = self._llr()
+            self.ladder.add(self.llr)
+
+    def current(self) -> float:
+        """The LLR at this count (computed now if the count is below ``min_pairs``)."""
+        return self.llr if self.n >= self.test.min_pairs else self._llr()
+
+    def _llr(self) -> float:
+        n = self.n
+        if n < 2:
+            return 0.0
+        found = empirical_llr(self.counts, self.test.margin, self.lams) if self.test.method == "empirical" else None
+        if found is None:  # the normal GSPRT, or a hypothesis outside the values seen (the normal one then)
+            mean = self.sums[0] / n
+            return self.test.llr(n, mean, max(0.0, self.sums[1] - n * mean * mean) / (n - 1))
+        llr, self.lams = found
+        return llr
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return self.ladder.bounds(self.test)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.test.verdict(self.n, self.llr, self.bounds)
+
+
+def summarize(test: Sprt, diffs: Sequence[float], path: LlrPath | None = None) -> Summary:
+    """The test applied to the paired differences so far, in the order they were played (``path``: the test's
+    path over exactly these differences, when the caller has it already)."""
+    if path is None or path.n != len(diffs):
+        path = LlrPath(test)
+        for d in diffs:
+            path.add(d)
     ci = mean_ci(diffs)
-    third, skew = moments(diffs)
-    llr = test.llr(n, ci.mean, variance(diffs), third)
+    llr = path.current()
     return Summary(
-        pairs=n,
+        pairs=len(diffs),
         mean_diff=ci.mean,
         ci95=(ci.low, ci.high),
         llr=llr,
-        bounds=test.bounds,
-        verdict=test.verdict(n, llr, skew),
-        skew=skew,
+        bounds=path.bounds,
+        verdict=test.verdict(len(diffs), llr, path.bounds),
+        skew=moments(diffs)[1],
         wins=sum(d > 0 for d in diffs),
         losses=sum(d < 0 for d in diffs),
         ties=sum(d == 0 for d in diffs),
@@ -212,15 +335,21 @@ def summarize(test: Sprt, diffs: Sequence[float]) -> Summary:
 @dataclass
 class Sequential:
     """The test run one pair at a time, in the pairs' order, as a duel runs it: ``add`` each difference; the
-    verdict is the one at the first pair count whose LLR crosses a bound (``decided_at``), and differences added
+    verdict is the one at the first pair count whose LLR crosses a bound (``n`` then), and differences added
     after it, or past ``max_pairs``, change nothing (``ignored`` counts them)."""
 
     test: Sprt
     max_pairs: int
-    n: int = 0
-    sums: tuple[float, float, float] = (0.0, 0.0, 0.0)  # of d, d², d³
+    path: LlrPath = field(init=False)
     verdict: Verdict = Verdict.INCONCLUSIVE
     ignored: int = 0
+
+    def __post_init__(self) -> None:
+        self.path = LlrPath(self.test)
+
+    @property
+    def n(self) -> int:
+        return self.path.n
 
     @property
     def done(self) -> bool:
@@ -231,14 +360,8 @@ class Sequential:
         if self.done:
             self.ignored += 1
             return
-        n, (s1, s2, s3) = self.n + 1, self.sums
-        self.n, self.sums = n, (s1 + d, s2 + d * d, s3 + d * d * d)
-        if n >= MIN_PAIRS:
-            s1, s2, s3 = (x / n for x in self.sums)
-            m2 = max(0.0, s2 - s1 * s1)
-            m3 = s3 - 3 * s1 * s2 + 2 * s1**3 if m2 > VARIANCE_FLOOR else 0.0
-            llr = self.test.llr(n, s1, m2 * n / (n - 1), m3)
-            self.verdict = self.test.verdict(n, llr, m3 / m2**1.5 if m3 else 0.0)
+        self.path.add(d)
+        self.verdict = self.path.verdict
 
 
 def sequential(test: Sprt, diffs: Sequence[float], max_pairs: int) -> tuple[Verdict, int]:

@@ -14,8 +14,9 @@ difference is symmetric with mean 0).
 **Bootstrapped duels.** For each pool, ``--duels`` duels draw their pairs at random from it, shifted to mean 0
 (A/A: the H1 rate must be alpha) and to mean M (A/B: the H0 rate must be beta); a skewed pool is tried as it is
 and mirrored (negated), so both signs of skew meet both hypotheses. Each rate is printed with its 95%
-Clopper-Pearson interval and whether that interval holds the documented rate. With --json the last line is one
-JSON object of every figure.
+Clopper-Pearson interval and whether that interval holds the documented rate, beside the plain GSPRT's (the
+normal approximation with Wald's bounds, the duel's test before issue 21). With --json the last line is one JSON
+object of every figure.
 
 ``--aa N`` / ``--ab N`` also play N real duels to the end (random against itself; counter against random and
 against greedy), and ``--pairs N`` measures the variance pairing saves (counter against greedy): slower.
@@ -69,19 +70,38 @@ def rate(outcomes: list, wrong: Verdict, documented: float) -> dict[str, object]
             "games_median": statistics.median(games)}  # fmt: skip
 
 
-def cells(pools: dict[str, list[float]], test: Sprt, count: int, seed: int) -> list[dict[str, object]]:
+def plain_gsprt(test: Sprt) -> Sprt:
+    """The normal-approximation GSPRT with Wald's bounds, as the duel ran it before issue 21: the comparison."""
+    return dataclasses.replace(test, method="normal", overshoot=False)
+
+
+def chosen(only: tuple[str, ...], *keys: str) -> bool:
+    """Whether --only picks this check: no --only, or one of its entries a prefix of POOL/SHAPE/CHECK."""
+    return not only or any("/".join(keys).startswith(o) for o in only)
+
+
+def cells(
+    pools: dict[str, list[float]], test: Sprt, count: int, seed: int, only: tuple[str, ...] = ()
+) -> list[dict[str, object]]:
     """Every bootstrapped check: each pool (and a skewed one mirrored) at mean 0 and at mean M."""
     out = []
     for i, (name, _, _, k, _, aa) in enumerate(POOLS):
         pool = pools[name]
-        shapes = [("symmetric", [*pool, *(-d for d in pool)])] if aa else [("skewed", pool),
-                                                                           ("skewed, mirrored", [-d for d in pool])]
+        shapes = (
+            [("symmetric", [*pool, *(-d for d in pool)])]
+            if aa
+            else [("skewed", pool), ("skewed, mirrored", [-d for d in pool])]
+        )
         for j, (shape, data) in enumerate(shapes):
-            for mean, wrong, documented, check in ((0.0, Verdict.H1, test.alpha, "A/A"),
-                                                   (test.margin, Verdict.H0, test.beta, "A/B at M")):
+            for mean, wrong, documented, check in (
+                (0.0, Verdict.H1, test.alpha, "A/A"),
+                (test.margin, Verdict.H0, test.beta, "A/B at M"),
+            ):
                 at = seed + 100 * i + 10 * j + (mean > 0)
+                if not chosen(only, name, shape, check):
+                    continue
                 got = bootstrap_duels(data, mean, test, count, at)
-                plain = bootstrap_duels(data, mean, dataclasses.replace(test, skew_remedy=False), count, at)
+                plain = bootstrap_duels(data, mean, plain_gsprt(test), count, at)
                 out.append({"pool": name, "players": k, "measure": default_measure(k), "shape": shape,
                             "skew": float(stats.skew(data)), "sd": statistics.stdev(data), "pool_pairs": len(pool),
                             "check": check, **rate(got, wrong, documented),
@@ -89,20 +109,27 @@ def cells(pools: dict[str, list[float]], test: Sprt, count: int, seed: int) -> l
     return out
 
 
-def clear_cut(pools: dict[str, list[float]], test: Sprt, count: int, seed: int) -> list[dict[str, object]]:
-    """What the remedy costs where a verdict is easy: duels of each skewed pool (and its mirror) at its own mean,
-    with the remedy and without (the plain GSPRT): the right verdict's rate and the games."""
+def clear_cut(
+    pools: dict[str, list[float]], test: Sprt, count: int, seed: int, only: tuple[str, ...] = ()
+) -> list[dict[str, object]]:
+    """What the test costs where a verdict is easy: duels of each skewed pool (and its mirror) at its own mean,
+    with the duel's test ("test") and the plain GSPRT ("plain"): the right verdict's rate and the games."""
     out = []
     for name, _, _, k, _, aa in POOLS:
         for shape, data in () if aa else (("skewed", pools[name]), ("skewed, mirrored", [-d for d in pools[name]])):
+            if not chosen(only, name, shape, "clear-cut"):
+                continue
             mean = statistics.fmean(data)
             right = Verdict.H1 if mean >= test.margin else Verdict.H0
             row: dict[str, object] = {"pool": name, "players": k, "shape": shape, "mean": mean, "right": right.value}
-            for label, t in (("remedy", test), ("plain", dataclasses.replace(test, skew_remedy=False))):
+            for label, t in (("test", test), ("plain", plain_gsprt(test))):
                 got = bootstrap_duels(data, mean, t, count, seed)
                 games = [o.games for o in got]
-                row[label] = {"right": sum(o.verdict is right for o in got) / count,
-                              "games_median": statistics.median(games), "games_mean": statistics.fmean(games)}
+                row[label] = {
+                    "right": sum(o.verdict is right for o in got) / count,
+                    "games_median": statistics.median(games),
+                    "games_mean": statistics.fmean(games),
+                }
             out.append(row)
     return out
 
@@ -115,8 +142,12 @@ def real_duels(args: argparse.Namespace, test: Sprt, out: dict[str, object]) -> 
     for cand, base in (("counter", "random"), ("counter", "greedy")) if args.ab else ():
         ab = asyncio.run(duels(settings_for(cand, base, 2, test), args.ab))
         games = [o.games for o in ab]
-        out[f"real_ab_{cand}_{base}_2p"] = {"duels": args.ab, "h1": sum(o.verdict is Verdict.H1 for o in ab),
-                                            "games_median": statistics.median(games), "games_max": max(games)}
+        out[f"real_ab_{cand}_{base}_2p"] = {
+            "duels": args.ab,
+            "h1": sum(o.verdict is Verdict.H1 for o in ab),
+            "games_median": statistics.median(games),
+            "games_max": max(games),
+        }
         print(f"real A/B {cand} vs {base}: {json.dumps(out[f'real_ab_{cand}_{base}_2p'])}")
     if args.pairs:
         r = asyncio.run(pairing(settings_for("counter", "greedy", 2, test), args.pairs))
@@ -136,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--aa", type=int, default=0, help="real A/A duels of random against itself (default 0)")
     p.add_argument("--ab", type=int, default=0, help="real A/B duels per match-up (default 0)")
     p.add_argument("--pairs", type=int, default=0, help="pairs for the pairing variance ratio (default 0)")
+    p.add_argument("--only", action="append", default=[], metavar="POOL[/SHAPE[/CHECK]]",
+                   help="only these checks (a prefix of e.g. counter-greedy-4p/skewed/A/A or .../clear-cut); "
+                        "repeatable: run parts in parallel with --load-pools")  # fmt: skip
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     configure("error")
@@ -146,17 +180,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.save_pools:
         args.save_pools.write_text(json.dumps(pools))
     out["pool_seconds"] = round(time.monotonic() - t0, 1)
-    out["cells"] = cells(pools, test, args.duels, args.seed)
+    out["cells"] = cells(pools, test, args.duels, args.seed, tuple(args.only))
     for c in out["cells"]:  # type: ignore[attr-defined]
         low, high = c["ci95"]
         print(f"{c['pool']:<18} {c['shape']:<16} skew {c['skew']:+.2f} {c['check']:<8} {c['wrong']} "
               f"{c['rate']:.3f} [{low:.3f}, {high:.3f}] {'holds' if c['contains'] else 'misses'} "
               f"{c['documented']:g}; median {c['games_median']:.0f} games; plain GSPRT "
               f"{c['plain']['rate']:.3f}, median {c['plain']['games_median']:.0f} games")  # fmt: skip
-    out["clear_cut"] = clear_cut(pools, test, args.duels, args.seed)
+    out["clear_cut"] = clear_cut(pools, test, args.duels, args.seed, tuple(args.only))
     for c in out["clear_cut"]:  # type: ignore[attr-defined]
         print(f"clear-cut {c['pool']} {c['shape']} at its mean {c['mean']:+.2f}: {c['right']} "
-              f"{c['remedy']['right']:.3f} in median {c['remedy']['games_median']:.0f} games "
+              f"{c['test']['right']:.3f} in median {c['test']['games_median']:.0f} games "
               f"(plain GSPRT {c['plain']['right']:.3f} in {c['plain']['games_median']:.0f})")  # fmt: skip
     real_duels(args, test, out)
     out["seconds"] = round(time.monotonic() - t0, 1)

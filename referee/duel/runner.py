@@ -31,7 +31,7 @@ from referee.errors import GameLost, Precondition
 from referee.fleet import Bot, EntrantError, Lineup, OnDecision, PlayerFactory, WorkerSettings, match_player, open_games
 from referee.log import get_logger
 from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, play_game
-from referee.stats import Sprt, Summary, Verdict, sequential, summarize
+from referee.stats import Sequential, Sprt, Summary, Verdict, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
@@ -206,6 +206,7 @@ class DuelState:
     settings: DuelSettings
     pairs: dict[int, PairRow]
     kept: tuple[Verdict, int] | None = None  # a stored verdict and its pair count: a resume keeps it
+    _run: Sequential | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def stored(cls, store: DuelStore, row: DuelRow) -> DuelState:
@@ -227,10 +228,16 @@ class DuelState:
         return out
 
     def decision(self) -> tuple[Verdict, int]:
-        """(verdict, the pairs it counts): at the first crossing, else every pair of the unbroken prefix."""
+        """(verdict, the pairs it counts): at the first crossing, else every pair of the unbroken prefix. The test
+        runs on as the prefix grows (its LLR is not computed again from pair 0 each time)."""
         if self.kept is not None:
             return self.kept
-        return sequential(self.settings.test, [p.diff for p in self.prefix()], self.settings.max_pairs)
+        run = self._run
+        if run is None or (run.test, run.max_pairs) != (self.settings.test, self.settings.max_pairs):
+            run = self._run = Sequential(self.settings.test, self.settings.max_pairs)  # a resume's new budget
+        while not run.done and run.n in self.pairs:
+            run.add(self.pairs[run.n].diff)
+        return run.verdict, run.n
 
     def counted(self) -> list[PairRow]:
         return self.prefix()[: self.decision()[1]]
@@ -242,7 +249,9 @@ class DuelState:
 
     def summary(self) -> Summary:
         verdict, _ = self.decision()
-        return dataclasses.replace(summarize(self.settings.test, [p.diff for p in self.counted()]), verdict=verdict)
+        path = None if self._run is None or self.kept is not None else self._run.path  # over the counted pairs
+        summary = summarize(self.settings.test, [p.diff for p in self.counted()], path)
+        return dataclasses.replace(summary, verdict=verdict)
 
     @property
     def games(self) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from referee.match import ChannelPool
-from referee.stats import Sequential, Sprt, Verdict, summarize, variance
+from referee.stats import Sequential, Sprt, Verdict, variance
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
@@ -64,13 +64,10 @@ class DuelOutcome:
 
 async def duel(settings: DuelSettings, pool: ChannelPool) -> DuelOutcome:
     """One duel to its verdict, pairs in order, as ``abluxx duel`` plays it (one pair at a time)."""
-    diffs: list[float] = []
-    while len(diffs) < settings.max_pairs:
-        diffs.append((await _pair(settings, len(diffs), pool))[0])
-        verdict = summarize(settings.test, diffs).verdict
-        if verdict is not Verdict.INCONCLUSIVE:
-            return DuelOutcome(verdict, 2 * len(diffs))
-    return DuelOutcome(Verdict.INCONCLUSIVE, 2 * len(diffs))
+    run = Sequential(settings.test, settings.max_pairs)
+    while not run.done:
+        run.add((await _pair(settings, run.n, pool))[0])
+    return DuelOutcome(run.verdict, 2 * run.n)
 
 
 async def duels(settings: DuelSettings, count: int) -> list[DuelOutcome]:

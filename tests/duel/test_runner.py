@@ -4,6 +4,7 @@ duels against bots over gRPC, through the real `abluxx duel` process, are in tes
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -144,3 +145,21 @@ def test_the_state_counts_the_unbroken_prefix_and_stops_at_the_budget() -> None:
     kept = DuelState("d", _settings(), {i: _row(i, 1.0) for i in range(5)}, kept=(Verdict.H1, 3))
     assert kept.finished() and kept.games == 6 and [p.pair for p in kept.later()] == [3, 4]
     assert kept.summary().verdict is Verdict.H1 and kept.summary().pairs == 3
+
+
+def test_the_state_runs_the_test_on_as_pairs_come_and_starts_again_for_a_new_budget() -> None:
+    """The state keeps the test's run between pairs (a long duel does not test pair 0 again at every pair), and
+    the summary's LLR is that run's; a resume's new budget plays on from where the old one stopped."""
+    from referee.stats import sequential, summarize
+
+    diffs = [3.0, -2.5, 1.0, -1.5, 0.5, 2.0, -3.0, 0.0, 4.5, -1.0] * 8
+    state = DuelState("d", _settings(max_games=2 * 40), {})
+    for i, d in enumerate(diffs[:40]):
+        state.record(_row(i, d))
+        assert state.summary().llr == pytest.approx(summarize(state.settings.test, diffs[: i + 1]).llr)
+    assert state.decision() == sequential(state.settings.test, diffs, 40) == (Verdict.INCONCLUSIVE, 40)
+    state.settings = dataclasses.replace(state.settings, max_games=2 * 80)
+    for i, d in enumerate(diffs[40:], 40):
+        state.record(_row(i, d))
+    assert state.decision() == sequential(state.settings.test, diffs, 80)
+    assert state.summary().llr == pytest.approx(summarize(state.settings.test, diffs[: state.decision()[1]]).llr)

@@ -69,6 +69,22 @@ def test_bootstrapped_duels_from_real_pairs_keep_alpha_and_beta(policy: str) -> 
         assert low <= sum(o.verdict is wrong for o in outcomes) <= high
 
 
+def test_skewed_real_pairs_keep_the_error_rate_their_skew_favours() -> None:
+    """Issue 21 item 3: 240 real pairs of counter against greedy on seeded deals (skew about +1.2), as they are at
+    mean M (false H0 is the error the skew favours) and mirrored at mean 0 (false H1): over 600 seeded duels
+    each, the plain normal GSPRT's wrong verdicts are above the binomial 99% band of 0.05, the duel's test's
+    inside it."""
+    pool = asyncio.run(play_pairs(settings_for("counter", "greedy"), 240, seed=21))
+    assert stats.skew(pool) > 0.8
+    test, plain = Sprt(), Sprt(method="normal", overshoot=False)
+    low, high = stats.binom.interval(0.99, 600, 0.05)
+    for data, mean, wrong in ((pool, test.margin, Verdict.H0), ([-d for d in pool], 0.0, Verdict.H1)):
+        before = bootstrap_duels(data, mean, plain, 600, seed=4)
+        assert sum(o.verdict is wrong for o in before) > high
+        now = bootstrap_duels(data, mean, test, 600, seed=4)
+        assert low <= sum(o.verdict is wrong for o in now) <= high
+
+
 def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
     """scripts/duel_sim.py --json from saved pools: a rate with a 95% interval for A/A and A/B, symmetric and
     skewed (both signs), at 2 and 4 players."""

@@ -13,14 +13,17 @@ from referee.stats import (
     MIN_PAIRS,
     VARIANCE_FLOOR,
     Interval,
+    Ladder,
     Sequential,
     Sprt,
     Verdict,
+    empirical_llr,
     mean_ci,
     moments,
     ratio_ci,
     sequential,
     summarize,
+    tilt,
     variance,
 )
 
@@ -62,7 +65,8 @@ def test_a_summary_counts_wins_losses_ties_and_carries_the_test() -> None:
     ci = mean_ci(diffs)
     assert (s.pairs, s.wins, s.losses, s.ties) == (6, 3, 1, 2)
     assert s.mean_diff == ci.mean and s.ci95 == (ci.low, ci.high) and s.bounds == test.bounds
-    assert s.skew == moments(diffs)[1] and s.llr == test.llr(6, ci.mean, variance(diffs), moments(diffs)[0])
+    found = empirical_llr({2.0: 1, -1.0: 1, 0.0: 2, 3.0: 1, 1.0: 1}, 0.5)
+    assert found is not None and s.skew == moments(diffs)[1] and s.llr == found[0]
     assert summarize(test, [1.0]).llr == 0.0 and summarize(test, []).pairs == 0
 
 
@@ -87,3 +91,50 @@ def test_the_running_test_is_the_batch_test_at_every_count_and_ignores_what_come
         budget.add(d)
     assert (budget.n, budget.ignored, budget.done, budget.verdict) == (3, 1, True, Verdict.INCONCLUSIVE)
     assert sequential(test, [0.5] * 10, 4) == (Verdict.INCONCLUSIVE, 4)
+
+
+def test_the_overshoot_estimate_is_half_the_ladder_heights_second_moment_over_their_first() -> None:
+    """Siegmund's E[H²] / (2 E[H]) from the LLR's own ladder heights, each side apart, starting at the first
+    LLR seen; a side with no ladder height yet keeps Wald's bound, and no move passes half the bound."""
+    test = Sprt()
+    lower, upper = test.bounds
+    ladder = Ladder()
+    assert ladder.bounds(test) == (lower, upper)
+    for llr in (0.5, 0.9, 0.7, 1.0, 0.2, 0.4, -0.4):  # up 0.4 then 0.1; down 0.3 then 0.6
+        ladder.add(llr)
+    assert ladder.up == (pytest.approx(0.5), pytest.approx(0.17)) and ladder.down == (
+        pytest.approx(0.9),
+        pytest.approx(0.45),
+    )
+    assert ladder.bounds(test) == (pytest.approx(lower + 0.45 / 1.8), pytest.approx(upper - 0.17 / 1.0))
+    assert Ladder().bounds(test) == test.bounds and Sprt(overshoot=False).bounds == test.bounds
+    assert ladder.bounds(Sprt(overshoot=False)) == (lower, upper)
+    big = Ladder()
+    for llr in (0.0, 10.0, -10.0):
+        big.add(llr)
+    assert big.bounds(test) == (pytest.approx(lower / 2), pytest.approx(upper / 2))
+
+
+def test_the_path_moves_the_bounds_from_the_minimum_pairs_on() -> None:
+    """The ladder starts at the LLR of the MIN_PAIRS-th pair: the summary's bounds are Wald's before it."""
+    diffs = [3.0, -2.5, 1.0, -1.5, 0.5, 2.0, -3.0, 0.0, 4.5, -1.0] * 6
+    assert summarize(Sprt(), diffs[: MIN_PAIRS - 1]).bounds == Sprt().bounds
+    moved = summarize(Sprt(), diffs).bounds
+    assert moved[0] > Sprt().bounds[0] or moved[1] < Sprt().bounds[1]
+
+
+def test_tilt_solves_the_weights_equation_inside_its_bracket() -> None:
+    """The weights 1 / (1 + λ y) are positive, sum to one over the counts and give mean s; a warm start far off
+    converges to the same root; every value at s gives (0, 0)."""
+    import numpy as np
+
+    xs, cs = np.array([-2.0, 0.0, 1.0, 6.0]), np.array([3.0, 5.0, 4.0, 1.0])
+    for s in (-1.0, 0.0, 0.8, 2.5):
+        lam, ll = tilt(xs, cs, s)
+        pseudo = s - max(1.0, math.log(13) / 2) * ((xs @ cs) / 13 - s)
+        ys, c = np.append(xs, pseudo) - s, np.append(cs, 1.0)
+        w = c / (1 + lam * ys) / 14
+        assert (w > 0).all() and w.sum() == pytest.approx(1.0) and (w * ys).sum() == pytest.approx(0.0, abs=1e-9)
+        assert ll == pytest.approx(float(c @ np.log1p(lam * ys)))
+        assert tilt(xs, cs, s, start=50.0)[0] == pytest.approx(lam) == tilt(xs, cs, s, start=-50.0)[0]
+    assert tilt(np.array([2.0]), np.array([7.0]), 2.0) == (0.0, 0.0)
