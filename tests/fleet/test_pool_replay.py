@@ -28,8 +28,8 @@ from referee.records.recordfile import MAGIC
 class _Worker:
     """Plays a game at once, or dies (WorkerLost) when told to."""
 
-    def __init__(self, name: str, load: int = 0, dies: bool = False) -> None:
-        self.name, self.load, self.dies = name, load, dies
+    def __init__(self, name: str, load: int = 0, dies: bool = False, close_fails: bool = False) -> None:
+        self.name, self.load, self.dies, self.close_fails = name, load, dies, close_fails
         self.played: list[str] = []
         self.closed = False
         self.crashes: list = []  # its command bots' crashes, told as it closes
@@ -46,6 +46,8 @@ class _Worker:
 
     async def close(self) -> None:
         self.closed = True
+        if self.close_fails:  # a dead worker's pipe or actor is gone: stopping it can fail
+            raise BrokenPipeError(f"{self.name}: broken pipe")
 
 
 def _spec(game_id: str) -> GameSpec:
@@ -121,6 +123,29 @@ def test_a_worker_that_dies_mid_game_loses_that_game_is_counted_once_and_replace
     assert line["event"] == "worker lost; its games in flight are void and their deals dealt again"
     assert (line["worker"], line["games_in_flight"], line["error"], line["level"]) == ("w0", 1, "w0 died", "warning")
     assert (line["tournament"], line["backend"]) == ("run-1", "processes")
+
+
+def test_a_dead_worker_that_fails_to_close_still_only_loses_its_game_and_every_death_is_counted(
+    tmp_path: Path,
+) -> None:
+    """Stopping a dead worker can fail (its pipe is gone): the game is still lost and dealt again (GameLost), not a
+    referee failure that stops the tournament, the slot still restarts and the crashes it told are kept; a second
+    worker's death counts as a second loss."""
+
+    async def run() -> None:
+        first, second = _Worker("w0", dies=True, close_fails=True), _Worker("w1", load=1, dies=True)
+        first.crashes = ["bot r ended"]
+        pool = await _pool(tmp_path, [first, second], [_Worker("w0b", load=9), _Worker("w1b", load=9)])
+        with pytest.raises(GameLost, match="game t-g1 lost its worker: w0 died"):
+            await pool.play(_spec("t-g1"))
+        assert first.closed and pool.crashes == ["bot r ended"] and pool.lost == 1
+        with pytest.raises(GameLost, match="game t-g2 lost its worker: w1 died"):
+            await pool.play(_spec("t-g2"))
+        assert pool.lost == 2 and second.closed
+        await asyncio.sleep(0)
+        assert pool.started == [0, 1]  # type: ignore[attr-defined]
+
+    asyncio.run(run())
 
 
 async def _lost_in_flight(pool: WorkerPool, dead: _Worker, index: int) -> GameResult:

@@ -145,9 +145,10 @@ async def _losing(records: Path, lose: set[int] | None) -> AsyncIterator:
         yield losing
 
 
-def _rounds(tmp_path: Path, lose: set[int] | None, hooks: GameHooks, progress: Progress | None = None):
+def _rounds(tmp_path: Path, lose: set[int] | None, hooks: GameHooks, progress: Progress | None = None,
+            deals: int = 1):  # fmt: skip
     cfg = parse({"name": "rounds", "entrants": [{"name": "r", "policy": "random"}, {"name": "g", "policy": "greedy"}],
-                 "table_size": 2, "deals": 1, "seed": 4, "seat_orders": "rotations"}, "t.toml")  # fmt: skip
+                 "table_size": 2, "deals": deals, "seed": 4, "seat_orders": "rotations"}, "t.toml")  # fmt: skip
     store = open_store(tmp_path / "d")
     first = create_tournament(store, cfg, "t.toml")
 
@@ -179,6 +180,16 @@ def test_a_round_that_lost_a_game_plays_its_set_again_dealt_afresh(tmp_path: Pat
     assert out.getvalue().splitlines()[-1].startswith("2/2 games")
     assert [line.split(":")[0] for line in log.getvalue().splitlines()] == [f"finished game {n}/2 {calls[n]}"
                                                                           for n in (1, 2)]  # fmt: skip
+
+
+def test_a_run_counts_the_games_of_every_round_it_played(tmp_path: Path) -> None:
+    """Two sets; the first game of the second is lost after the first set was played: the first round stored 2
+    games, the second round plays the second set dealt again, and the run reports all 4 it played."""
+    cfg, store, first, outcome, calls = _rounds(tmp_path, {3}, _Hooks(), deals=2)
+    with store:
+        assert [g.game_id for g in store.games(cfg.tournament_id)] == [first[0].game_id, first[1].game_id, *calls[3:]]
+    assert len(calls) == 5 and calls[2] == first[2].game_id
+    assert isinstance(outcome, tuple) and outcome[0] == 4, outcome
 
 
 def test_a_run_whose_games_lose_their_worker_every_round_stops_after_one_plus_max_redeals(tmp_path: Path) -> None:
