@@ -263,3 +263,18 @@ def test_a_seat_failing_at_the_end_costs_no_one_else_their_notice(monkeypatch) -
     result = asyncio.run(play_game(spec, seats))
     assert result.end_reason.value and seats[1].notices[0] is not None
     assert seats[1].notices[0].reason == seats[0].notices[0].reason != 0
+
+
+def test_the_game_over_notice_shows_a_seat_its_own_draw_from_the_pile_and_hides_the_others(monkeypatch) -> None:
+    """A seat drew from the pile after its last request and the game then ended: that card reaches it only in the
+    notice, which shows it to the drawer (as a request would) and as 0 to the other seats. (Three greedy seats on
+    deck 29: seat 2's last draw is a 7.)"""
+    monkeypatch.setattr(match_runner, "lag_monitor", lambda: Stalled(0.0))
+    seats = [Scripted(f"s{i}") for i in range(3)]
+    spec = GameSpec("g", 29, tuple(EntrantRef(f"s{i}", policy="greedy") for i in range(3)), time_control=TC)
+    asyncio.run(play_game(spec, seats))
+    told = {i: [(e.drew.seat, e.drew.card) for e in s.notices[0].events  # type: ignore[union-attr]
+                if e.WhichOneof("event") == "drew" and not e.drew.from_market] for i, s in enumerate(seats)}
+    assert (2, 7) in told[2] and (2, 0) in told[0] + told[1]
+    for i, draws in told.items():
+        assert all((card != 0) == (seat == i) for seat, card in draws), (i, draws)
