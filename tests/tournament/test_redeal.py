@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.cli import main
 from referee.engine import EndReason
 from referee.errors import GameLost
 from referee.fleet import match_player
@@ -60,7 +61,7 @@ def _interrupt(store: SqliteStore, tid: str, slot: int) -> Path:
     return partial
 
 
-def test_an_interrupted_set_is_dealt_again_with_a_fresh_deck_and_its_games_are_void(tmp_path: Path) -> None:
+def test_an_interrupted_set_is_dealt_again_with_a_fresh_deck_and_its_games_are_void(tmp_path: Path, capsys) -> None:
     cfg, store = _store(tmp_path)
     tid = cfg.tournament_id
     with store:
@@ -89,7 +90,12 @@ def test_an_interrupted_set_is_dealt_again_with_a_fresh_deck_and_its_games_are_v
         assert after[2:] == before[2:]  # the other set keeps its deck and its finished game
         assert [s.slot for s in store.slots(tid, pending_only=True)] == [0, 1, 3]
         assert [g.slot for g in store.games(tid)] == [2]
-        assert [g.game_id for g in void_games(store, tid)] == [before[0].game_id, before[1].game_id]
+        assert void_games(store, tid) == void  # as stored: the finished one with its result, when it was made void
+        assert [g.game_id for g in void] == [before[0].game_id, before[1].game_id]
+        assert main(["games", tid, "--data", str(tmp_path / "d")]) == 0
+        shown = [ln.split(None, 2)[2] for ln in capsys.readouterr().out.splitlines() if "VOID" in ln]
+        assert shown == [f"VOID (finished [3, 1]; its deal was dealt again)  records/{before[0].game_id}.abluxx",
+                         "VOID (interrupted; its deal was dealt again)  -"]  # fmt: skip
         assert not partial.exists() and finished_record.exists()  # a finished void game's record stays to be seen
         assert interrupted_sets(store, tid) == []
         (line,) = [json.loads(x) for x in out.getvalue().splitlines()]
