@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +50,15 @@ class _Worker:
         self.closed = True
         if self.close_fails:  # a dead worker's pipe or actor is gone: stopping it can fail
             raise BrokenPipeError(f"{self.name}: broken pipe")
+
+
+# A pool whose stand-in workers answer at once is done in milliseconds: one that is still busy after this long waits
+# for a worker that never comes (a broken wait loop), and fails here rather than hanging the suite.
+HANG_S = 20
+
+
+def _run(game: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(asyncio.wait_for(game, HANG_S))
 
 
 def _spec(game_id: str) -> GameSpec:
@@ -90,7 +101,7 @@ def test_a_game_goes_to_the_least_loaded_worker_and_its_record_is_written_where_
         assert named.record_path == tmp_path / "records" / "t-g2-b.abluxx" and named.record_path.is_file()
         assert not (tmp_path / "records" / "t-g2.abluxx").exists()
 
-    asyncio.run(run())
+    _run(run())
 
 
 def test_a_worker_that_dies_mid_game_loses_that_game_is_counted_once_and_replaced(tmp_path: Path) -> None:
@@ -116,7 +127,7 @@ def test_a_worker_that_dies_mid_game_loses_that_game_is_counted_once_and_replace
 
     configure("info", json=True, stream=out)
     try:
-        asyncio.run(run())
+        _run(run())
     finally:
         configure("warning")
     (line,) = [json.loads(x) for x in out.getvalue().splitlines()]
@@ -145,7 +156,7 @@ def test_a_dead_worker_that_fails_to_close_still_only_loses_its_game_and_every_d
         await asyncio.sleep(0)
         assert pool.started == [0, 1]  # type: ignore[attr-defined]
 
-    asyncio.run(run())
+    _run(run())
 
 
 async def _lost_in_flight(pool: WorkerPool, dead: _Worker, index: int) -> GameResult:
@@ -181,4 +192,4 @@ def test_while_every_slot_restarts_a_game_waits_and_a_slot_that_cannot_start_sto
             await pool.play(_spec("t-g2"))
         restarting.cancel()
 
-    asyncio.run(run())
+    _run(run())
