@@ -30,6 +30,7 @@ from referee.duel.runner import (
     _pair_on,
     default_field,
     fresh_plan,
+    lineup,
     new_id,
     paired_difference,
     play_pair,
@@ -46,6 +47,10 @@ from referee.records import read_record
 from referee.stats import Sprt, Verdict, sequential
 from referee.tournament.config import EntrantConfig
 from tests.bots.driver import ServedBot
+
+# A duel stopped by a failure ends in milliseconds here; one still running after this long waits for a game that never
+# ends, and fails rather than hanging the suite.
+HANG_S = 20
 
 BOT = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", "bot"]
 
@@ -272,7 +277,8 @@ def test_a_state_with_a_kept_verdict_is_finished_and_stores_it_without_playing(t
         assert row is not None
         state = DuelState.stored(store, row)
         assert state.kept == (Verdict.H1, 2) and state.finished() and [p.pair for p in state.later()] == [2]
-        with pytest.raises(DuelError):  # had it played, the bot that cannot start would have stopped it
+        # had it played, the bot that cannot be reached would have stopped it, saying so
+        with pytest.raises(DuelError, match="entrant c: cannot reach a bot at 127.0.0.1:1"):
             broken = DuelState("duel-x", _settings(candidate=EntrantConfig("c", address="127.0.0.1:1")), {})
             store.create("duel-x", broken.settings.to_json())
             asyncio.run(run_duel(broken, store))
@@ -312,3 +318,96 @@ def test_the_simulations_play_a_pair_in_this_process_without_records() -> None:
     assert first["record"] is None and second["record"] is None and first["game_id"] == "sim-p0"
     assert (first["roles"], second["roles"]) == (["candidate", "baseline"], ["baseline", "candidate"])
     assert row.diff == paired_difference(first["roles"], _res(first), _res(second))[0]
+
+
+def test_a_duel_stopped_between_its_last_pair_and_its_verdict_stores_the_verdict_on_resume(tmp_path: Path) -> None:
+    """Killed after the last pair of its budget was stored and before the verdict was: a resume plays nothing and
+    stores the verdict of the stored pairs (as `abluxx duel --resume` then reports it)."""
+    with DuelStore(tmp_path) as store:
+        store.create("duel-s", _settings(max_games=4).to_json())
+        for i in range(2):
+            store.save_pair("duel-s", PairRow(i, 5 + i, i % 2, [], -2.0, -1.0))
+        row = store.duel("duel-s")
+        assert row is not None and row.verdict_pairs is None
+        state = DuelState.stored(store, row)
+        asyncio.run(run_duel(state, store, player=lambda r: pytest.fail("a spent budget plays no game")))
+        row = store.duel("duel-s")
+    verdict, n = sequential(Sprt(), [-2.0, -2.0], 2)
+    assert row is not None and (row.verdict, row.verdict_pairs) == (verdict.value, n) and n == 2
+
+
+@contextlib.asynccontextmanager
+async def _failing(records: Path, at: int) -> AsyncIterator:
+    """The match player, whose game number ``at`` (from 1) fails in the referee."""
+    async with match_player(records) as play:
+        n = 0
+
+        async def failing(spec: GameSpec, **options) -> GameResult:
+            nonlocal n
+            n += 1
+            if n == at:
+                raise RuntimeError("the referee broke")
+            return await play(spec, **options)
+
+        yield failing
+
+
+def test_a_game_that_fails_in_the_referee_stops_the_duel_with_that_error_and_keeps_its_pairs(tmp_path: Path) -> None:
+    """The second pair's first game fails: the duel stops with a DuelError that says why, the first pair stays
+    stored, and its games are named after the duel (fresh deals, as `abluxx duel` plays them)."""
+    with DuelStore(tmp_path) as store:
+        state = DuelState("duel-f", _settings(max_games=8), {})
+        store.create("duel-f", state.settings.to_json())
+        with pytest.raises(DuelError, match="the referee broke"):
+            asyncio.run(run_duel(state, store, player=lambda r: _failing(r, 3)))
+        (stored,) = store.pairs("duel-f")
+    assert stored.pair == 0 and len(stored.games) == 2
+    assert all(re.fullmatch(r"duel-f-p0-[0-9a-f]{4}", g["game_id"]) for g in stored.games), stored.games
+
+
+def test_the_fleet_lineup_of_a_duel_names_every_bot_as_given_and_starts_each_afresh() -> None:
+    """What workers start, dial or play for a duel: a command bot by its command, an address bot by its address,
+    a built-in bot by its policy."""
+    settings = _settings(candidate=EntrantConfig("c", command=("bot", "--x")), table_size=3,
+                         field=(EntrantConfig("f", address="127.0.0.1:5"), EntrantConfig("g", policy="greedy")))
+    got = lineup(settings, "duel-l")
+    assert got.run_id == "duel-l" and got.fresh_process
+    assert [(b.name, b.address, b.command, b.policy) for b in got.bots] == [
+        ("c", None, ("bot", "--x"), None), ("b", None, None, "random"), ("f", "127.0.0.1:5", None, None),
+        ("g", None, None, "greedy")]  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def _stalling(records: Path, gate: asyncio.Event) -> AsyncIterator:
+    """The match player for three pairs at once: pair 0 plays; pair 1 fails in the referee once pair 0 is stored
+    (``gate``) and its worker has run out of pairs; pair 2's game never ends."""
+    async with match_player(records) as play:
+
+        async def stalling(spec: GameSpec, **options) -> GameResult:
+            if spec.game_id.startswith("duel-w-p1"):
+                await gate.wait()
+                await asyncio.sleep(0.05)  # after the runner saw pair 0's worker finish
+                raise RuntimeError("the referee broke")
+            if spec.game_id.startswith("duel-w-p2"):
+                await asyncio.Event().wait()
+            return await play(spec, **options)
+
+        yield stalling
+
+
+def test_a_failure_stops_the_duel_at_once_without_waiting_for_the_pairs_in_flight(tmp_path: Path) -> None:
+    """Three pairs at once; one worker has finished its pairs when another's fails: the duel stops then, with that
+    error, and the pair still in flight is cancelled, not waited for (its game would never end here)."""
+    gate = asyncio.Event()
+
+    async def run() -> None:
+        with DuelStore(tmp_path) as store:
+            state = DuelState("duel-w", _settings(max_games=6), {})
+            store.create("duel-w", state.settings.to_json())
+            with pytest.raises(DuelError, match="the referee broke"):
+                await asyncio.wait_for(run_duel(state, store, concurrency=3, on_pair=lambda s: gate.set(),
+                                                player=lambda r: _stalling(r, gate), plans=_plans("duel-w")),
+                                       HANG_S)  # fmt: skip
+            assert [p.pair for p in store.pairs("duel-w")] == [0]
+
+    asyncio.run(run())
