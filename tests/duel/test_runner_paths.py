@@ -278,7 +278,7 @@ def test_a_state_with_a_kept_verdict_is_finished_and_stores_it_without_playing(t
         state = DuelState.stored(store, row)
         assert state.kept == (Verdict.H1, 2) and state.finished() and [p.pair for p in state.later()] == [2]
         # had it played, the bot that cannot be reached would have stopped it, saying so
-        with pytest.raises(DuelError, match="entrant c: cannot reach a bot at 127.0.0.1:1"):
+        with pytest.raises(DuelError, match=r"entrant c: cannot reach a bot at 127\.0\.0\.1:1"):
             broken = DuelState("duel-x", _settings(candidate=EntrantConfig("c", address="127.0.0.1:1")), {})
             store.create("duel-x", broken.settings.to_json())
             asyncio.run(run_duel(broken, store))
