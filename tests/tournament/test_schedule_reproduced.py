@@ -88,6 +88,27 @@ CASES = {
          ("t1-d0-o0", ("bot8", "bot2"), 4920313433494643507)],
         "374153f3157889317332351f9a9cbfecfadaa4b389bfd40ac71314522ef3dccd",
     ),
+    # three more whose draws take rules no case above reaches: the sample's preference for a table not drawn yet,
+    # the squared count of earlier meetings it minimises, and the tables of a section a lone table joins (an owner
+    # with four entrants at tables of two)
+    "sample avoids a table twice": (
+        _config(9, 3, 2, 12, None, [4, 5, 5, 5, 0, 3, 6, 6, 6], seed=408),
+        24,
+        [("t0-d0-o0", ("bot5", "bot4", "bot6"), 4412403627601342626)],
+        "8caa14f03b6cc410cf6efb2c70af22e16dd13fe8e9fda23f93584e3d12664c3e",
+    ),
+    "sample meets least, squared": (
+        _config(10, 5, 3, 9, "rotations", [1, 1, 1, 0, 1, 4, 3, 1, 4, 4], seed=561),
+        150,
+        [("t0-d0-o0", ("bot2", "bot9", "bot0", "bot5", "bot8"), 8794049723022745951)],
+        "bc4b89c9e8ad1d7970b28469afe22e102ee9c488931759c63b92e2a8341e67eb",
+    ),
+    "sections join a lone table to a pair": (
+        _config(11, 2, 1, 0, None, [0, 6, 3, 0, 5, 0, 0, 9, 3, 7, 4], seed=930),
+        48,
+        [("t0-d0-o0", ("bot8", "bot6"), 3481410287248189576)],
+        "6a0e84d27f3392c8cbfc811996a7af8eb3a5878503053f1ebf9246791cb1aad0",
+    ),
 }  # fmt: skip
 
 
@@ -114,3 +135,13 @@ def test_a_sampled_schedule_is_the_same_twice_and_another_seed_samples_other_tab
     assert a == schedule.build(_config(7, 3, 1, 7, "rotations"), None)
     other = parse({**json.loads(json.dumps(_config(7, 3, 1, 7, "rotations").to_json())), "seed": 12}, "r.toml")
     assert {frozenset(s.seats) for s in schedule.build(other, None)} != {frozenset(s.seats) for s in a}
+
+
+def test_a_game_dealt_again_is_named_with_its_attempt_and_a_schedule_needs_its_key() -> None:
+    """A void deal's games are dealt again under new ids (their records would otherwise overwrite the void ones);
+    a schedule of secret deals is not built without the tournament's key."""
+    assert schedule.game_id("t", 1, 2, 0) == "t-t1-d2-o0"
+    assert schedule.game_id("t", 1, 2, 0, 3) == "t-t1-d2-o0-a3"
+    secret = parse({**json.loads(json.dumps(_config(4, 2, 1, 0, None).to_json())), "public_deals": False}, "r.toml")
+    with pytest.raises(ValueError, match=f"tournament {secret.tournament_id} needs its deal key"):
+        schedule.build(secret, None)

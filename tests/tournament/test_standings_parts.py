@@ -215,3 +215,12 @@ def test_ratings_given_are_used_as_given_and_ratings_of_other_games_are_not() ->
 def test_a_pair_level_in_every_set_is_not_separated() -> None:
     """The lower end of the interval exactly 0 (no spread, mean 0) is not above 0."""
     assert separated([(0.0, 2)] * 4) is False
+
+
+def test_head_to_head_counts_every_game_the_first_seated_lost() -> None:
+    """b beats a twice from the second seat: a has two losses against b, b two wins against a."""
+    rows = [[_seat("a", 2, 2), _seat("b", 7, 1)], [_seat("a", 1, 2), _seat("b", 5, 1)]]
+    games = [GameRow(i, f"g{i}", 0, i, 0, seats, "empty_hand", 9, None, 0.0) for i, seats in enumerate(rows)]
+    s = compute("t", ["a", "b"], games, 2)
+    assert s.head_to_head["a"]["b"] == {"wins": 0, "losses": 2, "ties": 0}
+    assert s.head_to_head["b"]["a"] == {"wins": 2, "losses": 0, "ties": 0}
