@@ -88,9 +88,10 @@ CASES = {
          ("t1-d0-o0", ("bot8", "bot2"), 4920313433494643507)],
         "374153f3157889317332351f9a9cbfecfadaa4b389bfd40ac71314522ef3dccd",
     ),
-    # three more whose draws take rules no case above reaches: the sample's preference for a table not drawn yet,
+    # more whose draws take rules no case above reaches: the sample's preference for a table not drawn yet,
     # the squared count of earlier meetings it minimises, and the tables of a section a lone table joins (an owner
-    # with four entrants at tables of two)
+    # with four entrants at tables of two), no table drawn twice while a new one is left, and a lone table's search
+    # for a partner, which looks at every table of each step before the next
     "sample avoids a table twice": (
         _config(9, 3, 2, 12, None, [4, 5, 5, 5, 0, 3, 6, 6, 6], seed=408),
         24,
@@ -108,6 +109,18 @@ CASES = {
         48,
         [("t0-d0-o0", ("bot8", "bot6"), 3481410287248189576)],
         "6a0e84d27f3392c8cbfc811996a7af8eb3a5878503053f1ebf9246791cb1aad0",
+    ),
+    "sample draws no table twice while a new one is left": (
+        _config(9, 5, 1, 7, None, [0, 5, 5, 0, 6, 1, 1, 3, 3], seed=943),
+        9,
+        [("t0-d0-o0", ("bot3", "bot2", "bot4", "bot8", "bot6"), 7948871704629562064)],
+        "b340417c2b4fe1737f23265110db5042e8d2d8d5450655d120120bff66767697",
+    ),
+    "sections search every table of each step": (
+        _config(10, 4, 1, 0, None, None, seed=751),
+        210,
+        [("t0-d0-o0", ("bot0", "bot6", "bot5", "bot8"), 3734500069721378708)],
+        "a8b3a037e29777c81fd65e715205d2c37764dce914c4e35653408f2832ef67f6",
     ),
 }  # fmt: skip
 
