@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import io
 import json
 import re
@@ -411,3 +412,14 @@ def test_a_failure_stops_the_duel_at_once_without_waiting_for_the_pairs_in_fligh
             assert [p.pair for p in store.pairs("duel-w")] == [0]
 
     asyncio.run(run())
+
+
+def test_a_bad_measure_is_refused_naming_the_measures_and_a_built_in_bot_seed_is_derived_as_documented() -> None:
+    """`abluxx duel --measure` names what it accepts; a built-in bot's seed in a pair is the first 8 bytes of
+    SHA-256 of "deck_seed/role", big-endian, top bit cleared, so a duel of seeded policies is the same anywhere."""
+    with pytest.raises(ValueError) as bad:
+        _settings(measure="points")
+    assert str(bad.value) == "--measure must be one of score, table, place, got 'points'"
+    for deck, role in ((1000, "candidate"), (7, "field0")):
+        want = int.from_bytes(hashlib.sha256(f"{deck}/{role}".encode()).digest()[:8], "big") >> 1
+        assert _bot_seed(deck, role) == want
