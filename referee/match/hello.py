@@ -14,6 +14,7 @@ from .seats import BOT_SERVICE, MAX_RECEIVE_BYTES
 
 HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second (every Hello the referee asks)
 MAX_HELLO_TEXT_BYTES = 200  # HelloReply name, version and author: the most the referee accepts (and stores)
+HELLO_TRIES = 3  # a check outside a game asks again when the answer is late, at most this often (``hello``)
 
 
 _TRANSPORTS = (bot_pb.TRANSPORT_STREAM, bot_pb.TRANSPORT_UNARY)
@@ -60,7 +61,11 @@ async def ask_hello(call: Callable[..., Awaitable[bot_pb.HelloReply]], address: 
 
 
 async def hello(address: str) -> bot_pb.HelloReply:
-    """``ask_hello`` on a channel of its own, with the match's receive limit: for a check outside a game."""
+    """``ask_hello`` on a channel of its own, with the match's receive limit: for a check outside a game (SubmitBot,
+    a run's start-up check, a bot's name). A late answer (DEADLINE_EXCEEDED) is asked again, at most HELLO_TRIES
+    times in all, each within HELLO_TIMEOUT_S: one late answer on a busy machine (the referee's or the bot's) does
+    not refuse a bot or stop a run, while a bot that is late every time fails as it does in a game. Every other
+    failure counts at once. A game's own Hello is asked once: its bot's time is the game's."""
     options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
     async with grpc.aio.insecure_channel(address, options=options) as channel:
         call = channel.unary_unary(
@@ -68,4 +73,10 @@ async def hello(address: str) -> bot_pb.HelloReply:
             request_serializer=bot_pb.HelloRequest.SerializeToString,
             response_deserializer=bot_pb.HelloReply.FromString,
         )
+        for _ in range(HELLO_TRIES - 1):
+            try:
+                return await ask_hello(call, address)
+            except HelloError as e:
+                if e.code != grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
         return await ask_hello(call, address)

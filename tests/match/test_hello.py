@@ -13,7 +13,7 @@ import pytest
 
 from referee.fleet import EntrantError, check_reachable
 from referee.match import ChannelPool, RemoteSeat, SeatError
-from referee.match.hello import HELLO_TIMEOUT_S, MAX_HELLO_TEXT_BYTES, HelloError, hello
+from referee.match.hello import HELLO_TIMEOUT_S, HELLO_TRIES, MAX_HELLO_TEXT_BYTES, HelloError, hello
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
@@ -51,6 +51,25 @@ def test_a_bot_slower_than_the_contracts_second_fails_every_hello_alike() -> Non
     assert entrant_error is not None and "DEADLINE_EXCEEDED: no answer within 1 s" in str(entrant_error)
     assert isinstance(seat_error, SeatError) and seat_error.fault == rec_pb.FAULT_KIND_UNREACHABLE
     assert "DEADLINE_EXCEEDED: no answer within 1 s" in str(seat_error)
+
+
+def test_a_check_outside_a_game_asks_again_when_an_answer_is_late_and_a_game_does_not() -> None:
+    """On a busy machine one Hello can be late. The checks outside a game (SubmitBot, the start-up check, the
+    naming Hello) ask again, HELLO_TRIES times in all, so a bot late on its first two Hellos passes them; a game's
+    Hello is asked once, so its seat is unreachable at the first late answer. A bot late on its first three Hellos
+    fails every check."""
+    assert HELLO_TRIES == 3
+    with bot_process("--mode", "slow-hello", "--delay-ms", "1500", "--bad-count", "2") as address:
+        assert asyncio.run(hello(address)).name == "slow-hello"  # late twice, then in time
+    with bot_process("--mode", "slow-hello", "--delay-ms", "1500", "--bad-count", "2") as address:
+        seat_error, submitted, entrant_error = _all_three(address)  # the seat's Hello was the first, and late
+    assert isinstance(seat_error, SeatError) and "DEADLINE_EXCEEDED" in str(seat_error)
+    assert not isinstance(submitted, ref_pb.Refusal) and entrant_error is None
+    with bot_process("--mode", "slow-hello", "--delay-ms", "1500", "--bad-count", "3") as address:
+        with pytest.raises(HelloError) as late:
+            asyncio.run(hello(address))
+        assert asyncio.run(hello(address)).name == "slow-hello"  # its fourth Hello is in time
+    assert late.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
 
 
 def test_a_bot_that_offers_no_transport_fails_every_hello_alike() -> None:
