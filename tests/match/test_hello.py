@@ -69,7 +69,8 @@ def test_a_check_outside_a_game_asks_again_when_an_answer_is_late_and_a_game_doe
         with pytest.raises(HelloError) as late:
             asyncio.run(hello(address))
         assert asyncio.run(hello(address)).name == "slow-hello"  # its fourth Hello is in time
-    assert late.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert (late.value.code, late.value.address) == (grpc.StatusCode.DEADLINE_EXCEEDED, address)
+    assert str(late.value) == f"cannot reach a bot at {address}: Hello failed: DEADLINE_EXCEEDED: no answer within 1 s"
 
 
 def test_a_bot_that_offers_no_transport_fails_every_hello_alike() -> None:
