@@ -7,8 +7,11 @@ import contextlib
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent import futures
 from pathlib import Path
+
+import grpc
 
 from referee.match import ChannelPool, GameResult, GameSpec, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
@@ -56,3 +59,28 @@ def verify(path: Path) -> rec_pb.GameRecord:
     assert rec.complete, "the record has no footer"
     verify_record(rec)
     return rec
+
+
+@contextlib.contextmanager
+def raw_hello_bot(answer: Callable[[bytes, grpc.ServicerContext], bytes]) -> Iterator[tuple[str, list[bytes]]]:
+    """A gRPC server whose Hello gets the request's bytes and answers ``answer``'s; yields its address and the
+    requests it got."""
+    got: list[bytes] = []
+
+    def hello_rpc(request: bytes, context: grpc.ServicerContext) -> bytes:
+        got.append(request)
+        return answer(request, context)
+
+    class Handler(grpc.GenericRpcHandler):
+        def service(self, handler_call_details):
+            if handler_call_details.method != "/abluxxen.v1.Bot/Hello":
+                return None
+            return grpc.unary_unary_rpc_method_handler(hello_rpc)  # bytes in, bytes out
+
+    bot = grpc.server(futures.ThreadPoolExecutor(2), handlers=[Handler()])
+    address = f"127.0.0.1:{bot.add_insecure_port('127.0.0.1:0')}"
+    bot.start()
+    try:
+        yield address, got
+    finally:
+        bot.stop(None)

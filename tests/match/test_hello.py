@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent import futures
 from contextlib import contextmanager
 
 import grpc
@@ -19,7 +18,7 @@ from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.submit import check_hello
 
-from .helpers import bot_process
+from .helpers import bot_process, raw_hello_bot
 
 
 def _all_three(address: str) -> tuple[BaseException | None, object, BaseException | None]:
@@ -94,21 +93,8 @@ def _hello_bot(**texts: str) -> Iterator[str]:
     fields = {"name": "b", "version": "1", "author": "me", **texts}
     reply = bot_pb.HelloReply(protocol_version=bot_pb.PROTOCOL_VERSION_1, transports=[bot_pb.TRANSPORT_STREAM],
                               **fields)  # fmt: skip
-
-    class Handler(grpc.GenericRpcHandler):
-        def service(self, handler_call_details):
-            if handler_call_details.method != "/abluxxen.v1.Bot/Hello":
-                return None
-            serialize = bot_pb.HelloReply.SerializeToString
-            return grpc.unary_unary_rpc_method_handler(lambda request, context: reply, response_serializer=serialize)
-
-    bot = grpc.server(futures.ThreadPoolExecutor(2), handlers=[Handler()])
-    address = f"127.0.0.1:{bot.add_insecure_port('127.0.0.1:0')}"
-    bot.start()
-    try:
+    with raw_hello_bot(lambda request, context: reply.SerializeToString()) as (address, _):
         yield address
-    finally:
-        bot.stop(None)
 
 
 @pytest.mark.parametrize("field", ["name", "version", "author"])

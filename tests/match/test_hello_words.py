@@ -5,9 +5,6 @@ reason, never a repr. Real gRPC servers in this process, whose answers are raw b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-from concurrent import futures
-from contextlib import contextmanager
 
 import grpc
 import pytest
@@ -16,35 +13,10 @@ from referee.match.hello import HelloError, hello
 from referee.match.seats import MAX_RECEIVE_BYTES
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 
-from .helpers import free_address
+from .helpers import free_address, raw_hello_bot
 
 GOOD = bot_pb.HelloReply(protocol_version=bot_pb.PROTOCOL_VERSION_1, name="b", version="1", author="me",
                          transports=[bot_pb.TRANSPORT_STREAM])  # fmt: skip
-
-
-@contextmanager
-def _raw_bot(answer: Callable[[bytes, grpc.ServicerContext], bytes]) -> Iterator[tuple[str, list[bytes]]]:
-    """A gRPC server whose Hello gets the request's bytes and answers ``answer``'s; yields its address and the
-    requests it got."""
-    got: list[bytes] = []
-
-    def hello_rpc(request: bytes, context: grpc.ServicerContext) -> bytes:
-        got.append(request)
-        return answer(request, context)
-
-    class Handler(grpc.GenericRpcHandler):
-        def service(self, handler_call_details):
-            if handler_call_details.method != "/abluxxen.v1.Bot/Hello":
-                return None
-            return grpc.unary_unary_rpc_method_handler(hello_rpc)  # bytes in, bytes out
-
-    bot = grpc.server(futures.ThreadPoolExecutor(2), handlers=[Handler()])
-    address = f"127.0.0.1:{bot.add_insecure_port('127.0.0.1:0')}"
-    bot.start()
-    try:
-        yield address, got
-    finally:
-        bot.stop(None)
 
 
 def _refusal(address: str) -> HelloError:
@@ -54,7 +26,7 @@ def _refusal(address: str) -> HelloError:
 
 
 def test_hello_asks_in_protocol_version_1() -> None:
-    with _raw_bot(lambda request, context: GOOD.SerializeToString()) as (address, got):
+    with raw_hello_bot(lambda request, context: GOOD.SerializeToString()) as (address, got):
         assert asyncio.run(hello(address)).name == "b"
     assert len(got) == 1 and bot_pb.HelloRequest.FromString(got[0]).protocol_version == bot_pb.PROTOCOL_VERSION_1
 
@@ -68,9 +40,9 @@ def test_a_hello_reply_over_the_receive_limit_is_refused_outside_a_game_too() ->
         pad = size - len(GOOD.SerializeToString()) - len(field_99) - 3
         return GOOD.SerializeToString() + field_99 + _varint(pad) + b"x" * pad
 
-    with _raw_bot(lambda request, context: padded(MAX_RECEIVE_BYTES - 16)) as (address, _):
+    with raw_hello_bot(lambda request, context: padded(MAX_RECEIVE_BYTES - 16)) as (address, _):
         assert asyncio.run(hello(address)).name == "b"
-    with _raw_bot(lambda request, context: padded(MAX_RECEIVE_BYTES + 1024)) as (address, _):
+    with raw_hello_bot(lambda request, context: padded(MAX_RECEIVE_BYTES + 1024)) as (address, _):
         refused = _refusal(address)
     assert refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED and refused.address == address
 
@@ -84,7 +56,7 @@ def _varint(n: int) -> bytes:
 
 
 def test_a_reply_that_does_not_decode_is_refused_in_words_naming_the_bot() -> None:
-    with _raw_bot(lambda request, context: b"\xff" * 11) as (address, _):
+    with raw_hello_bot(lambda request, context: b"\xff" * 11) as (address, _):
         refused = _refusal(address)
     assert (refused.address, refused.code) == (address, None)
     assert str(refused) == (f"the bot at {address}: its Hello reply is not a HelloReply (the bytes do not decode: bad "
@@ -93,7 +65,7 @@ def test_a_reply_that_does_not_decode_is_refused_in_words_naming_the_bot() -> No
 
 def test_no_known_transport_is_refused_showing_at_most_eight_of_those_offered() -> None:
     offered = bot_pb.HelloReply(protocol_version=bot_pb.PROTOCOL_VERSION_1, name="b", transports=range(7, 17))
-    with _raw_bot(lambda request, context: offered.SerializeToString()) as (address, _):
+    with raw_hello_bot(lambda request, context: offered.SerializeToString()) as (address, _):
         refused = _refusal(address)
     assert str(refused) == (f"the bot at {address}: its Hello offers no known transport (transports=[7, 8, 9, 10, "
                             "11, 12, 13, 14]); offer TRANSPORT_STREAM (Play) or TRANSPORT_UNARY (Decide)")  # fmt: skip
@@ -118,7 +90,7 @@ def test_a_refusal_reads_as_its_status_and_the_bots_details(details: str, why: s
         context.abort(grpc.StatusCode.PERMISSION_DENIED, details)
         raise AssertionError("abort returns nothing")
 
-    with _raw_bot(deny) as (address, got):
+    with raw_hello_bot(deny) as (address, got):
         refused = _refusal(address)
     assert len(got) == 1  # a refusal that is not a late answer is not asked again
     assert (refused.why, str(refused)) == (why, f"cannot reach a bot at {address}: Hello failed: {why}")
