@@ -14,9 +14,10 @@ difference is symmetric with mean 0).
 **Bootstrapped duels.** For each pool, ``--duels`` duels draw their pairs at random from it, shifted to mean 0
 (A/A: the H1 rate must be alpha) and to mean M (A/B: the H0 rate must be beta); a skewed pool is tried as it is
 and mirrored (negated), so both signs of skew meet both hypotheses. Each rate is printed with its 95%
-Clopper-Pearson interval and whether that interval holds the documented rate, beside the plain GSPRT's (the
-normal approximation with Wald's bounds, the duel's test before issue 21). With --json the last line is one JSON
-object of every figure.
+Clopper-Pearson interval and whether that interval holds the documented rate, and with its simultaneous interval
+over the whole table's 16 rates (Bonferroni: ``ci_family``, ``contains_family``), beside the plain GSPRT's (the
+normal approximation with Wald's bounds, the duel's test before issue 21); a summary line (``family``) counts the
+intervals that hold and pools the rates. With --json the last line is one JSON object of every figure.
 
 ``--aa N`` / ``--ab N`` also play N real duels to the end (random against itself; counter against random and
 against greedy), and ``--pairs N`` measures the variance pairing saves (counter against greedy): slower.
@@ -68,6 +69,34 @@ def rate(outcomes: list, wrong: Verdict, documented: float) -> dict[str, object]
             "documented": documented, "contains": bool(ci.low <= documented <= ci.high),
             "inconclusive": sum(o.verdict is Verdict.INCONCLUSIVE for o in outcomes),
             "games_median": statistics.median(games)}  # fmt: skip
+
+
+def checks() -> int:
+    """How many rates the whole table has: A/A and A/B for each pool's shapes (a skewed pool also mirrored)."""
+    return sum(2 if aa else 4 for *_, aa in POOLS)
+
+
+def family(cells: list[dict[str, object]], m: int, level: float = 0.95) -> dict[str, object]:
+    """Every rate's interval at the family's level (Bonferroni: each at 1 - (1 - level) / m for the m rates of the
+    whole table, ``checks()``, also when ``--only`` runs some), added to its cell as ``ci_family`` and
+    ``contains_family``; and the summary: how many of the rates' 95% intervals and how many of their simultaneous
+    ones hold the documented rate, and, when every check documents the same rate, the rates pooled (all wrong
+    verdicts over all duels) with its 95% interval.
+
+    Sixteen 95% intervals of a test whose every rate is exactly right all hold it only 0.95**16 = 44% of the time;
+    the simultaneous intervals all hold it at least 95% of the time, so "every interval holds the documented rate"
+    is then a check that a right test passes."""
+    for c in cells:
+        ci = stats.binomtest(c["count"], c["duels"]).proportion_ci(1 - (1 - level) / m)  # type: ignore[arg-type]
+        c["ci_family"] = [ci.low, ci.high]
+        c["contains_family"] = bool(ci.low <= c["documented"] <= ci.high)  # type: ignore[operator]
+    wrong, duels = sum(c["count"] for c in cells), sum(c["duels"] for c in cells)  # type: ignore[misc]
+    same = duels > 0 and len({c["documented"] for c in cells}) == 1
+    pooled = stats.binomtest(wrong, duels).proportion_ci(0.95) if same else None
+    return {"rates": len(cells), "family_size": m, "level": level, "hold_95": sum(bool(c["contains"]) for c in cells),
+            "hold_family": sum(bool(c["contains_family"]) for c in cells),
+            "pooled_rate": wrong / duels if pooled else None,
+            "pooled_ci95": [pooled.low, pooled.high] if pooled else None}  # fmt: skip
 
 
 def plain_gsprt(test: Sprt) -> Sprt:
@@ -187,6 +216,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{c['rate']:.3f} [{low:.3f}, {high:.3f}] {'holds' if c['contains'] else 'misses'} "
               f"{c['documented']:g}; median {c['games_median']:.0f} games; plain GSPRT "
               f"{c['plain']['rate']:.3f}, median {c['plain']['games_median']:.0f} games")  # fmt: skip
+    out["family"] = fam = family(out["cells"], checks())  # type: ignore[arg-type]
+    if fam["rates"]:
+        pooled = fam["pooled_ci95"]
+        tail = f"; pooled rate {fam['pooled_rate']:.4f} [{pooled[0]:.4f}, {pooled[1]:.4f}]" if pooled else ""  # type: ignore[index]  # fmt: skip
+        print(f"{fam['hold_95']} of {fam['rates']} rates' 95% intervals hold the documented rate, "
+              f"{fam['hold_family']} of {fam['rates']} of their simultaneous intervals (family 95%, Bonferroni over "
+              f"{fam['family_size']}){tail}")  # fmt: skip
     out["clear_cut"] = clear_cut(pools, test, args.duels, args.seed, tuple(args.only))
     for c in out["clear_cut"]:  # type: ignore[attr-defined]
         print(f"clear-cut {c['pool']} {c['shape']} at its mean {c['mean']:+.2f}: {c['right']} "

@@ -115,7 +115,8 @@ def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
     out = subprocess.run([sys.executable, str(script), "--load-pools", str(tmp_path / "pools.json"), "--duels", "40",
                           "--json"], capture_output=True, text=True, timeout=600)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    cells = json.loads(out.stdout.splitlines()[-1])["cells"]
+    printed = json.loads(out.stdout.splitlines()[-1])
+    cells = printed["cells"]
     seen = {(c["players"], c["shape"], c["check"]) for c in cells}
     for k in (2, 4):
         for shape in ("symmetric", "skewed", "skewed, mirrored"):
@@ -124,3 +125,14 @@ def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
         low, high = c["ci95"]
         assert 0 <= low <= c["rate"] <= high <= 1 and c["duels"] == 40
         assert c["contains"] == (low <= c["documented"] <= high)
+        # the simultaneous interval (Bonferroni over the table's 16 rates) is wider, and judged the same way
+        f_low, f_high = c["ci_family"]
+        assert f_low <= low and high < f_high
+        assert c["contains_family"] == (f_low <= c["documented"] <= f_high)
+    fam = printed["family"]
+    assert fam["rates"] == fam["family_size"] == len(cells) == 16
+    assert fam["hold_95"] == sum(c["contains"] for c in cells)
+    assert fam["hold_family"] == sum(c["contains_family"] for c in cells)
+    wrong = sum(c["count"] for c in cells)
+    assert fam["pooled_rate"] == wrong / (16 * 40)
+    assert fam["pooled_ci95"][0] < fam["pooled_rate"] < fam["pooled_ci95"][1]
