@@ -215,7 +215,8 @@ class RemoteSeat:
                     reply = parse(raw)
                 except DecodeError as e:
                     reply, bad = None, f"undecodable DecisionReply ({len(raw)} bytes): {e}"
-                if reply is not None and reply.seq == self._asking:
+                # 0 means no request is on the wire: a reply with seq 0 (its unset default) answers nothing
+                if reply is not None and self._asking and reply.seq == self._asking:
                     self._asking = 0
                     put((t, _REPLY, reply))
                     continue

@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from referee.match import EntrantRef, GameSpec, TimeControl
 from referee.match.seats import MAX_STALE_REPLIES
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
@@ -30,11 +32,14 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
-def test_a_bot_flooding_stale_replies_is_cut_off_and_the_referee_stays_small(tmp_path: Path) -> None:
+@pytest.mark.parametrize("seq", ["same", "zero"])
+def test_a_bot_flooding_stale_replies_is_cut_off_and_the_referee_stays_small(tmp_path: Path, seq: str) -> None:
     # The flooder answers its first decision, then sends 2000 stale copies of about 60 KiB (120 MB) while the
-    # other seat thinks for 6 s: before the limit, every one of them waited in the referee's queue.
+    # other seat thinks for 6 s: before the limit, every one of them waited in the referee's queue. With seq 0 (a
+    # reply's unset seq) they matched "no request on the wire" (0) and were queued as answers, uncounted: found by
+    # mutation testing (scripts/mutation.toml, module "seat").
     with (
-        bot_process("--mode", "flood", "--bad-count", "1", "--flood", "2000") as flooder,
+        bot_process("--mode", "flood", "--bad-count", "1", "--flood", "2000", "--flood-seq", seq) as flooder,
         bot_process("--mode", "slow", "--delay-ms", "6000", "--bad-count", "1") as thinker,
     ):
         proc = subprocess.Popen([*ABLUXX, "match", flooder, thinker, "--seed", "3", "--game-id", "g", "--data",
