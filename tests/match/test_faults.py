@@ -57,6 +57,22 @@ UNARY_CASES = [
     ("bad-seq", ["--mode", "bad-seq"], F.FAULT_KIND_INVALID, True),
     ("aborts", ["--mode", "close", "--bad-count", "1"], F.FAULT_KIND_RPC_ERROR, False),
 ]
+# How the first fault of some cases begins, by transport and case (the rest of a detail names gRPC's status)
+ALLOWED_MS = TIMED.decision_ms + TIMED.bank_ms + TIMED.grace_ms  # a hanging bot's first request: a full bank
+FIRST_DETAIL = {
+    ("stream", "close"): "the bot closed the Play stream",
+    ("stream", "crash"): "the Play stream failed: UNAVAILABLE",
+    ("stream", "hang"): f"no reply to seq {{seq}} within {ALLOWED_MS} ms",
+    ("unary", "aborts"): "Decide failed: ABORTED: closing",
+    ("unary", "crash"): "Decide failed: UNAVAILABLE",
+}
+
+
+def first_detail(rec: rec_pb.GameRecord, transport: str, name: str) -> None:
+    if (want := FIRST_DETAIL.get((transport, name))) is None:
+        return
+    first = next(d for d in rec.decisions if d.seat == BAD and d.fault)
+    assert first.fault_detail.startswith(want.format(seq=first.seq)), first.fault_detail
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +102,11 @@ def check(result, path, expected_fault: int, expect_retired: bool, bad_name: str
         assert not any(w in d.fault_detail for w in ("object at 0x", "AioRpcError", "debug_error_string", "\n")), (
             d.fault_detail
         )
+    # the time the bot took, as the referee saw it: some microseconds for every answer from another process, and
+    # for a timeout at least the decision's own time (its allowance adds the bank and the grace)
+    assert all(d.bot_us >= 1 for d in rec.decisions if d.chosen_by == rec_pb.CHOOSER_BOT)
+    timed_out = [d for d in bad if d.fault == rec_pb.FAULT_KIND_TIMEOUT]
+    assert all(d.bot_us >= 1000 * min(TC.decision_ms, TIMED.decision_ms) for d in timed_out), timed_out
     faults = [d.fault for d in bad if d.fault not in (0, rec_pb.FAULT_KIND_RETIRED)]
     if expected_fault == 0:
         assert faults == [], [d.fault_detail for d in bad if d.fault]
@@ -113,6 +134,7 @@ def test_stream_bot_faults(case, good_bot, tmp_path):
                                               EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
         result = play(spec, tmp_path / "g.abluxx")
     rec = check(result, tmp_path / "g.abluxx", fault, retired, name)
+    first_detail(rec, "stream", name)
     expected_transport = "" if name == "wrong-version" else "stream"
     assert rec.header.players[BAD].transport == expected_transport
 
@@ -125,6 +147,7 @@ def test_unary_bot_faults(case, good_bot, tmp_path):
                                              EntrantRef("good2", good_bot)), time_control=TC)  # fmt: skip
         result = play(spec, tmp_path / "g.abluxx")
     rec = check(result, tmp_path / "g.abluxx", fault, retired, name)
+    first_detail(rec, "unary", name)
     assert rec.header.players[BAD].transport == "unary"
 
 
@@ -158,7 +181,7 @@ def test_a_timeout_empties_the_bank(transport, good_bot, tmp_path):
     rec = check(result, tmp_path / "g.abluxx", F.FAULT_KIND_TIMEOUT, False, "slow")
     [timeout] = [d for d in rec.decisions if d.fault == F.FAULT_KIND_TIMEOUT]
     assert timeout.bank_left_ms == 0
-    asked = [json.loads(line) for line in requests.read_text().splitlines()]
+    asked = [r for r in map(json.loads, requests.read_text().splitlines()) if "seq" in r]  # the requests
     seqs = [r["seq"] for r in asked]
     at = seqs.index(timeout.seq)
     assert asked[at]["bank_ms"] == TIMED.bank_ms, "the bank was full before the slow decision"

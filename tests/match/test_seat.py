@@ -1,0 +1,132 @@
+"""The remote seat (referee/match/remote.py) in the test's own process, against real bot processes over real gRPC:
+a write the bot never takes (no HTTP/2 flow-control window, tests/fixtures/stall_bot.py) is a timeout that names
+its allowance and retires the seat at once; the transport a seat chooses; what the record keeps of a bot's Hello
+and of its time. tests/match/test_stalls.py runs the stalls through the `abluxx` process; these run them here, so
+that mutation testing (scripts/mutation.toml, module "seat") sees the seat's code under test."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
+
+from .helpers import FIXTURES, bot_process, play_one, verify
+
+STALL_BOT = FIXTURES / "stall_bot.py"
+# Generous, so that a busy machine never makes the good bots late (5 s each); a stalled write still ends in 5 s.
+TC = TimeControl(decision_ms=2000, bank_ms=2000, grace_ms=1000)
+ALLOWANCE_MS = TC.decision_ms + TC.bank_ms + TC.grace_ms  # a seat's first decision: nothing of its bank spent
+ANSWERED = 3  # decisions the staller answers before its "decision" stall
+
+
+@pytest.fixture(scope="module")
+def good_bot():
+    with bot_process("--mode", "ok") as address:
+        yield address
+
+
+def play_with(staller: str, good: str, path, game_id: str) -> rec_pb.GameRecord:
+    spec = GameSpec(game_id, 5, (EntrantRef("staller", staller), EntrantRef("good1", good),
+                                 EntrantRef("good2", good)), time_control=TC)  # fmt: skip
+    play_one(spec, path)
+    return verify(path)
+
+
+@pytest.mark.parametrize("stall", ["start", "decision"])
+def test_a_write_the_bot_never_takes_is_a_timeout_that_names_its_allowance_and_retires_the_seat(
+    stall, good_bot, tmp_path
+) -> None:
+    with bot_process("--stall", stall, "--after", str(ANSWERED), script=STALL_BOT) as staller:
+        rec = play_with(staller, good_bot, tmp_path / "g.abluxx", f"stall-{stall}")
+    mine = [d for d in rec.decisions if d.seat == 0]
+    answered = 0 if stall == "start" else ANSWERED
+    assert [d.chosen_by for d in mine[:answered]] == [rec_pb.CHOOSER_BOT] * answered
+    stalled = mine[answered]
+    # one fault, and it retires the seat at once (its stream cannot carry another request), whatever its strikes
+    assert stalled.fault == rec_pb.FAULT_KIND_TIMEOUT and stalled.retired, stalled
+    assert all(d.fault == rec_pb.FAULT_KIND_RETIRED for d in mine[answered + 1 :])
+    assert list(rec.footer.retired) == [0]
+    assert "flow-control window" in stalled.fault_detail
+    if stall == "decision":
+        # the request's write shares the decision's clock: its allowance, in ms, and at least that long waited
+        took = re.search(r"took no request for (\d+) ms", stalled.fault_detail)
+        assert took and int(took.group(1)) == ALLOWANCE_MS, stalled.fault_detail
+        assert stalled.bot_us >= ALLOWANCE_MS * 1000
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat != 0)
+
+
+def test_a_game_over_notice_the_bot_never_takes_still_ends_the_game(good_bot, tmp_path) -> None:
+    with bot_process("--stall", "finish", script=STALL_BOT) as staller:
+        rec = play_with(staller, good_bot, tmp_path / "g.abluxx", "stall-finish")
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions)
+    assert not rec.footer.retired
+
+
+@pytest.mark.parametrize(
+    ("offered", "prefer", "chosen"),
+    [
+        ("stream,unary", None, "stream"),
+        ("stream,unary", "unary", "unary"),
+        ("stream", "unary", "stream"),  # a preference the bot does not offer gives way
+        ("unary", None, "unary"),
+        ("unary", "stream", "unary"),
+    ],
+)
+def test_the_transport_is_the_stream_when_offered_unless_unary_is_preferred_and_offered(
+    offered, prefer, chosen, tmp_path
+) -> None:
+    with bot_process("--mode", "ok", "--transports", offered) as bot:
+        spec = GameSpec("transport", 3, (EntrantRef("a", bot), EntrantRef("b", bot)), time_control=TC)
+
+        async def go() -> None:
+            async with ChannelPool() as pool:
+                await play_game(spec, pool=pool, record_path=tmp_path / "g.abluxx", prefer=prefer)
+
+        asyncio.run(go())
+    rec = verify(tmp_path / "g.abluxx")
+    assert [p.transport for p in rec.header.players] == [chosen, chosen]
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions)
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_the_record_keeps_each_bots_hello_and_the_time_it_took(transport, tmp_path) -> None:
+    with bot_process("--mode", "ok", "--transports", transport) as bot:
+        spec = GameSpec("hello", 4, (EntrantRef("a", bot), EntrantRef("b", bot)), time_control=TC)
+        play_one(spec, tmp_path / "g.abluxx")
+    rec = verify(tmp_path / "g.abluxx")
+    # tests/fixtures/bad_bots.py's Hello: name = its mode, version "1.0", author "tests"
+    assert [(p.name, p.version, p.author, p.address) for p in rec.header.players] == [
+        ("a", "1.0", "tests", bot),
+        ("b", "1.0", "tests", bot),
+    ]
+    # a bot in another process takes some microseconds to answer, and no answer took its whole allowance
+    assert rec.decisions and all(1 <= d.bot_us < ALLOWANCE_MS * 1000 for d in rec.decisions)
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_each_bot_gets_its_game_start_once_before_its_first_request_and_its_game_over_notice(
+    transport, tmp_path
+) -> None:
+    """The GameStart (on the stream; in a unary bot's first request) and the GameOverNotice (on the stream; by the
+    GameOver call) reach the bot, once each, with its own seat, in order around its requests."""
+    logs = [tmp_path / f"seat{i}.jsonl" for i in range(2)]
+    with (
+        bot_process("--mode", "ok", "--transports", transport, "--log", str(logs[0])) as a,
+        bot_process("--mode", "ok", "--transports", transport, "--log", str(logs[1])) as b,
+    ):
+        spec = GameSpec("told", 6, (EntrantRef("a", a), EntrantRef("b", b)), time_control=TC)
+        result = play_one(spec, tmp_path / "g.abluxx")
+    rec = verify(tmp_path / "g.abluxx")
+    for seat, log in enumerate(logs):
+        seen = [json.loads(line) for line in log.read_text().splitlines()]
+        kinds = ["start" if "start" in e else "over" if "over" in e else "request" for e in seen]
+        asked = sum(1 for d in rec.decisions if d.seat == seat)
+        assert kinds == ["start", *["request"] * asked, "over"], kinds
+        start, over = seen[0], seen[-1]
+        assert (start["start"], start["seat"], start["decision_ms"]) == ("told", seat, TC.decision_ms)
+        assert (over["over"], over["seat"], over["scores"]) == ("told", seat, list(result.scores))
