@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
-from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
+from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, exits, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
 from .helpers import FIXTURES, bot_process, play_one, verify
@@ -130,3 +132,62 @@ def test_each_bot_gets_its_game_start_once_before_its_first_request_and_its_game
         start, over = seen[0], seen[-1]
         assert (start["start"], start["seat"], start["decision_ms"]) == ("told", seat, TC.decision_ms)
         assert (over["over"], over["seat"], over["scores"]) == ("told", seat, list(result.scores))
+
+
+def _start_bot(*args: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, str(FIXTURES / "bad_bots.py"), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    line = proc.stdout.readline() if proc.stdout else ""
+    assert line.startswith("listening on "), line
+    return proc, line.split()[-1]
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_refused_local_bot_is_named_by_how_its_process_ended(when, good_bot, tmp_path) -> None:
+    """A local bot process (a command bot: exits.py) that ended before the game began makes its seat UNREACHABLE,
+    "... before this game began"; one that dies in the game's Hello, DISCONNECTED: either way the fault names how
+    the process ended, not only the connection."""
+    args = ["--mode", "crash-hello", "--code", "7"] if when == "during" else ["--mode", "ok"]
+    proc, address = _start_bot(*args)
+    try:
+        if when == "before":
+            proc.kill()
+            proc.wait()
+
+        async def go() -> None:
+            exits.watch(address, alive=lambda: proc.poll() is None)
+            if when == "before":
+                exits.exited(address, exits.how_it_ended(proc.returncode))
+
+            async def tell() -> None:  # as the fleet does for a command bot: its end in words, as soon as seen
+                while proc.poll() is None:
+                    await asyncio.sleep(0.01)
+                exits.exited(address, exits.how_it_ended(proc.returncode))
+
+            teller = asyncio.create_task(tell()) if when == "during" else None
+            spec = GameSpec(f"ended-{when}", 3, (EntrantRef("local", address), EntrantRef("good1", good_bot)),
+                            time_control=TC)  # fmt: skip
+            try:
+                async with ChannelPool() as pool:
+                    await play_game(spec, pool=pool, record_path=tmp_path / "g.abluxx")
+            finally:
+                exits.forget(address)
+                if teller is not None:
+                    teller.cancel()
+
+        asyncio.run(go())
+    finally:
+        proc.kill()
+        proc.wait()
+    rec = verify(tmp_path / "g.abluxx")
+    first = next(d for d in rec.decisions if d.seat == 0)
+    assert first.retired, first
+    if when == "before":
+        assert first.fault == rec_pb.FAULT_KIND_UNREACHABLE, first
+        assert first.fault_detail.startswith(
+            "the bot's process was killed by signal SIGKILL before this game began ("
+        ), first.fault_detail
+    else:
+        assert first.fault == rec_pb.FAULT_KIND_DISCONNECTED, first
+        assert first.fault_detail.startswith("the bot's process exited with code 7 ("), first.fault_detail
+    assert first.fault_detail.endswith(")") and address in first.fault_detail
