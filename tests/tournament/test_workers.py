@@ -184,10 +184,14 @@ def test_a_worker_killed_mid_game_loses_only_its_games_in_flight(tmp_path: Path)
     same_as_inline(tmp_path, cfg, data, 36)
 
 
-def _slow_bot(name: str, kind: str) -> str:
-    """A command entrant that takes 2 s to start (a shell sleeps, then runs the example bot): a worker starting it
-    is alive, and not yet ready, for at least that long."""
-    argv = [sys.executable, "-c", ABLUXX[2] + f"  # {MARK}", "bot", kind, "--port", "0"]
+def _slow_thinker(name: str) -> str:
+    """A command entrant that takes 2 s to start (a shell sleeps, then runs the bot: a worker starting it is alive,
+    and not yet ready, for at least that long), and 20 ms over every decision (tests/fixtures/bad_bots.py, mode
+    slow): a run of its games lasts seconds whatever the machine's load, so a worker killed after the first games
+    is killed mid-run. (With the instant example bot the 24 games took about 2 s after the bot started; a worker
+    killed once they had all ended would never be replaced, which is one reading of a failure under load.)"""
+    argv = [sys.executable, str(FIXTURES / "bad_bots.py"), "--mode", "slow", "--delay-ms", "20", "--port", "0",
+            "--tag", MARK]  # fmt: skip
     command = ["sh", "-c", 'sleep 2; exec "$0" "$@"', *argv]
     return f'[[entrants]]\nname = "{name}"\ncommand = {json.dumps(command)}\n'
 
@@ -196,7 +200,7 @@ def test_a_worker_that_dies_while_its_replacement_starts_is_started_again(tmp_pa
     """Issue 20 item 7: the one worker is killed mid-game, then its replacement is killed while it starts (it is
     waiting for its slow bot). The pool starts it again, and the run plays every game once, exit 0."""
     cfg = write_config(tmp_path, 'name = "rs"\nseed = 17\ntable_size = 2\ndeals = 12\n'
-                       + _slow_bot("slow", "greedy") + '[[entrants]]\nname = "r"\npolicy = "random"\n')  # fmt: skip
+                       + _slow_thinker("slow") + '[[entrants]]\nname = "r"\npolicy = "random"\n')  # fmt: skip
     data = tmp_path / "d"
     proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(data), "-c", "2", "--workers",
                              "1", "--no-progress", "--log-format", "json"], cwd=tmp_path, stdout=subprocess.DEVNULL,
@@ -204,9 +208,18 @@ def test_a_worker_that_dies_while_its_replacement_starts_is_started_again(tmp_pa
     try:
         _wait_for(lambda: committed(data / "abluxx.db") >= 2 and len(_worker_pids(proc.pid)) == 1, "2 games")
         first = _worker_pids(proc.pid)[0]
+        assert committed(data / "abluxx.db") < 24, "the run ended before its worker could be killed mid-run"
         os.kill(first, signal.SIGKILL)
         # its replacement: killed as soon as it is seen, seconds before its slow bot lets it be ready
-        _wait_for(lambda: [p for p in _worker_pids(proc.pid) if p != first], "the replacement worker")
+        try:
+            _wait_for(lambda: [p for p in _worker_pids(proc.pid) if p != first], "the replacement worker")
+        except AssertionError as e:  # say what the coordinator was doing: its exit, the games, its log
+            running = proc.poll() is None
+            proc.kill()
+            _, err = proc.communicate(timeout=60)
+            games = committed(data / "abluxx.db")
+            raise AssertionError(f"{e}; coordinator {'running' if running else f'exited {proc.returncode}'}, "
+                                 f"{games} games committed; its log:\n{err[-4000:]}") from None  # fmt: skip
         second = next(p for p in _worker_pids(proc.pid) if p != first)
         os.kill(second, signal.SIGKILL)
         _, err = proc.communicate(timeout=300)
