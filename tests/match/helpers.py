@@ -22,18 +22,25 @@ BAD_BOTS = FIXTURES / "bad_bots.py"
 
 
 @contextlib.contextmanager
-def bot_process(*args: str, script: Path = BAD_BOTS) -> Iterator[str]:
-    """Run ``script`` (tests/fixtures/bad_bots.py) with ``args`` in its own process; yield its address."""
+def bot_proc(*args: str, script: Path = BAD_BOTS) -> Iterator[tuple[subprocess.Popen, str]]:
+    """Run ``script`` (tests/fixtures/bad_bots.py) with ``args`` in its own process; yield it and its address."""
     proc = subprocess.Popen(
         [sys.executable, str(script), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         assert line.startswith("listening on "), f"{script.name} {' '.join(args)} did not start: {line!r}"
-        yield line.split()[-1]
+        yield proc, line.split()[-1]
     finally:
         proc.kill()
         proc.wait()
+
+
+@contextlib.contextmanager
+def bot_process(*args: str, script: Path = BAD_BOTS) -> Iterator[str]:
+    """As ``bot_proc``, yielding the address only."""
+    with bot_proc(*args, script=script) as (_, address):
+        yield address
 
 
 def free_address() -> str:
@@ -43,12 +50,13 @@ def free_address() -> str:
         return f"127.0.0.1:{s.getsockname()[1]}"
 
 
-def play_one(spec: GameSpec, path: Path) -> GameResult:
-    """Play ``spec`` in a fresh event loop with its own channel pool, writing the record to ``path``."""
+def play_one(spec: GameSpec, path: Path, prefer: str | None = None) -> GameResult:
+    """Play ``spec`` in a fresh event loop with its own channel pool, writing the record to ``path`` (``prefer``:
+    a transport to force where the bot offers it)."""
 
     async def go() -> GameResult:
         async with ChannelPool() as pool:
-            return await play_game(spec, pool=pool, record_path=path)
+            return await play_game(spec, pool=pool, record_path=path, prefer=prefer)
 
     return asyncio.run(go())
 

@@ -12,6 +12,7 @@ import pytest
 from referee.match.hello import HelloError, hello
 from referee.match.seats import MAX_RECEIVE_BYTES
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.wire import varint
 
 from .helpers import free_address, raw_hello_bot
 
@@ -38,21 +39,13 @@ def test_a_hello_reply_over_the_receive_limit_is_refused_outside_a_game_too() ->
     def padded(size: int) -> bytes:
         field_99 = b"\x9a\x06"  # field 99, length-delimited: a field HelloReply does not have
         pad = size - len(GOOD.SerializeToString()) - len(field_99) - 3
-        return GOOD.SerializeToString() + field_99 + _varint(pad) + b"x" * pad
+        return GOOD.SerializeToString() + field_99 + varint(pad) + b"x" * pad
 
     with raw_hello_bot(lambda request, context: padded(MAX_RECEIVE_BYTES - 16)) as (address, _):
         assert asyncio.run(hello(address)).name == "b"
     with raw_hello_bot(lambda request, context: padded(MAX_RECEIVE_BYTES + 1024)) as (address, _):
         refused = _refusal(address)
     assert refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED and refused.address == address
-
-
-def _varint(n: int) -> bytes:
-    out = b""
-    while n >= 0x80:
-        out += bytes([n & 0x7F | 0x80])
-        n >>= 7
-    return out + bytes([n])
 
 
 def test_a_reply_that_does_not_decode_is_refused_in_words_naming_the_bot() -> None:

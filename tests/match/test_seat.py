@@ -9,15 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, exits, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
-from .helpers import FIXTURES, bot_process, play_one, verify
+from .helpers import FIXTURES, bot_proc, bot_process, play_one, verify
 
 STALL_BOT = FIXTURES / "stall_bot.py"
 # Generous, so that a busy machine never makes the good bots late (5 s each); a stalled write still ends in 5 s.
@@ -84,12 +82,7 @@ def test_the_transport_is_the_stream_when_offered_unless_unary_is_preferred_and_
 ) -> None:
     with bot_process("--mode", "ok", "--transports", offered) as bot:
         spec = GameSpec("transport", 3, (EntrantRef("a", bot), EntrantRef("b", bot)), time_control=TC)
-
-        async def go() -> None:
-            async with ChannelPool() as pool:
-                await play_game(spec, pool=pool, record_path=tmp_path / "g.abluxx", prefer=prefer)
-
-        asyncio.run(go())
+        play_one(spec, tmp_path / "g.abluxx", prefer=prefer)
     rec = verify(tmp_path / "g.abluxx")
     assert [p.transport for p in rec.header.players] == [chosen, chosen]
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions)
@@ -134,22 +127,13 @@ def test_each_bot_gets_its_game_start_once_before_its_first_request_and_its_game
         assert (over["over"], over["seat"], over["scores"]) == ("told", seat, list(result.scores))
 
 
-def _start_bot(*args: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, str(FIXTURES / "bad_bots.py"), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-    line = proc.stdout.readline() if proc.stdout else ""
-    assert line.startswith("listening on "), line
-    return proc, line.split()[-1]
-
-
 @pytest.mark.parametrize("when", ["before", "during"])
 def test_a_refused_local_bot_is_named_by_how_its_process_ended(when, good_bot, tmp_path) -> None:
     """A local bot process (a command bot: exits.py) that ended before the game began makes its seat UNREACHABLE,
     "... before this game began"; one that dies in the game's Hello, DISCONNECTED: either way the fault names how
     the process ended, not only the connection."""
     args = ["--mode", "crash-hello", "--code", "7"] if when == "during" else ["--mode", "ok"]
-    proc, address = _start_bot(*args)
-    try:
+    with bot_proc(*args) as (proc, address):
         if when == "before":
             proc.kill()
             proc.wait()
@@ -176,9 +160,6 @@ def test_a_refused_local_bot_is_named_by_how_its_process_ended(when, good_bot, t
                     teller.cancel()
 
         asyncio.run(go())
-    finally:
-        proc.kill()
-        proc.wait()
     rec = verify(tmp_path / "g.abluxx")
     first = next(d for d in rec.decisions if d.seat == 0)
     assert first.retired, first
