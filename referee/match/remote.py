@@ -247,12 +247,17 @@ class RemoteSeat:
             request += bytes_field(_DECISION_START, self._start.SerializeToString())
             self._start = None
         t0 = time.perf_counter()
+        # The call is timed when it ends, in gRPC's own task: on a RefereeLoop the game's task may wake later
+        # (referee/event_loop.py), and that wait is not the bot's.
+        ended = [0.0]
+        call = self._ch.decide(request, timeout=allowance_s)
+        call.add_done_callback(lambda _: ended.__setitem__(0, time.perf_counter()))
         try:
-            raw = await self._ch.decide(request, timeout=allowance_s)
+            raw = await call
         except grpc.aio.AioRpcError as e:
             fault, detail = rpc_fault(e, "Decide failed")
-            return SeatAnswer(None, fault, detail, bot_us=int((time.perf_counter() - t0) * 1e6))
-        bot_us = int((time.perf_counter() - t0) * 1e6)
+            return SeatAnswer(None, fault, detail, bot_us=int(((ended[0] or time.perf_counter()) - t0) * 1e6))
+        bot_us = int(((ended[0] or time.perf_counter()) - t0) * 1e6)
         try:
             reply = bot_pb.DecisionReply.FromString(raw)
         except DecodeError as e:
