@@ -10,6 +10,9 @@ decision costs in CPU (issues 4 and 27).
 2. The referee: ``play_game`` with two seats, both an instant bot in another process (it decodes each request and
    answers index 0), over each transport, 1 and 64 games at once, records written to a temporary folder.
 
+Everything runs on the loop every process that plays games runs (``referee.event_loop.run``: a game's own work
+yields to I/O, timers and the streams' readers, docs/match.md), the floor's client too.
+
 Prints decisions (round trips) per second and the referee's ratio to the floor; with ``--json`` the last line is
 one JSON object with keys floor_stream_rt_per_s, floor_unary_rt_per_s, referee_stream_dps_1, referee_stream_dps_64,
 referee_unary_dps_1, referee_unary_dps_64 and ratio_stream_64. The stream floor is the mean of a measurement
@@ -60,6 +63,7 @@ from typing import Any
 import grpc
 
 from referee.engine import apply, deck_from_seed, new_game
+from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.log import configure
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
@@ -455,7 +459,7 @@ def main() -> int:
         return 0
     configure("warning")
     tune_gc()  # as every process that plays games does (referee/gc_policy.py); the floor's client runs under it too
-    out = asyncio.run(measure(args.seconds))
+    out = run_games(measure(args.seconds))
     if args.json:
         print(json.dumps({k: round(v, 3) for k, v in out.items()}))
     return 0

@@ -20,8 +20,8 @@ ROOT = Path(referee.__file__).parent
 # tier or above: siblings stay independent. Keep in step with docs/architecture.md ("duel" is placed ahead of the
 # package issue 14 adds).
 TIERS: list[set[str]] = [
-    # the rules; protobuf code; terminal text; error types; stats; the collector's settings
-    {"engine", "proto", "terminal", "errors", "stats", "gc_policy"},
+    # the rules; protobuf code; terminal text; error types; stats; the collector's settings and the event loop
+    {"engine", "proto", "terminal", "errors", "stats", "gc_policy", "event_loop"},
     {"wire", "log", "netaddr"},  # engine <-> protobuf; structured logs; addresses to dial or listen on
     {"records"},  # the game-record format
     {"match", "rating"},  # one game; TrueSkill

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from referee.errors import BadInput, Interrupted, RefereeError
+from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.records.paths import DEFAULT_DATA_DIR
 from referee.terminal import say
@@ -53,7 +54,6 @@ def demo_config(args):
 
 
 def run(args) -> int:
-    import asyncio
 
     from referee.fleet import EntrantError, match_player
     from referee.store import StoreError, open_store
@@ -77,7 +77,7 @@ def run(args) -> int:
         store = open_store(args.data)
         with store:
             tune_gc()
-            out = asyncio.run(run_tournament(config, store, match_player, source="abluxx demo"))
+            out = run_games(run_tournament(config, store, match_player, source="abluxx demo"))
             best = _best_game(store, out)
             report, best_page = write_demo_pages(store, out.tournament_id, args.data, best[3] if best else None)
     except (StoreError, EntrantError, TournamentError) as e:  # the demo ran and failed: exit 1, whatever the kind

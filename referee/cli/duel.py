@@ -5,7 +5,6 @@ interruption."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import math
@@ -28,6 +27,7 @@ from referee.duel.runner import (
 )
 from referee.duel.store import DUELS_DB, DuelStore
 from referee.errors import BadInput, Interrupted, NotFound
+from referee.event_loop import run as run_games
 from referee.fleet import WorkerSettings
 from referee.fleet import settings_from as fleet_settings
 from referee.gc_policy import tune_gc
@@ -295,7 +295,7 @@ def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: 
             f"{resume}", file=sys.stderr)  # fmt: skip
     tune_gc()
     try:
-        asyncio.run(run_duel(state, store, concurrency=args.concurrency, on_pair=progress, workers=workers_from(args)))
+        run_games(run_duel(state, store, concurrency=args.concurrency, on_pair=progress, workers=workers_from(args)))
     except KeyboardInterrupt:
         progress.clear()
         raise Interrupted(f"interrupted: {status_line(state)}\nthe duel is stored; play on with: {resume}") from None

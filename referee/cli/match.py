@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from referee.engine import Options
 from referee.errors import BadInput
+from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.match.hello import HelloError, hello
@@ -113,7 +114,7 @@ def run(args) -> int:
             return await play_game(spec, pool=pool, record_path=path, prefer=args.transport)
 
     tune_gc()
-    result = asyncio.run(go())
+    result = run_games(go())
     say(f"game {game_id}, seed {seed}: {result.decisions} decisions, ended by {result.end_reason.value}")
     order = sorted(range(len(entrants)), key=lambda i: (result.places[i], i))
     width = max(24, *(len(_seat(e)) for e in entrants))

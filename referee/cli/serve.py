@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import sys
 from pathlib import Path
 
 from referee.errors import BadInput, RefereeError
+from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.store import StoreError
 from referee.terminal import say
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     tune_gc()
     try:
-        asyncio.run(
+        run_games(
             serve(
                 args.data,
                 args.host,

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 from referee.errors import BadInput, Interrupted, NoTournament, RefereeError
+from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.terminal import say
 
@@ -109,7 +109,7 @@ def _run(config, args, source: str) -> int:
     tune_gc()
     with store:
         try:
-            out = asyncio.run(
+            out = run_games(
                 (run_ladder if config.ladder else run_tournament)(
                     config,
                     store,

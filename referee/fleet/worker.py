@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.log import configure, get_logger
 from referee.match import ChannelPool, play_game
@@ -177,7 +178,7 @@ async def _main() -> None:
 def main() -> None:
     tune_gc()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main())
+        run_games(_main())
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.engine import RULES_VERSION, Action, Event, State, apply, deck_from_seed, event_for, new_game
+from referee.event_loop import game_work
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
@@ -152,6 +153,10 @@ class _Game:
         ]
 
     async def run(self) -> GameResult:
+        with game_work():  # this task's steps yield to what times the bots (referee/event_loop.py)
+            return await self._run()
+
+    async def _run(self) -> GameResult:
         try:
             # Inside the try: once a seat's stream is open, every way out of here must close it.
             await self._open()

@@ -29,6 +29,7 @@ from referee.engine import (
     placings,
     scores,
 )
+from referee.engine.cache import remember
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import (
@@ -42,6 +43,7 @@ from referee.wire import (
     int_field,
     kind_pb,
     options_pb,
+    time_field,
 )
 
 from .recordfile import FORMAT_VERSION, RecordWriter
@@ -224,20 +226,31 @@ def decision_record_bytes(
     return b"".join(
         (
             int_field(1, seq),
-            int_field(2, seat),
-            int_field(3, KIND_PB[kind]),
+            _SEATS[seat],
+            _KINDS[kind],
             int_field(4, index),
             action_field(5, action),
             int_field(6, chosen_by),
             int_field(7, fault),
             bytes_field(8, fault_detail.encode()) if fault_detail else b"",
             int_field(9, _uint32(bot_us)),
-            int_field(10, _uint32(transport_us)),
-            int_field(11, bank_left_ms),
-            *[event_field(12, e) for e in events],
+            int_field(10, _uint32(transport_us)) if transport_us else b"",
+            time_field(11, bank_left_ms),
+            *[_record_event(e) for e in events],
             int_field(13, retired),
         )
     )
+
+
+_SEATS = [int_field(2, seat) for seat in range(8)]
+_KINDS = {kind: int_field(3, value) for kind, value in KIND_PB.items()}
+_EVENT_FIELDS: dict[Event, bytes] = {}
+
+
+def _record_event(e: Event) -> bytes:
+    """``e`` as DecisionRecord.events, cached by the event alone (as the request's events: wire.encode)."""
+    b = _EVENT_FIELDS.get(e)
+    return b if b is not None else remember(_EVENT_FIELDS, e, event_field(12, e))
 
 
 def final_places(state: State, retired: Iterable[int] = ()) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ from .encode import (
     packed_field,
     read_varint,
     seat_view_bytes,
+    time_field,
     varint,
 )
 from .messages import (
@@ -78,6 +79,7 @@ __all__ = [
     "read_varint",
     "reply_index",
     "seat_view_bytes",
+    "time_field",
     "varint",
     "view_pb",
 ]

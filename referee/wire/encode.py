@@ -166,28 +166,68 @@ def _legal_fields(legal: tuple[Action, ...]) -> bytes:
 _LEGAL_BYTES: dict[tuple[Action, ...], bytes] = {}
 
 
+# Fields that recur in every request, cached by value: a seat's hand sizes and scores (field 5 and 10 of a
+# SeatView: tuples, as the same few recur), the game id, a time (decision_ms and bank_ms, mostly one value a game),
+# an event as DecisionRequest.events (keyed by the event alone: no (field, event) tuple to build and hash).
+_F1, _F2, _F3, _F9, _F12, _F13 = (_INT_FIELDS[f] for f in (1, 2, 3, 9, 12, 13))
+_NO_VICTIM = int_field(12, -1)  # ten bytes
+_SIZES_FIELDS: dict[tuple[int, ...], bytes] = {}
+_SCORES_FIELDS: dict[tuple[int, ...], bytes] = {}
+_GAME_ID_FIELDS: dict[str, bytes] = {}
+_TIME_FIELDS: dict[tuple[int, int], bytes] = {}
+_EVENT_FIELDS_6: dict[Event, bytes] = {}
+
+
+def _packed_cached(cache: dict[tuple[int, ...], bytes], field: int, values: tuple[int, ...]) -> bytes:
+    b = cache.get(values)
+    return b if b is not None else remember(cache, values, packed_field(field, values))
+
+
 def seat_view_bytes(s: State, seat: int) -> bytes:
     """``view_pb(view(s, seat)).SerializeToString()``, read straight off the state: the fields ``view`` shows a
-    seat, without building the View (scores come from the cached stack card counts)."""
+    seat, without building the View (scores come from the cached stack card counts). Seats, the active seat, the
+    victim and ``to_draw`` are below 128 (a one-byte field from the table); turns and the pile may not be."""
     stacks = [_stack(st) for st in s.stacks]
     sizes = tuple(map(sum, s.hands))
+    turn, pile, victim, played = s.turn, s.pile_size, s.victim, s.played
     return b"".join(
         (
-            int_field(1, seat),
-            int_field(2, s.turn),
-            int_field(3, s.active),
+            _F1[seat],
+            _F2[turn] if turn < 0x80 else int_field(2, turn),
+            _F3[s.active],
             _cards_field(4, s.hands[seat]),
-            packed_field(5, sizes),
+            _packed_cached(_SIZES_FIELDS, 5, sizes),
             *[p[1] for p in stacks],
             _cards_field(7, s.market),
             _cards_field(8, s.discard),
-            int_field(9, s.pile_size),
-            packed_field(10, [p[2] - n for p, n in zip(stacks, sizes, strict=True)]),
-            b"" if s.played is None else _group_field(11, s.played),
-            int_field(12, s.victim),
-            int_field(13, s.to_draw),
+            _F9[pile] if pile < 0x80 else int_field(9, pile),
+            _packed_cached(_SCORES_FIELDS, 10, tuple([p[2] - n for p, n in zip(stacks, sizes, strict=True)])),
+            b"" if played is None else _group_field(11, played),
+            _NO_VICTIM if victim < 0 else _F12[victim],
+            _F13[s.to_draw],
         )
     )
+
+
+def _game_id_field(game_id: str) -> bytes:
+    b = _GAME_ID_FIELDS.get(game_id)
+    if b is None:
+        b = remember(_GAME_ID_FIELDS, game_id, bytes_field(1, game_id.encode()) if game_id else b"")
+    return b
+
+
+def time_field(field: int, ms: int) -> bytes:
+    """``int_field(field, ms)`` for a time in milliseconds, cached: a game's times take few values."""
+    if 0 <= ms < 0x80:
+        return _INT_FIELDS[field][ms]
+    key = (field, ms)
+    b = _TIME_FIELDS.get(key)
+    return b if b is not None else remember(_TIME_FIELDS, key, int_field(field, ms))
+
+
+def _request_event(e: Event) -> bytes:
+    b = _EVENT_FIELDS_6.get(e)
+    return b if b is not None else remember(_EVENT_FIELDS_6, e, event_field(6, e))
 
 
 def decision_request_bytes(
@@ -195,16 +235,23 @@ def decision_request_bytes(
 ) -> bytes:
     """``decision_request(...).SerializeToString()``, built from cached pieces."""
     seat = state.seat
+    view = seat_view_bytes(state, seat)
     return b"".join(
         (
-            bytes_field(1, game_id.encode()) if game_id else b"",
-            int_field(2, seat),
-            int_field(3, seq),
-            int_field(4, kind_pb(state)),
-            bytes_field(5, seat_view_bytes(state, seat)),
-            *[event_field(6, event_for(e, seat)) for e in events],
+            _game_id_field(game_id),
+            _F2[seat],
+            _INT_FIELDS[3][seq] if 0 <= seq < 0x80 else int_field(3, seq),
+            _KIND_FIELDS[kind_pb(state)],
+            _VIEW_TAG,
+            varint(len(view)),
+            view,
+            *[_request_event(event_for(e, seat)) for e in events],
             _legal_fields(state.legal),
-            int_field(8, decision_ms),
-            int_field(9, bank_ms),
+            time_field(8, decision_ms),
+            time_field(9, bank_ms),
         )
     )
+
+
+_KIND_FIELDS = [int_field(4, k) for k in range(16)]
+_VIEW_TAG = _SMALL[(5 << 3) | 2]  # DecisionRequest.view's tag; its length and the view follow

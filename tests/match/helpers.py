@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import socket
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import grpc
 
+from referee.event_loop import run as run_games
 from referee.match import ChannelPool, GameResult, GameSpec, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import read_record, verify_record
@@ -58,7 +58,7 @@ def play_one(spec: GameSpec, path: Path, prefer: str | None = None) -> GameResul
         async with ChannelPool() as pool:
             return await play_game(spec, pool=pool, record_path=path, prefer=prefer)
 
-    return asyncio.run(go())
+    return run_games(go())  # the loop every command that plays games runs (referee/event_loop.py)
 
 
 def verify(path: Path) -> rec_pb.GameRecord:

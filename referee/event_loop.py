@@ -1,0 +1,178 @@
+"""The event loop of a process that plays games (docs/match.md, "Stalls: what the monitor measures").
+
+Every entry point that plays games runs its loop with ``run`` (as it calls ``gc_policy.tune_gc``): the ``abluxx``
+commands that play and a tournament's worker process. A Ray actor runs on Ray's own loop and a test on pytest's:
+the runner plays the same on any asyncio loop, only without the order below.
+
+Why: asyncio's loop runs, in each turn, every callback that was ready when the turn began, in the order they
+became ready, and a timer that falls due or a reply that arrives during a turn waits for its end and then for
+the whole next turn. One loop that plays 64 saturated games runs turns of about 64 decisions (6-25 ms of CPU),
+and every bot's clock runs on through them: its reply is timed by the seat's reader task, which waited its turn
+behind every other game's work.
+
+``RefereeLoop`` is asyncio's selector loop with two lanes. A game's own steps (the task that plays a game,
+``game_work``: building a request, the engine, the record) are the bulk lane; everything else is the prompt lane:
+I/O (gRPC's completion queue), timers (a seat's deadline, the runner's lag monitor), the Play streams' reader
+tasks that time each reply, gRPC's own tasks, a server's handlers. Each turn runs the prompt lane first, then
+bulk steps for at most ``BULK_SLICE_S``, then polls again. So a reply is timed, and a deadline fires, within about
+one slice of its moment however many games the loop plays; the games' own work is as much as before, in the same
+order, only cut into slices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import time
+from asyncio import base_events as _base_events
+from asyncio import events
+from collections import deque
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_asyncio: Any = _base_events  # the constants and helpers of asyncio's own ``_run_once`` (not in typeshed)
+
+BULK_SLICE_S = 0.001  # the bulk lane's share of one turn (seconds of the loop's clock)
+PROMPT_ROUNDS = 4  # prompt callbacks that prompt ones made ready (a reply's reader after gRPC's I/O) run in the
+# same turn, up to this many rounds
+
+
+class RefereeLoop(asyncio.SelectorEventLoop):
+    """asyncio's selector loop, whose tasks marked by ``game_work`` run after everything else in each turn, for at
+    most ``slice_s`` of it (at least one step)."""
+
+    # asyncio's BaseEventLoop's own state, which typeshed does not declare
+    _ready: deque[Any]
+    _scheduled: list[Any]
+    _stopping: bool
+    _debug: bool
+    _current_handle: Any
+    _timer_cancelled_count: int
+    _clock_resolution: float
+    _selector: Any
+    _process_events: Callable[[Any], None]
+
+    def __init__(self, slice_s: float = BULK_SLICE_S) -> None:
+        super().__init__()
+        self.slice_s = slice_s
+        self._bulk: dict[int, asyncio.Task[Any]] = {}  # id -> task: the bulk lane's tasks
+        self._bulk_ready: deque[Any] = deque()
+
+    def mark_bulk(self, task: asyncio.Task[Any]) -> bool:
+        """Put ``task``'s steps in the bulk lane; False when they were there already."""
+        if self._bulk.get(id(task)) is task:
+            return False
+        self._bulk[id(task)] = task
+        return True
+
+    def unmark_bulk(self, task: asyncio.Task[Any]) -> None:
+        if self._bulk.get(id(task)) is task:
+            del self._bulk[id(task)]
+
+    def _call_soon(self, callback: Callable[..., object], args: Any, context: Any) -> events.Handle:
+        # A task's step and its wake-up are its bound methods: ``__self__`` is the task.
+        handle: Any = events.Handle(callback, args, self, context)
+        if handle._source_traceback:
+            del handle._source_traceback[-1]
+        owner = getattr(callback, "__self__", None)
+        if owner is not None and self._bulk.get(id(owner)) is owner:
+            self._bulk_ready.append(handle)
+        else:
+            self._ready.append(handle)
+        return handle
+
+    def close(self) -> None:
+        super().close()
+        self._bulk_ready.clear()
+        self._bulk.clear()
+
+    def _run_once(self) -> None:
+        """One turn: poll I/O (without waiting while anything is ready), move the due timers to the prompt lane, run
+        the prompt lane, then the bulk lane for one slice. asyncio's own ``_run_once`` with a second queue."""
+        self._drop_cancelled_timers()
+        timeout = None
+        if self._ready or self._bulk_ready or self._stopping:
+            timeout = 0.0
+        elif self._scheduled:
+            timeout = min(max(0.0, self._scheduled[0]._when - self.time()), _asyncio.MAXIMUM_SELECT_TIMEOUT)
+        self._process_events(self._selector.select(timeout))
+        end_time = self.time() + self._clock_resolution
+        scheduled, ready = self._scheduled, self._ready
+        while scheduled and scheduled[0]._when < end_time:
+            handle = heapq.heappop(scheduled)
+            handle._scheduled = False
+            ready.append(handle)
+        for _ in range(PROMPT_ROUNDS):
+            if not ready:
+                break
+            for _ in range(len(ready)):
+                self._run_handle(ready.popleft())
+        bulk = self._bulk_ready
+        if bulk:
+            clock = time.monotonic
+            end = clock() + self.slice_s
+            for _ in range(len(bulk)):
+                self._run_handle(bulk.popleft())
+                if clock() >= end or not bulk:
+                    break
+
+    def _drop_cancelled_timers(self) -> None:
+        """As asyncio's ``_run_once`` begins: cancelled timers off the heap."""
+        scheduled = self._scheduled
+        count = len(scheduled)
+        if (
+            count > _asyncio._MIN_SCHEDULED_TIMER_HANDLES
+            and self._timer_cancelled_count / count > _asyncio._MIN_CANCELLED_TIMER_HANDLES_FRACTION
+        ):
+            kept = []
+            for handle in scheduled:
+                if handle._cancelled:
+                    handle._scheduled = False
+                else:
+                    kept.append(handle)
+            heapq.heapify(kept)
+            self._scheduled = kept
+            self._timer_cancelled_count = 0
+            return
+        while scheduled and scheduled[0]._cancelled:
+            self._timer_cancelled_count -= 1
+            handle = heapq.heappop(scheduled)
+            handle._scheduled = False
+
+    def _run_handle(self, handle: Any) -> None:
+        if handle._cancelled:
+            return
+        if not self._debug:
+            handle._run()
+            return
+        try:  # asyncio's debug mode: name a slow callback
+            self._current_handle = handle
+            t0 = self.time()
+            handle._run()
+            dt = self.time() - t0
+            if dt >= self.slow_callback_duration:
+                _asyncio.logger.warning("Executing %s took %.3f seconds", _asyncio._format_handle(handle), dt)
+        finally:
+            self._current_handle = None
+
+
+@contextmanager
+def game_work() -> Iterator[None]:
+    """The current task's steps go in the bulk lane until the block ends (nothing on another loop)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    if not isinstance(loop, RefereeLoop) or task is None or not loop.mark_bulk(task):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.unmark_bulk(task)
+
+
+def run(main: Coroutine[Any, Any, T], *, debug: bool | None = None) -> T:
+    """``asyncio.run(main)`` on a ``RefereeLoop``."""
+    with asyncio.Runner(debug=debug, loop_factory=RefereeLoop) as runner:
+        return runner.run(main)

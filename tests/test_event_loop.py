@@ -1,0 +1,106 @@
+"""The referee's event loop (referee/event_loop.py): a game's own steps run after everything else that is ready, a
+slice at a time, and nothing else changes. Orders only: no timing is asserted."""
+
+from __future__ import annotations
+
+import asyncio
+
+from referee.event_loop import RefereeLoop, game_work, run
+from referee.match import EntrantRef, GameSpec, play_game
+
+
+def _on(loop_slice_s: float, main):
+    with asyncio.Runner(loop_factory=lambda: RefereeLoop(loop_slice_s)) as runner:
+        return runner.run(main())
+
+
+def test_a_game_task_steps_after_the_prompt_lane() -> None:
+    """Two tasks ready in the same turn, the game's first: the other runs first, each step of it."""
+    order: list[str] = []
+
+    async def game() -> None:
+        with game_work():
+            for i in range(3):
+                order.append(f"game {i}")
+                await asyncio.sleep(0)
+
+    async def other() -> None:
+        for i in range(3):
+            order.append(f"other {i}")
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        g = asyncio.create_task(game())
+        await asyncio.sleep(0)  # the game task is marked and has taken its first step
+        o = asyncio.create_task(other())
+        await asyncio.gather(g, o)
+
+    _on(1.0, main)
+    # asyncio's own loop alternates (game 0, other 0, game 1, other 1, ...): here the other task's next step,
+    # made ready in the same turn, goes ahead of the game's
+    assert order.index("other 1") < order.index("game 1")
+    assert [s for s in order if s.startswith("game")] == ["game 0", "game 1", "game 2"]
+
+
+def _slices(slice_s: float) -> list[str]:
+    """Two game tasks a step each at a time; a's second step makes a prompt callback ready."""
+    order: list[str] = []
+
+    async def game(name: str) -> None:
+        loop = asyncio.get_running_loop()
+        with game_work():
+            await asyncio.sleep(0)  # from here on, in the bulk lane
+            for i in range(3):
+                if (name, i) == ("a", 1):
+                    loop.call_soon(order.append, "prompt")
+                order.append(f"{name} {i}")
+                await asyncio.sleep(0)
+
+    async def main() -> None:
+        await asyncio.gather(game("a"), game("b"))
+
+    _on(slice_s, main)
+    return order
+
+
+def test_a_slice_of_game_work_ends_the_turn_and_what_is_prompt_goes_next() -> None:
+    """A slice of 0 runs one game step a turn, so the callback a step made ready runs before the next game step;
+    a long slice runs every game step that was ready first, as asyncio does."""
+    assert _slices(0.0) == ["a 0", "b 0", "a 1", "prompt", "b 1", "a 2", "b 2"]
+    assert _slices(10.0) == ["a 0", "b 0", "a 1", "b 1", "prompt", "a 2", "b 2"]
+
+
+def test_game_work_marks_only_while_it_lasts_and_only_once() -> None:
+    async def main() -> tuple[bool, bool, bool]:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, RefereeLoop)
+        task = asyncio.current_task()
+        assert task is not None
+        with game_work():
+            inside = loop._bulk.get(id(task)) is task
+            with game_work():  # a game inside a game's task: the outer block keeps the mark
+                pass
+            still = loop._bulk.get(id(task)) is task
+        return inside, still, id(task) in loop._bulk
+
+    assert run(main()) == (True, True, False)
+
+
+def test_game_work_on_another_loop_does_nothing() -> None:
+    async def main() -> str:
+        with game_work():
+            await asyncio.sleep(0)
+        return "done"
+
+    assert asyncio.run(main()) == "done"
+
+
+def test_a_game_plays_to_the_end_on_the_referee_loop() -> None:
+    spec = GameSpec("loop-1", 7, (EntrantRef("a", policy="fallback"), EntrantRef("b", policy="random")))
+
+    async def two() -> list[int]:
+        results = await asyncio.gather(play_game(spec), play_game(spec))
+        return [r.decisions for r in results]
+
+    a, b = run(two())
+    assert a == b > 0
