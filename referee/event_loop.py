@@ -172,7 +172,25 @@ def game_work() -> Iterator[None]:
         loop.unmark_bulk(task)
 
 
+def supported(base: type = asyncio.BaseEventLoop, module: Any = _base_events) -> bool:
+    """Whether this Python's asyncio has the private parts ``RefereeLoop`` replaces, as 3.11 to 3.13 have them:
+    ``_run_once``, ``_call_soon(callback, args, context)`` and the constants of its timer heap. A Python that
+    changed them plays on asyncio's own loop (as a Ray actor does) rather than on a loop that half works.
+    ``base`` and ``module``: asyncio's loop class and its module, or what a test puts in their place."""
+    import inspect
+
+    call_soon = getattr(base, "_call_soon", None)
+    constants = ("MAXIMUM_SELECT_TIMEOUT", "_MIN_SCHEDULED_TIMER_HANDLES", "_MIN_CANCELLED_TIMER_HANDLES_FRACTION")
+    return (
+        callable(getattr(base, "_run_once", None))
+        and call_soon is not None
+        and list(inspect.signature(call_soon).parameters) == ["self", "callback", "args", "context"]
+        and all(hasattr(module, c) for c in constants)
+    )
+
+
 def run(main: Coroutine[Any, Any, T], *, debug: bool | None = None) -> T:
-    """``asyncio.run(main)`` on a ``RefereeLoop``."""
-    with asyncio.Runner(debug=debug, loop_factory=RefereeLoop) as runner:
+    """``asyncio.run(main)`` on a ``RefereeLoop`` (on asyncio's own loop where ``supported()`` says no)."""
+    factory = RefereeLoop if supported() else None  # None: asyncio's own
+    with asyncio.Runner(debug=debug, loop_factory=factory) as runner:
         return runner.run(main)

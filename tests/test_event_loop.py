@@ -104,3 +104,31 @@ def test_a_game_plays_to_the_end_on_the_referee_loop() -> None:
 
     a, b = run(two())
     assert a == b > 0
+
+
+
+def test_a_python_whose_asyncio_changed_plays_on_asyncios_own_loop(monkeypatch) -> None:
+    """The lanes replace private parts of asyncio; where they are not as this Python has them, ``run`` falls back
+    to asyncio's own loop."""
+    import types
+
+    import referee.event_loop as event_loop
+
+    async def kind() -> str:
+        return type(asyncio.get_running_loop()).__name__
+
+    assert event_loop.supported() and run(kind()) == "RefereeLoop"
+
+    class Renamed(asyncio.BaseEventLoop):
+        def _call_soon(self, callback, args, context, *, eager=False):  # type: ignore[no-untyped-def, override]
+            raise AssertionError("never called")
+
+    class NoRunOnce:
+        _call_soon = asyncio.BaseEventLoop._call_soon  # type: ignore[attr-defined]
+
+    constants = {c: 1 for c in ("MAXIMUM_SELECT_TIMEOUT", "_MIN_SCHEDULED_TIMER_HANDLES")}
+    assert not event_loop.supported(Renamed)
+    assert not event_loop.supported(NoRunOnce)
+    assert not event_loop.supported(module=types.SimpleNamespace(**constants))
+    monkeypatch.setattr(event_loop, "supported", lambda: False)
+    assert run(kind()) != "RefereeLoop"
