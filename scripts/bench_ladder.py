@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: a ladder's pairing speed and how fast it converges (docs/tournaments.md, "Ladders").
 
-    python3 scripts/bench_ladder.py [--json] [--seeds N] [--budget G] [--entrants N] [--table-size K] [--jobs J]
+    python3 scripts/bench_ladder.py [--json] [--seeds N] [--budget G] [--entrants N] [--tables T] [--table-size K]
+                                    [--jobs J]
 
 Prints, and with --json as one JSON object on the last line:
 - ``choose_round_ms_1000``: the median CPU time (of this process: the machine may be shared) to choose one round
@@ -9,9 +10,10 @@ Prints, and with --json as one JSON object on the last line:
   whose ratings and meetings build up; ``choose_round_wall_ms_1000`` is the wall time of the same;
 - ``games_to_tau90_ladder`` and ``games_to_tau90_uniform``: the games played until Kendall's tau between the
   leaderboard (mu - 3 sigma) and the known order of a graded field stays at or above 0.9 to the end of the
-  budget, averaged over the seeds; the ladder (its default settings) against a baseline of uniformly random
-  tables, each round seating everyone, on the same budget, field, table size and deals. A run that never settles
-  at 0.9 counts as the budget;
+  budget, averaged over the seeds; the ladder (its default settings but ``tables``) against a baseline of
+  uniformly random tables, on the same budget, field, tables per round, table size and deals. Each round seats
+  ``--tables`` tables (default 0: everyone; fewer, and the ladder also chooses who plays, the baseline drawing
+  that many tables' entrants uniformly at random). A run that never settles at 0.9 counts as the budget;
 - ``ladder_vs_uniform``: their ratio (the issue's goal is 0.6 or less), and ``ladder_vs_uniform_90`` a 90%
   bootstrap interval of it over the seeds; ``spread``: each method's min, max, standard deviation and standard
   error over the seeds (one seed's figure is the last dip of tau below 0.9, a noisy thing);
@@ -91,9 +93,12 @@ def tau(ratings: Ratings, names: list[str]) -> float:
     return float(kendalltau([names.index(n) for n in board], range(len(board))).statistic)
 
 
-def convergence(method: str, seed: int, budget: int, k: int, n: int) -> int:
-    """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does)."""
-    config = config_for(graded(n), seed, k)
+def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0) -> int:
+    """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does).
+    ``per_round`` tables a round (0: everyone seated); the uniform baseline seats that many tables of entrants
+    drawn uniformly at random."""
+    config = config_for(graded(n), seed, k, {"tables": per_round})
+    tables_per_round = per_round or n // k
     names = [e.name for e in config.entrants]
     book, live, present = Book(config), Ratings(names), file_entrants(config)
     rng = random.Random(seed)
@@ -105,7 +110,7 @@ def convergence(method: str, seed: int, budget: int, k: int, n: int) -> int:
             tables = book.choose(present)
         else:
             order = rng.sample(names, len(names))
-            tables = [tuple(order[i : i + k]) for i in range(0, len(order) - k + 1, k)]
+            tables = [tuple(order[i * k : i * k + k]) for i in range(min(tables_per_round, n // k))]
         slots = round_slots(tid, len(book.rounds), tables, owners, key, book.scheduled)
         book.add_round(slots)
         for s in slots:
@@ -227,6 +232,7 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=600, help="games per convergence run (default 600)")
     p.add_argument("--table-size", type=int, default=4, help="seats per table (default 4)")
     p.add_argument("--entrants", type=int, default=16, help="entrants in the graded field (default 16)")
+    p.add_argument("--tables", type=int, default=0, help="tables per round (default 0: everyone seated)")
     p.add_argument("--jobs", type=int, default=2, help="processes for the convergence runs (default 2)")
     args = p.parse_args()
     configure("warning")  # the ladder logs each round it chooses
@@ -237,7 +243,12 @@ def main() -> int:
     print(f"so far: {json.dumps(out)}", file=sys.stderr, flush=True)  # a long run that fails keeps these
     seeds = list(range(1, args.seeds + 1))
     with ProcessPoolExecutor(args.jobs) as pool:
-        same = ([args.budget] * len(seeds), [args.table_size] * len(seeds), [args.entrants] * len(seeds))
+        same = (
+            [args.budget] * len(seeds),
+            [args.table_size] * len(seeds),
+            [args.entrants] * len(seeds),
+            [args.tables] * len(seeds),
+        )
         ladder = pool.map(convergence, ["ladder"] * len(seeds), seeds, *same)
         uniform = pool.map(convergence, ["uniform"] * len(seeds), seeds, *same)
         settle = pool.map(settle_new, seeds, [args.table_size] * len(seeds))
@@ -249,7 +260,8 @@ def main() -> int:
     out["games_to_settle_new"] = statistics.mean(settle_runs)
     out["spread"] = {m: spread(r) for m, r in (("ladder", ladder_runs), ("uniform", uniform_runs))}
     out.update(runs={"ladder": ladder_runs, "uniform": uniform_runs, "settle_new": settle_runs},
-               seeds=len(seeds), budget=args.budget, table_size=args.table_size, field=graded(args.entrants),
+               seeds=len(seeds), budget=args.budget, table_size=args.table_size, tables=args.tables,
+               field=graded(args.entrants),
                seconds=round(time.perf_counter() - started, 1))  # fmt: skip
     for k, v in out.items():
         if k not in ("runs", "field", "spread"):

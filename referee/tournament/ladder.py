@@ -12,8 +12,9 @@ workers do not wait for the last game of a round.
 
 How a round is seated (``choose``):
 1. Order the present entrants by priority: new ones first (fewer than ``new_games`` games scheduled, fewest
-   first), then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled in the
-   seed's order (their sigmas no longer steer the games); the seed breaks every tie.
+   first), then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled,
+   fewest games scheduled first (their sigmas no longer steer the games); the seed breaks every tie. When a round
+   cannot seat everyone (``tables``), this decides who plays.
 2. Each entrant in that order that is not seated yet opens a table with its block: the present entrants in mu
    order are cut into blocks of ``table_size`` neighbours, from a place the seed moves each round (the last block
    wraps from the top to the bottom), and each opponent is the free entrant nearest in mu to one of the block's
@@ -109,7 +110,9 @@ def choose(
             return (0, m.games, -m.sigma, jitter[m.name])
         if m.sigma >= settings.sigma_target:
             return (1, 0, -m.sigma, jitter[m.name])
-        return (2, 0, 0.0, jitter[m.name])  # settled: in the seed's order, their sigmas no longer steer the games
+        # settled: fewest games first, not by sigma (TrueSkill keeps the sigma of an entrant whose results are
+        # expected, the top and bottom of the field, high), so every settled entrant keeps being matched evenly
+        return (2, m.games, 0.0, jitter[m.name])
 
     order = sorted(members, key=priority)
     want = len(members) // table_size

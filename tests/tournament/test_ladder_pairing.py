@@ -128,6 +128,31 @@ def test_when_everyone_plays_neighbours_in_mu_share_the_tables_and_the_cuts_move
     assert len(blocks) > 4  # the cuts moved
 
 
+def test_when_a_round_cannot_seat_everyone_the_settled_with_fewest_games_play() -> None:
+    """All settled (sigma under sigma_target), one table a round for twelve: the entrant with the fewest games
+    scheduled opens it, whatever the seed, and not the one with the highest sigma."""
+    settled = [Member(f"e{i:02d}", f"e{i:02d}", 10.0 + 2 * i, 1.0 + i / 20, 40 + i) for i in range(12)]
+    for seed in range(30):
+        (table,) = choose(0, settled, LadderSettings(tables=1), 3, seed, Meetings(10))
+        assert "e00" in table  # 40 games, the fewest; e11 has the highest sigma (1.55) and 51
+
+
+def test_when_a_round_cannot_seat_everyone_the_settled_keep_playing_evenly() -> None:
+    """Sixteen settled entrants, one table of four a round, each round's games counted as they are scheduled:
+    after 60 rounds (15 games each on average) nobody has played many more games than anybody else, though the
+    opponents of each table are its anchor's neighbours in mu, not the next in line."""
+    for seed in range(10):
+        games = {f"e{i:02d}": 50 for i in range(16)}
+        meetings = Meetings(10)
+        for r in range(60):
+            members = [Member(n, n, 10.0 + 2 * i, 1.0, games[n]) for i, n in enumerate(games)]
+            (table,) = choose(r, members, LadderSettings(tables=1), 4, seed, meetings)
+            meetings.add_round([table])
+            for n in table:
+                games[n] += 1
+        assert max(games.values()) - min(games.values()) <= 5, (seed, games)
+
+
 def most_meetings(cap: int, per_round: int = 0, rounds: int = 10) -> int:
     members = field(24, 24)
     meetings = Meetings(10)
