@@ -29,7 +29,6 @@ from referee.engine import (
     placings,
     scores,
 )
-from referee.engine.cache import remember
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.wire import (
@@ -38,7 +37,7 @@ from referee.wire import (
     action_pb,
     bytes_field,
     end_reason_pb,
-    event_field,
+    event_field_cache,
     event_pb,
     int_field,
     kind_pb,
@@ -244,13 +243,7 @@ def decision_record_bytes(
 
 _SEATS = [int_field(2, seat) for seat in range(8)]
 _KINDS = {kind: int_field(3, value) for kind, value in KIND_PB.items()}
-_EVENT_FIELDS: dict[Event, bytes] = {}
-
-
-def _record_event(e: Event) -> bytes:
-    """``e`` as DecisionRecord.events, cached by the event alone (as the request's events: wire.encode)."""
-    b = _EVENT_FIELDS.get(e)
-    return b if b is not None else remember(_EVENT_FIELDS, e, event_field(12, e))
+_record_event = event_field_cache(12)  # e as DecisionRecord.events
 
 
 def final_places(state: State, retired: Iterable[int] = ()) -> tuple[int, ...]:

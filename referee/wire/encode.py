@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import getitem
 
 from referee.engine import DECK_SIZE, JOKER, Action, Event, Group, State, event_for
@@ -167,15 +168,13 @@ _LEGAL_BYTES: dict[tuple[Action, ...], bytes] = {}
 
 
 # Fields that recur in every request, cached by value: a seat's hand sizes and scores (field 5 and 10 of a
-# SeatView: tuples, as the same few recur), the game id, a time (decision_ms and bank_ms, mostly one value a game),
-# an event as DecisionRequest.events (keyed by the event alone: no (field, event) tuple to build and hash).
+# SeatView: tuples, as the same few recur), the game id, a time (decision_ms and bank_ms, mostly one value a game).
 _F1, _F2, _F3, _F9, _F12, _F13 = (_INT_FIELDS[f] for f in (1, 2, 3, 9, 12, 13))
 _NO_VICTIM = int_field(12, -1)  # ten bytes
 _SIZES_FIELDS: dict[tuple[int, ...], bytes] = {}
 _SCORES_FIELDS: dict[tuple[int, ...], bytes] = {}
 _GAME_ID_FIELDS: dict[str, bytes] = {}
 _TIME_FIELDS: dict[tuple[int, int], bytes] = {}
-_EVENT_FIELDS_6: dict[Event, bytes] = {}
 
 
 def _packed_cached(cache: dict[tuple[int, ...], bytes], field: int, values: tuple[int, ...]) -> bytes:
@@ -225,9 +224,19 @@ def time_field(field: int, ms: int) -> bytes:
     return b if b is not None else remember(_TIME_FIELDS, key, int_field(field, ms))
 
 
-def _request_event(e: Event) -> bytes:
-    b = _EVENT_FIELDS_6.get(e)
-    return b if b is not None else remember(_EVENT_FIELDS_6, e, event_field(6, e))
+def event_field_cache(field: int) -> Callable[[Event], bytes]:
+    """``event_field(field, e)`` for one field, cached by the event alone (no (field, event) tuple to build and
+    hash per event): DecisionRequest.events (6) and DecisionRecord.events (12)."""
+    cache: dict[Event, bytes] = {}
+
+    def cached(e: Event) -> bytes:
+        b = cache.get(e)
+        return b if b is not None else remember(cache, e, event_field(field, e))
+
+    return cached
+
+
+_request_event = event_field_cache(6)
 
 
 def decision_request_bytes(
