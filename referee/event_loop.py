@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import inspect
 import time
 from asyncio import base_events as _base_events
 from asyncio import events
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -172,13 +173,29 @@ def game_work() -> Iterator[None]:
         loop.unmark_bulk(task)
 
 
+async def as_game_work(step: Awaitable[T]) -> T:
+    """Await ``step`` in the bulk lane, from a task of its own: a game's work split over tasks, such as one per seat
+    under ``asyncio.gather`` (the seats' Hellos, GameStarts and GameOverNotices), is the game's work too, and a
+    lane belongs to a task, not to the code it runs. Its first step is only the marking: a task's first step is
+    scheduled before it can be marked, so it yields once, and what ``step`` does runs in the bulk lane."""
+    loop = asyncio.get_running_loop()
+    if not isinstance(loop, RefereeLoop):
+        return await step
+    with game_work():
+        try:
+            await asyncio.sleep(0)
+        except BaseException:
+            if inspect.iscoroutine(step):
+                step.close()  # as a task cancelled before its first step: it never runs, and nothing warns
+            raise
+        return await step
+
+
 def supported(base: type = asyncio.BaseEventLoop, module: Any = _base_events) -> bool:
     """Whether this Python's asyncio has the private parts ``RefereeLoop`` replaces, as 3.11 to 3.13 have them:
     ``_run_once``, ``_call_soon(callback, args, context)`` and the constants of its timer heap. A Python that
     changed them plays on asyncio's own loop (as a Ray actor does) rather than on a loop that half works.
     ``base`` and ``module``: asyncio's loop class and its module, or what a test puts in their place."""
-    import inspect
-
     call_soon = getattr(base, "_call_soon", None)
     constants = ("MAXIMUM_SELECT_TIMEOUT", "_MIN_SCHEDULED_TIMER_HANDLES", "_MIN_CANCELLED_TIMER_HANDLES_FRACTION")
     return (

@@ -4,9 +4,11 @@ slice at a time, and nothing else changes. Orders only: no timing is asserted.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from typing import Any
 
-from referee.event_loop import RefereeLoop, game_work, run
-from referee.match import EntrantRef, GameSpec, play_game
+from referee.event_loop import RefereeLoop, as_game_work, game_work, run
+from referee.match import ChannelPool, EntrantRef, GameSpec, make_seats, play_game
 
 
 def _on(loop_slice_s: float, main):
@@ -105,6 +107,98 @@ def test_a_game_plays_to_the_end_on_the_referee_loop() -> None:
     a, b = run(two())
     assert a == b > 0
 
+
+
+def test_work_a_game_splits_over_tasks_steps_after_the_prompt_lane() -> None:
+    """``as_game_work``: a task of the game's own (one per seat under gather) is in the bulk lane from its first
+    step of work on, and a step it makes ready waits behind the prompt lane; on another loop it only awaits."""
+    order: list[str] = []
+
+    async def seat_work() -> str:
+        for i in range(3):
+            order.append(f"game {i}")
+            await asyncio.sleep(0)
+        return "done"
+
+    async def other() -> None:
+        for i in range(4):
+            order.append(f"other {i}")
+            await asyncio.sleep(0)
+
+    async def main() -> list[object]:
+        return await asyncio.gather(as_game_work(seat_work()), other())
+
+    assert _on(1.0, main)[0] == "done"
+    # The first turn runs the prompt lane's rounds (PROMPT_ROUNDS: main's, then each step of the other task that the
+    # one before made ready, while the game's task only marks itself), then one step of the game's work; from then
+    # on each of its steps waits behind the other task's. asyncio's own loop would alternate them.
+    assert order == ["other 0", "other 1", "other 2", "game 0", "other 3", "game 1", "game 2"]
+    order.clear()
+    assert asyncio.run(main())[0] == "done"  # asyncio's own loop: plain alternation
+    assert order[:2] == ["game 0", "other 0"]
+
+
+def test_work_cancelled_before_it_starts_never_runs_and_leaves_no_coroutine_unawaited(recwarn) -> None:
+    ran: list[str] = []
+
+    async def work() -> None:
+        ran.append("ran")
+
+    async def main() -> None:
+        task = asyncio.create_task(as_game_work(work()))
+        await asyncio.sleep(0)  # its first step: marked, and waiting
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    _on(1.0, main)
+    assert ran == []
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+class _Watched:
+    """A built-in seat whose Hello, GameStart and GameOverNotice note whether they ran in the bulk lane."""
+
+    def __init__(self, seat: Any, lanes: list[tuple[str, bool]]) -> None:
+        self._seat, self._lanes = seat, lanes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._seat, name)
+
+    def _note(self, what: str) -> None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        self._lanes.append((what, isinstance(loop, RefereeLoop) and loop._bulk.get(id(task)) is task))
+
+    async def connect(self) -> None:
+        self._note("connect")
+        await self._seat.connect()
+
+    async def start(self, start: Any) -> None:
+        self._note("start")
+        await self._seat.start(start)
+
+    async def decide(self, request: bytes, seq: int, allowance_s: float) -> Any:
+        self._note("decide")
+        return await self._seat.decide(request, seq, allowance_s)
+
+    async def finish(self, notice: Any) -> None:
+        self._note("finish")
+        await self._seat.finish(notice)
+
+
+def test_every_part_of_a_game_runs_in_the_bulk_lane() -> None:
+    """The seats' Hellos, GameStarts and GameOverNotices run in tasks of their own (one per seat), and they are
+    the game's work as much as its decisions: none of them may hold up the replies and timers of other games."""
+    spec = GameSpec("loop-2", 7, (EntrantRef("a", policy="fallback"), EntrantRef("b", policy="random")))
+    lanes: list[tuple[str, bool]] = []
+
+    async def one() -> int:
+        seats = [_Watched(s, lanes) for s in make_seats(spec, ChannelPool())]
+        return (await play_game(spec, seats=seats)).decisions
+
+    assert run(one()) > 0
+    assert {what for what, _ in lanes} == {"connect", "start", "decide", "finish"}
+    assert [what for what, bulk in lanes if not bulk] == []
 
 
 def test_a_python_whose_asyncio_changed_plays_on_asyncios_own_loop(monkeypatch) -> None:

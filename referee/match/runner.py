@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.engine import RULES_VERSION, Action, Event, State, apply, deck_from_seed, event_for, new_game
-from referee.event_loop import game_work
+from referee.event_loop import as_game_work, game_work
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
@@ -167,7 +167,7 @@ class _Game:
         except BaseException:
             if self.writer is not None:
                 self.writer.close()  # an incomplete record: no footer
-            await asyncio.gather(*(s.finish(None) for s in self.seats), return_exceptions=True)
+            await asyncio.gather(*(as_game_work(s.finish(None)) for s in self.seats), return_exceptions=True)
             raise
         await self._finish_seats(end)
         return self._result(state, end)
@@ -193,7 +193,7 @@ class _Game:
             except Exception as e:
                 self._retire(i, UNREACHABLE, f"could not connect: {reason(e)}")
 
-        await asyncio.gather(*(connect(i) for i in range(self.n)))
+        await asyncio.gather(*(as_game_work(connect(i)) for i in range(self.n)))
         tc = spec.time_control
         common = bot_pb.GameStart(
             game_id=spec.game_id,
@@ -218,7 +218,7 @@ class _Game:
             except Exception as e:  # e.g. a built-in policy's bug: it costs that seat, not the game
                 self._retire(i, UNREACHABLE, f"could not start: {reason(e)}")
 
-        await asyncio.gather(*(start(i) for i in range(self.n)))
+        await asyncio.gather(*(as_game_work(start(i)) for i in range(self.n)))
 
     def _seated(self) -> list[tuple[EntrantRef, Seat]]:
         return list(zip(self.spec.entrants, self.seats, strict=True))
@@ -396,7 +396,8 @@ class _Game:
                 deck_commitment=commitment(self.salt, self.deck),
             )
 
-        await asyncio.gather(*(s.finish(notice(i)) for i, s in enumerate(self.seats)), return_exceptions=True)
+        await asyncio.gather(*(as_game_work(s.finish(notice(i))) for i, s in enumerate(self.seats)),
+                             return_exceptions=True)
 
     def _result(self, state: State, end: rec_pb.RecordFooter) -> GameResult:
         scores, places = tuple(end.scores), tuple(end.places)
