@@ -21,6 +21,7 @@ from abluxx_bot import BotSession
 from abluxx_bot.examples import REGISTRY
 from abluxx_bot.local import play_local
 
+from referee.event_loop import run as run_games
 from referee.match import ChannelPool, EntrantRef, GameSpec, play_game
 
 from .config import TournamentConfig
@@ -82,7 +83,7 @@ def plan(config: TournamentConfig, concurrency: int | None = None) -> Plan:
         games=games,
         decisions_per_game=statistics.fmean(lengths),
         concurrency=at_once,
-        referee_ms=asyncio.run(referee_ms_per_decision(config, min(at_once, MEASURE_GAMES))),
+        referee_ms=run_games(referee_ms_per_decision(config, min(at_once, MEASURE_GAMES))),  # as a run plays
     )
 
 
