@@ -16,6 +16,12 @@ from typing import Any
 
 import pytest
 
+if os.environ.get("CI") == "true":
+    import ray  # under CI a missing Ray is a failure, not a skip
+else:
+    ray = pytest.importorskip("ray", reason='Ray is an optional extra: pip install -e ".[ray]"')
+
+# ray_worker imports Ray: after the guard, so that without Ray the module skips rather than fails to collect
 from referee.fleet import match_player, ray_worker
 from referee.fleet.pool import WorkerPool
 from referee.store import open_store
@@ -24,11 +30,6 @@ from referee.tournament.play import lineup
 from referee.tournament.runner import create_tournament, play_slots, run_tournament
 
 from .test_workers import BOTS, POLICIES, same_as_inline, write_config
-
-if os.environ.get("CI") == "true":
-    import ray  # under CI a missing Ray is a failure, not a skip
-else:
-    ray = pytest.importorskip("ray", reason='Ray is an optional extra: pip install -e ".[ray]"')
 
 
 @pytest.fixture(scope="module", autouse=True)
