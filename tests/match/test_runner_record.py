@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from referee.engine import RULES_VERSION, deck_from_seed
+from referee.engine import RULES_VERSION, Options, deck_from_seed
 from referee.log import configure
 from referee.match import EntrantRef, GameSpec, TimeControl, exits, play_game
 from referee.match import runner as match_runner
@@ -69,7 +69,7 @@ def _game(spec: GameSpec, seats: list[Any], monkeypatch, **kw: Any) -> Any:
 
 def test_each_seat_is_told_its_seat_the_players_and_its_time(monkeypatch) -> None:
     tc = TimeControl(decision_ms=700, bank_ms=9000, grace_ms=40)
-    spec = _spec(n=3, time_control=tc, start_seat=2)
+    spec = _spec(n=3, time_control=tc, start_seat=2, options=Options(draw_one=True))
     seats = [Seat(f"s{i}") for i in range(3)]
     seats[1].version = "v-two"
     _game(spec, seats, monkeypatch, salt=SALT)
@@ -81,6 +81,7 @@ def test_each_seat_is_told_its_seat_the_players_and_its_time(monkeypatch) -> Non
             (0, "s0", seats[0].version), (1, "s1", "v-two"), (2, "s2", seats[2].version)]  # fmt: skip
         assert (start.time_control.decision_ms, start.time_control.bank_ms, start.time_control.grace_ms) == (
             700, 9000, 40)  # fmt: skip
+        assert start.options.draw_one and not start.options.end_on_empty_pile
         assert start.options == options_pb(spec.options) and start.rules_version == RULES_VERSION
         assert start.deck_commitment == commitment(SALT, deck)
         assert seat.seqs == [r.seq for r in seat.requests] and seat.seqs  # each request's seq, as the seat is asked
@@ -166,6 +167,17 @@ def test_the_record_holds_the_game_its_players_times_and_who_retired(monkeypatch
     assert result.final_digest == end.final_digest and result.end_reason.value == "empty_hand"
     assert end.reason == game_pb.END_REASON_EMPTY_HAND
     assert result.referee_faults == 0
+
+
+@pytest.mark.parametrize("options", [Options(draw_one=True), Options(end_on_empty_pile=True)])
+def test_the_record_replays_with_the_games_options_and_first_seat(monkeypatch, tmp_path, options) -> None:
+    path = tmp_path / "g.rec"
+    spec = _spec(11, start_seat=1, options=options)
+    _game(spec, [Seat("s0"), Seat("s1")], monkeypatch, record_path=path)
+    record = read_record(path)
+    assert record.header.start_seat == 1 and record.decisions[0].seat == 1
+    assert record.header.options == options_pb(options)
+    verify_record(record)  # replayed with the header's options and first seat
 
 
 def test_the_game_over_and_its_faults_are_logged_with_the_game_and_the_bot(monkeypatch) -> None:
