@@ -149,6 +149,11 @@ def test_unary_bot_faults(case, good_bot, tmp_path):
     rec = check(result, tmp_path / "g.abluxx", fault, retired, name)
     first_detail(rec, "unary", name)
     assert rec.header.players[BAD].transport == "unary"
+    # every faulty call has its own time in the record, as an answer has: some microseconds, and not more than twice
+    # the longest allowance (TC's, with a full bank)
+    called = [d for d in rec.decisions if d.seat == BAD and d.fault not in (0, F.FAULT_KIND_RETIRED)]
+    longest_us = (TC.decision_ms + TC.bank_ms + TC.grace_ms) * 1000
+    assert all(1 <= d.bot_us <= 2 * longest_us for d in called), [(d.fault, d.bot_us) for d in called]
 
 
 @pytest.mark.parametrize("transport", ["stream", "unary"])
@@ -195,6 +200,9 @@ def test_nothing_listening_retires_the_seat_from_the_start(good_bot, tmp_path):
     rec = check(result, tmp_path / "g.abluxx", rec_pb.FAULT_KIND_UNREACHABLE, True, "refused")
     first = next(d for d in rec.decisions if d.seat == BAD)
     assert first.retired and first.fault == rec_pb.FAULT_KIND_UNREACHABLE and "Hello" in first.fault_detail
+    # the record names the seat's address, and no version, author or transport, as no bot told any
+    player = rec.header.players[BAD]
+    assert (player.address, player.version, player.author, player.transport) == (spec.entrants[BAD].address, "", "", "")
 
 
 def test_one_log_line_per_fault(good_bot, tmp_path):

@@ -107,3 +107,34 @@ def test_the_stale_reply_limit_keeps_the_stream_at_the_limit_and_closes_it_one_p
     assert cut[1].fault == rec_pb.FAULT_KIND_INVALID and cut[1].retired
     assert f"more than {MAX_STALE_REPLIES} messages" in cut[1].fault_detail
     assert MAX_STALE_REPLIES == 8  # the documented limit (docs/security.md)
+
+
+@pytest.mark.parametrize(("guesses", "seq"), [(1, 2), (MAX_STALE_REPLIES, 2), (MAX_STALE_REPLIES + 1, 2), (1, 1)])
+def test_answers_sent_before_the_first_request_are_faults_and_too_many_close_the_stream(
+    tmp_path: Path, guesses: int, seq: int
+) -> None:
+    # The eager bot (seat 1) sends its guesses of the answer to its first request (seq 2: seat 0's first decision
+    # is seq 1), or to seat 0's (seq 1), as soon as its GameStart comes, while seat 0 thinks 1 s: before any
+    # request to it. None of them counts as the answer (nothing was asked yet), each leaves a fault for a decision,
+    # and one more than MAX_STALE_REPLIES closes the stream before the first decision, as between two requests.
+    tc = TimeControl(decision_ms=2000, bank_ms=2000, grace_ms=1000)
+    with (
+        bot_process("--mode", "slow", "--delay-ms", "1000", "--bad-count", "1") as thinker,
+        bot_process("--mode", "eager", "--flood", str(guesses), "--guess-seq", str(seq)) as eager,
+    ):
+        spec = GameSpec("g", 11, (EntrantRef("slow", address=thinker), EntrantRef("eager", address=eager)),
+                        time_control=tc, max_strikes=100)  # fmt: skip
+        play_one(spec, tmp_path / "g.abluxx")
+    rec = verify(tmp_path / "g.abluxx")
+    mine = [d for d in rec.decisions if d.seat == 1]
+    assert mine[0].seq == 2
+    if guesses > MAX_STALE_REPLIES:
+        assert mine[0].fault == rec_pb.FAULT_KIND_INVALID and mine[0].retired, mine[0]
+        assert mine[0].fault_detail == (f"more than {MAX_STALE_REPLIES} messages that answer no request since the "
+                                        "last one; the Play stream is closed")  # fmt: skip
+        return
+    faulted = mine[:guesses]  # each guess leaves its fault for one decision, in turn
+    assert all(d.fault == rec_pb.FAULT_KIND_INVALID and not d.retired for d in faulted), faulted
+    assert all(d.fault_detail == f"reply with seq {seq} answers no question (asked {d.seq})" for d in faulted)
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT for d in mine[guesses:])
+    assert not rec.footer.retired

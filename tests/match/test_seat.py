@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, exits, play_game
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 
-from .helpers import FIXTURES, bot_proc, bot_process, play_one, verify
+from .helpers import BAD_BOTS, FIXTURES, bot_proc, bot_process, play_one, verify
 
 STALL_BOT = FIXTURES / "stall_bot.py"
 # Generous, so that a busy machine never makes the good bots late (5 s each); a stalled write still ends in 5 s.
@@ -54,9 +55,12 @@ def test_a_write_the_bot_never_takes_is_a_timeout_that_names_its_allowance_and_r
     assert "flow-control window" in stalled.fault_detail
     if stall == "decision":
         # the request's write shares the decision's clock: its allowance, in ms, and at least that long waited
-        took = re.search(r"took no request for (\d+) ms", stalled.fault_detail)
-        assert took and int(took.group(1)) == ALLOWANCE_MS, stalled.fault_detail
-        assert stalled.bot_us >= ALLOWANCE_MS * 1000
+        assert stalled.fault_detail == (f"the Play stream took no request for {ALLOWANCE_MS} ms (the bot grants no "
+                                        "flow-control window)"), stalled.fault_detail  # fmt: skip
+        assert ALLOWANCE_MS * 1000 <= stalled.bot_us < 10 * ALLOWANCE_MS * 1000, stalled.bot_us
+    else:
+        assert stalled.fault_detail == (f"the Play stream to {staller} took no GameStart within "
+                                        f"{TC.decision_ms + TC.grace_ms} ms (the bot grants no flow-control window)")
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat != 0)
 
 
@@ -127,13 +131,14 @@ def test_each_bot_gets_its_game_start_once_before_its_first_request_and_its_game
         assert (over["over"], over["seat"], over["scores"]) == ("told", seat, list(result.scores))
 
 
-@pytest.mark.parametrize("when", ["before", "during"])
+@pytest.mark.parametrize("when", ["before", "during", "opening"])
 def test_a_refused_local_bot_is_named_by_how_its_process_ended(when, good_bot, tmp_path) -> None:
     """A local bot process (a command bot: exits.py) that ended before the game began makes its seat UNREACHABLE,
-    "... before this game began"; one that dies in the game's Hello, DISCONNECTED: either way the fault names how
-    the process ended, not only the connection."""
-    args = ["--mode", "crash-hello", "--code", "7"] if when == "during" else ["--mode", "ok"]
-    with bot_proc(*args) as (proc, address):
+    "... before this game began"; one that dies in the game's Hello, or as its Play stream opens (the GameStart's
+    write under way), DISCONNECTED: either way the fault names how the process ended, not only the connection."""
+    args = {"before": ["--mode", "ok"], "during": ["--mode", "crash-hello", "--code", "7"],
+            "opening": ["--stall", "start", "--then", "exit", "--code", "7"]}[when]  # fmt: skip
+    with bot_proc(*args, script=STALL_BOT if when == "opening" else BAD_BOTS) as (proc, address):
         if when == "before":
             proc.kill()
             proc.wait()
@@ -148,7 +153,7 @@ def test_a_refused_local_bot_is_named_by_how_its_process_ended(when, good_bot, t
                     await asyncio.sleep(0.01)
                 exits.exited(address, exits.how_it_ended(proc.returncode))
 
-            teller = asyncio.create_task(tell()) if when == "during" else None
+            teller = asyncio.create_task(tell()) if when != "before" else None
             spec = GameSpec(f"ended-{when}", 3, (EntrantRef("local", address), EntrantRef("good1", good_bot)),
                             time_control=TC)  # fmt: skip
             try:
@@ -171,4 +176,68 @@ def test_a_refused_local_bot_is_named_by_how_its_process_ended(when, good_bot, t
     else:
         assert first.fault == rec_pb.FAULT_KIND_DISCONNECTED, first
         assert first.fault_detail.startswith("the bot's process exited with code 7 ("), first.fault_detail
+    if when == "opening":
+        assert first.fault_detail.startswith(f"the bot's process exited with code 7 (could not open the Play stream "
+                                             f"to {address}: "), first.fault_detail  # fmt: skip
     assert first.fault_detail.endswith(")") and address in first.fault_detail
+
+
+def test_a_play_stream_that_fails_before_the_game_start_is_written_leaves_the_seat_unreachable(
+    good_bot, tmp_path
+) -> None:
+    """A bot that goes away as its Play stream opens, the GameStart's write under way (tests/fixtures/stall_bot.py
+    --then exit): the seat cannot play, and the fault says the stream could not be opened, to which address."""
+    with bot_process("--stall", "start", "--then", "exit", script=STALL_BOT) as gone:
+        rec = play_with(gone, good_bot, tmp_path / "g.abluxx", "gone-at-start")
+    first = next(d for d in rec.decisions if d.seat == 0)
+    assert first.fault == rec_pb.FAULT_KIND_UNREACHABLE and first.retired, first
+    said = re.fullmatch(rf"could not open the Play stream to {re.escape(gone)}: [A-Z_]+(: .+)?", first.fault_detail)
+    assert said, first.fault_detail
+    assert rec.header.players[0].transport == "stream"
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat != 0)
+
+
+def test_a_bot_that_goes_away_while_a_request_is_written_is_disconnected_and_retired(good_bot, tmp_path) -> None:
+    """The bot answers ANSWERED decisions, then goes away while the next request's write is under way: that
+    decision's fault is the failed write (not a timeout, nor a later one's), and the seat retires at once."""
+    with bot_process("--stall", "decision", "--after", str(ANSWERED), "--then", "exit", script=STALL_BOT) as gone:
+        rec = play_with(gone, good_bot, tmp_path / "g.abluxx", "gone-mid-game")
+    mine = [d for d in rec.decisions if d.seat == 0]
+    assert [d.chosen_by for d in mine[:ANSWERED]] == [rec_pb.CHOOSER_BOT] * ANSWERED
+    failed = mine[ANSWERED]
+    assert failed.fault == rec_pb.FAULT_KIND_DISCONNECTED and failed.retired, failed
+    # gRPC's status and its details, as channels.reason words them
+    assert re.fullmatch(r"could not send on the Play stream: [A-Z_]+(: .+)?", failed.fault_detail), failed.fault_detail
+    assert all(d.fault == rec_pb.FAULT_KIND_RETIRED for d in mine[ANSWERED + 1 :])
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat != 0)
+
+
+def test_a_unary_game_over_call_the_bot_never_answers_still_ends_the_game(good_bot, tmp_path) -> None:
+    """GameOver is told, not awaited for ever: a unary bot that takes the notice and never answers the call holds the
+    game's end for CLOSE_TIMEOUT_S at most (here: the game ends within 30 s, or the test fails)."""
+    log = tmp_path / "over.jsonl"
+    with bot_process("--mode", "ok", "--transports", "unary", "--over", "hang", "--log", str(log)) as bot:
+        spec = GameSpec("hung-over", 5, (EntrantRef("a", bot), EntrantRef("good", good_bot)), time_control=TC)
+
+        async def go() -> None:
+            async with ChannelPool() as pool:
+                await asyncio.wait_for(play_game(spec, pool=pool, record_path=tmp_path / "g.abluxx"), 30)
+
+        asyncio.run(go())
+    rec = verify(tmp_path / "g.abluxx")
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions)
+    assert [json.loads(line).get("over") for line in log.read_text().splitlines()][-1] == "hung-over"
+
+
+def test_a_seats_timer_that_fires_between_its_decisions_lapses_quietly(good_bot, tmp_path, caplog) -> None:
+    """Seat 0 answers at once; its timer, still armed for that decision's deadline, fires while seat 1 thinks past
+    its own allowance: with nothing of seat 0 waiting it lapses, with no error in the organiser's log."""
+    tc = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=1000)
+    with bot_process("--mode", "slow", "--delay-ms", "5500", "--bad-count", "1", "--transports", "stream") as slow:
+        spec = GameSpec("lapse", 5, (EntrantRef("good", good_bot), EntrantRef("slow", slow)), time_control=tc)
+        with caplog.at_level(logging.WARNING, logger="asyncio"):
+            play_one(spec, tmp_path / "g.abluxx", prefer="stream")
+    rec = verify(tmp_path / "g.abluxx")
+    assert next(d.fault for d in rec.decisions if d.seat == 1) == rec_pb.FAULT_KIND_TIMEOUT
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat == 0)
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
