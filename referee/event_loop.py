@@ -173,22 +173,18 @@ def game_work() -> Iterator[None]:
         loop.unmark_bulk(task)
 
 
-async def as_game_work(step: Awaitable[T]) -> T:
-    """Await ``step`` in the bulk lane, from a task of its own: a game's work split over tasks, such as one per seat
-    under ``asyncio.gather`` (the seats' Hellos, GameStarts and GameOverNotices), is the game's work too, and a
-    lane belongs to a task, not to the code it runs. Its first step is only the marking: a task's first step is
-    scheduled before it can be marked, so it yields once, and what ``step`` does runs in the bulk lane."""
+async def as_game_work(work: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``await work(*args)`` in the bulk lane, from a task of its own: a game's work split over tasks, such as one
+    per seat under ``asyncio.gather`` (the seats' Hellos, GameStarts and GameOverNotices), is the game's work too,
+    and a lane belongs to a task, not to the code it runs. Its first step is only the marking: a task's first step
+    is scheduled before it can be marked, so it yields once, and what ``work`` does runs in the bulk lane.
+    ``work`` is called here, not by the caller, so a task cancelled before it runs leaves no coroutine unawaited."""
     loop = asyncio.get_running_loop()
     if not isinstance(loop, RefereeLoop):
-        return await step
+        return await work(*args)
     with game_work():
-        try:
-            await asyncio.sleep(0)
-        except BaseException:
-            if inspect.iscoroutine(step):
-                step.close()  # as a task cancelled before its first step: it never runs, and nothing warns
-            raise
-        return await step
+        await asyncio.sleep(0)
+        return await work(*args)
 
 
 def supported(base: type = asyncio.BaseEventLoop, module: Any = _base_events) -> bool:

@@ -126,7 +126,7 @@ def test_work_a_game_splits_over_tasks_steps_after_the_prompt_lane() -> None:
             await asyncio.sleep(0)
 
     async def main() -> list[object]:
-        return await asyncio.gather(as_game_work(seat_work()), other())
+        return await asyncio.gather(as_game_work(seat_work), other())
 
     assert _on(1.0, main)[0] == "done"
     # The first turn runs the prompt lane's rounds (PROMPT_ROUNDS: main's, then each step of the other task that the
@@ -145,7 +145,7 @@ def test_work_cancelled_before_it_starts_never_runs_and_leaves_no_coroutine_unaw
         ran.append("ran")
 
     async def main() -> None:
-        task = asyncio.create_task(as_game_work(work()))
+        task = asyncio.create_task(as_game_work(work))
         await asyncio.sleep(0)  # its first step: marked, and waiting
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -167,7 +167,7 @@ class _Game:
         except BaseException:
             if self.writer is not None:
                 self.writer.close()  # an incomplete record: no footer
-            await asyncio.gather(*(as_game_work(s.finish(None)) for s in self.seats), return_exceptions=True)
+            await asyncio.gather(*(as_game_work(s.finish, None) for s in self.seats), return_exceptions=True)
             raise
         await self._finish_seats(end)
         return self._result(state, end)
@@ -193,7 +193,7 @@ class _Game:
             except Exception as e:
                 self._retire(i, UNREACHABLE, f"could not connect: {reason(e)}")
 
-        await asyncio.gather(*(as_game_work(connect(i)) for i in range(self.n)))
+        await asyncio.gather(*(as_game_work(connect, i) for i in range(self.n)))
         tc = spec.time_control
         common = bot_pb.GameStart(
             game_id=spec.game_id,
@@ -218,7 +218,7 @@ class _Game:
             except Exception as e:  # e.g. a built-in policy's bug: it costs that seat, not the game
                 self._retire(i, UNREACHABLE, f"could not start: {reason(e)}")
 
-        await asyncio.gather(*(as_game_work(start(i)) for i in range(self.n)))
+        await asyncio.gather(*(as_game_work(start, i) for i in range(self.n)))
 
     def _seated(self) -> list[tuple[EntrantRef, Seat]]:
         return list(zip(self.spec.entrants, self.seats, strict=True))
@@ -396,7 +396,7 @@ class _Game:
                 deck_commitment=commitment(self.salt, self.deck),
             )
 
-        await asyncio.gather(*(as_game_work(s.finish(notice(i))) for i, s in enumerate(self.seats)),
+        await asyncio.gather(*(as_game_work(s.finish, notice(i)) for i, s in enumerate(self.seats)),
                              return_exceptions=True)
 
     def _result(self, state: State, end: rec_pb.RecordFooter) -> GameResult:
