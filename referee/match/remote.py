@@ -369,8 +369,8 @@ class RemoteSeat:
                     return SeatAnswer(payload, bot_us=bot_us)
                 continue  # the answer to an earlier request, after that decision had ended: dropped
             if what == _UNASKED:
-                return SeatAnswer(None, INVALID, f"reply with seq {payload} answers no question (asked {seq})",
-                              bot_us=bot_us)  # fmt: skip
+                return SeatAnswer(None, INVALID, f"reply with seq {payload} came before any request with that seq: it "
+                                                 "answers no question", bot_us=bot_us)  # fmt: skip
             if what == _BAD:
                 return SeatAnswer(None, MALFORMED, payload, bot_us=bot_us)
             fault, detail = payload

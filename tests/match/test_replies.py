@@ -135,6 +135,7 @@ def test_answers_sent_before_the_first_request_are_faults_and_too_many_close_the
         return
     faulted = mine[:guesses]  # each guess leaves its fault for one decision, in turn
     assert all(d.fault == rec_pb.FAULT_KIND_INVALID and not d.retired for d in faulted), faulted
-    assert all(d.fault_detail == f"reply with seq {seq} answers no question (asked {d.seq})" for d in faulted)
+    assert all(d.fault_detail == f"reply with seq {seq} came before any request with that seq: it answers no question"
+               for d in faulted)
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT for d in mine[guesses:])
     assert not rec.footer.retired
