@@ -229,15 +229,24 @@ def test_a_unary_game_over_call_the_bot_never_answers_still_ends_the_game(good_b
     assert [json.loads(line).get("over") for line in log.read_text().splitlines()][-1] == "hung-over"
 
 
-def test_a_seats_timer_that_fires_between_its_decisions_lapses_quietly(good_bot, tmp_path, caplog) -> None:
-    """Seat 0 answers at once; its timer, still armed for that decision's deadline, fires while seat 1 thinks past
-    its own allowance: with nothing of seat 0 waiting it lapses, with no error in the organiser's log."""
+@pytest.mark.parametrize("slow_seat", [1, 0])
+def test_a_seats_timer_that_fires_between_its_decisions_lapses_quietly(slow_seat, good_bot, tmp_path, caplog) -> None:
+    """One seat answers at once; the other thinks past its allowance. The quick seat's timer, still armed for its
+    last deadline (slow seat second: its first decision's; slow seat first: its GameStart's, as its first decision
+    comes only after the slow seat's), fires while the slow seat thinks: with nothing of the quick seat waiting it
+    lapses, with no error in the organiser's log. The slow seat's timeout is charged the time it waited."""
     tc = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=1000)
+    allowance_us = (tc.decision_ms + tc.bank_ms + tc.grace_ms) * 1000  # its first decision: the whole bank
     with bot_process("--mode", "slow", "--delay-ms", "5500", "--bad-count", "1", "--transports", "stream") as slow:
-        spec = GameSpec("lapse", 5, (EntrantRef("good", good_bot), EntrantRef("slow", slow)), time_control=tc)
+        entrants = [EntrantRef("good", good_bot), EntrantRef("good", good_bot)]
+        entrants[slow_seat] = EntrantRef("slow", slow)
+        spec = GameSpec("lapse", 5, tuple(entrants), time_control=tc)
         with caplog.at_level(logging.WARNING, logger="asyncio"):
             play_one(spec, tmp_path / "g.abluxx", prefer="stream")
     rec = verify(tmp_path / "g.abluxx")
-    assert next(d.fault for d in rec.decisions if d.seat == 1) == rec_pb.FAULT_KIND_TIMEOUT
-    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat == 0)
+    timed_out = next(d for d in rec.decisions if d.seat == slow_seat)
+    assert timed_out.fault == rec_pb.FAULT_KIND_TIMEOUT, timed_out
+    assert allowance_us <= timed_out.bot_us < 10 * allowance_us, timed_out.bot_us
+    quick = 1 - slow_seat
+    assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat == quick)
     assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
