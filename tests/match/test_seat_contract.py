@@ -7,7 +7,8 @@ What the runner relies on, and a user would see broken:
   timer that fired at once and re-armed would spin a core for as long as any bot thinks);
 - a stream that ends, however it ends, answers the decision waiting on it and every later one with the end, its
   words kept;
-- a timed-out decision's time is the wait, from the request to the deadline;
+- a timed-out decision's time is the wait, from the request to the deadline; a fault that came during the wait (an
+  unasked or undecodable reply, the stream's end) is charged the time until it came;
 - ``finish`` closes a stream seat cleanly (the notice, the half-close, the bot's end), tolerates an optional unary
   GameOver the bot does not implement, and can be called again: the runner finishes a retired seat when it retires
   and once more at the game's end."""
@@ -21,7 +22,7 @@ import grpc
 import pytest
 
 from referee.match.remote import RemoteSeat
-from referee.match.seats import DISCONNECTED, TIMEOUT
+from referee.match.seats import DISCONNECTED, INVALID, MALFORMED, TIMEOUT
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as game_pb
 
@@ -216,3 +217,30 @@ def test_a_unary_bot_without_game_over_still_finishes_cleanly() -> None:
 
     asyncio.run(go())
     assert [n.game_id for n in channel.notices] == ["g"]
+
+
+@pytest.mark.parametrize(
+    ("said", "fault", "detail"),
+    [
+        (
+            bot_pb.DecisionReply(seq=99).SerializeToString(),
+            INVALID,
+            "reply with seq 99 came before any request with that seq: it answers no question",
+        ),
+        (b"\xff\xff\xff", MALFORMED, "undecodable DecisionReply (3 bytes): "),
+    ],
+)
+def test_a_faulty_message_during_the_wait_is_the_decisions_fault_charged_the_time_until_it_came(
+    said, fault, detail
+) -> None:
+    async def go() -> None:
+        stream = FakeStream()
+        seat = await _stream_seat(stream)
+        asyncio.get_running_loop().call_later(0.1, stream.send, said)
+        answer = await seat.decide(b"", 1, 5.0)
+        assert (answer.reply, answer.fault, answer.fatal) == (None, fault, False), answer
+        assert answer.detail.startswith(detail), answer.detail
+        assert 90_000 <= answer.bot_us < 5_000_000, answer.bot_us
+        await seat.finish(None)
+
+    asyncio.run(go())
