@@ -170,14 +170,19 @@ def test_a_stream_that_ends_answers_the_waiting_decision_and_every_later_one_wit
     asyncio.run(go())
 
 
+async def _answered_seat(stream: FakeStream) -> tuple[RemoteSeat, asyncio.Task[None]]:
+    """A stream seat that has answered request 1 (its timer still armed for that deadline), and its reader."""
+    seat = await _stream_seat(stream)
+    asyncio.get_running_loop().call_later(0.01, stream.send, _reply(1))
+    assert (await seat.decide(b"", 1, 5.0)).fault == 0
+    assert seat._reader is not None
+    return seat, seat._reader
+
+
 def test_finish_sends_the_notice_half_closes_and_waits_for_the_bots_end_of_the_stream() -> None:
     async def go() -> None:
         stream = FakeStream(end_on_half_close=True)
-        seat = await _stream_seat(stream)
-        asyncio.get_running_loop().call_later(0.01, stream.send, _reply(1))
-        assert (await seat.decide(b"", 1, 5.0)).fault == 0
-        reader = seat._reader
-        assert reader is not None
+        seat, reader = await _answered_seat(stream)
         await seat.finish(bot_pb.GameOverNotice(game_id="g", seat=0))
         assert stream.half_closed and len(stream.frames) == 3  # start, request, notice
         # the reader saw the bot's end of the stream itself: it was not cut short
@@ -189,11 +194,7 @@ def test_finish_sends_the_notice_half_closes_and_waits_for_the_bots_end_of_the_s
 def test_finish_may_be_called_again_as_the_runner_does_for_a_retired_seat() -> None:
     async def go() -> None:
         stream = FakeStream(end_on_half_close=False)
-        seat = await _stream_seat(stream)
-        asyncio.get_running_loop().call_later(0.01, stream.send, _reply(1))
-        assert (await seat.decide(b"", 1, 5.0)).fault == 0  # its timer stays armed for the deadline
-        reader = seat._reader
-        assert reader is not None
+        seat, reader = await _answered_seat(stream)
         await seat.finish(None)  # retired: no notice, the stream closed
         await asyncio.sleep(0.01)  # the reader's cancellation runs
         assert stream.cancelled and reader.done()
