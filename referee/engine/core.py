@@ -9,6 +9,8 @@ actions in canonical order). Building ``legal`` once per step, in ``apply``, kee
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
+from operator import getitem
 from typing import TypeVar, cast
 
 from .actions import (
@@ -33,12 +35,13 @@ from .actions import (
     Taken,
     TurnStarted,
 )
-from .cache import remember
 from .cards import (
     CARD_CODES,
+    COPIES_PER_NUMBER,
     EMPTY_COUNTS,
     HAND_SIZE,
     JOKER,
+    JOKERS_IN_DECK,
     MARKET_SIZE,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -58,25 +61,33 @@ _PLAYS = {(v, n, j): Group(v, n, j) for v in NUMBERS for n in range(1, 9) for j 
 _JOKER_PLAYS = {j: Group(JOKER, 0, j) for j in range(1, 6)}
 _DRAWS = {c: Draw(c) for c in CARD_CODES}
 DRAW_PILE = Draw(None)
+ALL_DRAWS = (*_DRAWS.values(), DRAW_PILE)
 _TAKE_OR_DECLINE = (Choice.TAKE, Choice.DECLINE)
 _RECLAIM_OR_DISCARD = (Choice.RECLAIM, Choice.DISCARD)
-_PLAY_CACHE: dict[tuple[int, ...], tuple[Group, ...]] = {}
+# PLAY_RUNS[j][i][c]: the plays a hand with j jokers and c cards of code i adds, in legal_plays' order: for a number
+# i, its groups of 1 to c cards with 0 to j jokers; for the joker code, its groups of jokers alone. Built once, so a
+# hand's plays are joined from 15 of them and nothing is kept per hand. (A memo of every hand's plays held tuples
+# of Group, which the collector walks: a 64-game referee grew it to 50 000 entries a minute, and collecting them
+# stalled the loop for 70-80 ms; docs/match.md, "The collector".)
+PLAY_RUNS = tuple(
+    (
+        ((),) * (COPIES_PER_NUMBER + 1),
+        *(
+            tuple(
+                tuple(_PLAYS[v, n, k] for n in range(1, c + 1) for k in range(j + 1))
+                for c in range(COPIES_PER_NUMBER + 1)
+            )
+            for v in NUMBERS
+        ),
+        tuple(tuple(_JOKER_PLAYS[k] for k in range(1, min(c, j) + 1)) for c in range(JOKERS_IN_DECK + 1)),
+    )
+    for j in range(JOKERS_IN_DECK + 1)
+)
 
 
 def legal_plays(hand: tuple[int, ...]) -> tuple[Group, ...]:
     """R5: every legal group from ``hand``, by value, then number cards, then jokers; jokers alone last."""
-    plays = _PLAY_CACHE.get(hand)
-    if plays is None:
-        jokers = hand[JOKER]
-        out = []
-        for v in NUMBERS:
-            for n in range(1, hand[v] + 1):
-                for j in range(jokers + 1):
-                    out.append(_PLAYS[v, n, j])
-        for j in range(1, min(jokers, 5) + 1):
-            out.append(_JOKER_PLAYS[j])
-        plays = remember(_PLAY_CACHE, hand, tuple(out))
-    return plays
+    return tuple(chain.from_iterable(map(getitem, PLAY_RUNS[hand[JOKER]], hand)))
 
 
 def _draws(market: tuple[int, ...], pile_left: bool) -> tuple[Draw, ...]:

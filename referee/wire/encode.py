@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import getitem
 
-from referee.engine import DECK_SIZE, JOKER, Action, Event, Group, State, event_for
-from referee.engine.cache import remember
+from referee.engine import DECK_SIZE, JOKER, Action, Choice, Event, Group, Kind, State, event_for
+from referee.engine.cache import TRACKED_MAX, remember
+from referee.engine.core import ALL_DRAWS, PLAY_RUNS
 
 from .messages import WireError, action_pb, event_pb, group_pb, kind_pb
 
@@ -107,14 +108,22 @@ def event_field(field: int, e: Event) -> bytes:
     """``e`` (already redacted for its reader) as the message field ``field``."""
     key = (field, e)
     b = _FIELD_CACHE.get(key)
-    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, event_pb(e).SerializeToString()))
+    return (
+        b
+        if b is not None
+        else remember(_FIELD_CACHE, key, bytes_field(field, event_pb(e).SerializeToString()), TRACKED_MAX)
+    )
 
 
 def action_field(field: int, a: Action) -> bytes:
     """``a`` as the message field ``field``."""
     key = (field, a)
     b = _FIELD_CACHE.get(key)
-    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, action_pb(a).SerializeToString()))
+    return (
+        b
+        if b is not None
+        else remember(_FIELD_CACHE, key, bytes_field(field, action_pb(a).SerializeToString()), TRACKED_MAX)
+    )
 
 
 # _CARD_RUNS[card][k]: ``card`` k times, each a one-byte varint.
@@ -148,23 +157,38 @@ def _stack(st: tuple[Group, ...]) -> tuple[bytes, bytes, int]:
         body, cards = below + _group_field(1, st[-1]), cards + st[-1].numbers + st[-1].jokers
     else:
         body, cards = b"", 0
-    return remember(_STACK_BYTES, st, (body, bytes_field(6, body), cards))  # an empty stack is still sent
+    return remember(_STACK_BYTES, st, (body, bytes_field(6, body), cards), TRACKED_MAX)  # an empty one is still sent
 
 
 def _group_field(field: int, g: Group) -> bytes:
     key = (field, g)
     b = _FIELD_CACHE.get(key)
-    return b if b is not None else remember(_FIELD_CACHE, key, bytes_field(field, group_pb(g).SerializeToString()))
+    return (
+        b
+        if b is not None
+        else remember(_FIELD_CACHE, key, bytes_field(field, group_pb(g).SerializeToString()), TRACKED_MAX)
+    )
 
 
-def _legal_fields(legal: tuple[Action, ...]) -> bytes:
-    """A decision's legal actions, each as DecisionRequest.legal (field 7), joined. The engine shares its legal
-    tuples (a hand's plays, the two choices), so one lookup replaces a lookup per action."""
-    b = _LEGAL_BYTES.get(legal)
-    return b if b is not None else remember(_LEGAL_BYTES, legal, b"".join([action_field(7, a) for a in legal]))
+def _legal_fields(state: State) -> bytes:
+    """A decision's legal actions, each as DecisionRequest.legal (field 7), joined, with nothing kept per decision
+    (engine/cache.py): a play's from the encoded runs of its hand (the engine's PLAY_RUNS), any other's (a few
+    draws or choices) action by action."""
+    if state.kind is Kind.PLAY:
+        hand = state.hands[state.seat]
+        return b"".join(map(getitem, _PLAY_RUN_FIELDS[hand[JOKER]], hand))
+    return b"".join(map(_LEGAL_FIELD.__getitem__, state.legal))
 
 
-_LEGAL_BYTES: dict[tuple[Action, ...], bytes] = {}
+_PLAY_RUN_FIELDS = tuple(
+    tuple(tuple(b"".join([action_field(7, a) for a in run]) for run in runs) for runs in by_code)
+    for by_code in PLAY_RUNS
+)
+# Every action there is as one DecisionRequest.legal field: the engine's plays, draws and choices.
+_LEGAL_FIELD = {
+    a: action_field(7, a)
+    for a in (*{g for by_code in PLAY_RUNS for runs in by_code for run in runs for g in run}, *ALL_DRAWS, *Choice)
+}
 
 
 # Fields that recur in every request, cached by value: a seat's hand sizes and scores (field 5 and 10 of a
@@ -231,7 +255,7 @@ def event_field_cache(field: int) -> Callable[[Event], bytes]:
 
     def cached(e: Event) -> bytes:
         b = cache.get(e)
-        return b if b is not None else remember(cache, e, event_field(field, e))
+        return b if b is not None else remember(cache, e, event_field(field, e), TRACKED_MAX)
 
     return cached
 
@@ -255,7 +279,7 @@ def decision_request_bytes(
             varint(len(view)),
             view,
             *[_request_event(event_for(e, seat)) for e in events],
-            _legal_fields(state.legal),
+            _legal_fields(state),
             time_field(8, decision_ms),
             time_field(9, bank_ms),
         )

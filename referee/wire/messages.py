@@ -32,7 +32,7 @@ from referee.engine import (
     event_for,
     view,
 )
-from referee.engine.cache import remember
+from referee.engine.cache import TRACKED_MAX, remember
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 
@@ -189,7 +189,7 @@ _EVENT_CACHE: dict[Event, pb.Event] = {}
 def event_pb_shared(e: Event) -> pb.Event:
     """``event_pb(e)``, cached like ``action_pb``: callers copy it into a parent message and never change it."""
     m = _EVENT_CACHE.get(e)  # events compare by type: Taken(1, 2, g) != Abluxxed(1, 2, g)
-    return m if m is not None else remember(_EVENT_CACHE, e, event_pb(e))
+    return m if m is not None else remember(_EVENT_CACHE, e, event_pb(e), TRACKED_MAX)
 
 
 def event_from_pb(m: pb.Event) -> Event:
@@ -229,12 +229,12 @@ def _stack_pb(st: tuple[Group, ...]) -> pb.Stack:
     """Cached like ``action_pb``: stacks are immutable tuples that many states share, and a view's messages are
     only ever copied into their parent."""
     m = _STACK_CACHE.get(st)
-    return m if m is not None else remember(_STACK_CACHE, st, pb.Stack(groups=[group_pb(g) for g in st]))
+    return m if m is not None else remember(_STACK_CACHE, st, pb.Stack(groups=[group_pb(g) for g in st]), TRACKED_MAX)
 
 
 def _cards(counts: tuple[int, ...]) -> list[int]:
     cards = _CARDS_CACHE.get(counts)
-    return cards if cards is not None else remember(_CARDS_CACHE, counts, cards_of(counts))
+    return cards if cards is not None else remember(_CARDS_CACHE, counts, cards_of(counts), TRACKED_MAX)
 
 
 def view_pb(v: View) -> pb.SeatView:
