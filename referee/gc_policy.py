@@ -12,20 +12,25 @@ stalled the event loop for 50-80 ms: longer than some bots' whole decision time.
 - ``gc.freeze()`` after start-up moves every object alive then (modules, classes, protobuf descriptors: about half
   of a referee's heap) into the permanent generation, which no collection examines again. ``gc.collect()`` first,
   so no garbage is frozen. Freezing is not a leak: a frozen object freed by reference counting is freed.
-- Thresholds for many small long-lived objects: a young collection every ``YOUNG`` net allocations, the middle
-  generation every ``MIDDLE`` young ones, the old generation every ``OLD`` middle ones. At the benchmark's 64
-  games (about 5 000 net allocations a second) that is a young collection about every second (1-3 ms of CPU), a
-  middle one about every minute and a full one about never; the cycles a finished game leaves behind are young or
-  middle-aged and go with those. A collection that does stall the loop still costs no bot anything: the runner's lag
-  monitor (match/clock.py) takes the stall off the bot's time.
+- Thresholds for many small objects, most short-lived: a young collection every ``YOUNG`` net allocations, the
+  middle generation every ``MIDDLE`` young ones, the old generation every ``OLD`` middle ones. A young collection
+  walks what was allocated since the last one and is still alive, and the count is of allocations less
+  deallocations of any age, so a rare young collection walks many objects: at (5000, 50, 100) a 64-game referee
+  collected about once a second and, once its games had run a minute, each collection took 5-6 ms of CPU. At
+  ``YOUNG`` 1000 it collects about eleven times a second, 1-3 ms each (about 2.5 us a decision in all), and the
+  middle generation about every 90 s (``MIDDLE`` 1000; it was about every 50 s); the cycles a finished game
+  leaves behind are young or middle-aged and go with those. A middle collection still walks every game in play,
+  5-15 ms of CPU at 64 games: the one stall left over 5 ms (docs/match.md, "Eighth pass"; what the wire's memos
+  keep is bounded for the same reason, engine/cache.py). A collection that does stall the loop still costs no bot
+  anything: the runner's lag monitor (match/clock.py) takes the stall off the bot's time.
 """
 
 from __future__ import annotations
 
 import gc
 
-YOUNG = 5_000
-MIDDLE = 50
+YOUNG = 1_000
+MIDDLE = 1_000
 OLD = 100
 
 _tuned = False
