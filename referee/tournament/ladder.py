@@ -87,9 +87,6 @@ class Meetings:
                         else:
                             del mine[b]
 
-    def met(self, a: str, b: str) -> int:
-        return self.count.get(a, {}).get(b, 0)
-
 
 def choose(
     round_no: int,
@@ -196,10 +193,10 @@ class _Seating:
         """The anchor ``a`` and, for each target, the free entrant nearest to it that fits; when the later ones
         cannot be found, the first opponent is taken further away, up to ``FIRST_TRIES`` times."""
         tried: list[int] = []
-        for _ in range(FIRST_TRIES):
-            first = self._pick(targets[0], [a], meetings, cap, tried) if targets else None
+        for _ in range(FIRST_TRIES):  # a table has two seats at least: there is a first target
+            first = self._pick(targets[0], [a], meetings, cap, tried)
             if first is None:
-                return [a] if not targets else None
+                return None
             picked = [a, first]
             for target in targets[1:]:
                 i = self._pick(target, picked, meetings, cap)
@@ -232,9 +229,10 @@ class _Seating:
             m = self.members[i]
             if i in picked or i in skip or m.owner in owners:
                 continue
-            mine = meetings.count.get(m.name) if cap is not None else None
-            if mine and any(mine.get(name, 0) >= (cap or 0) for name in names):
-                continue
+            if cap is not None:
+                mine = meetings.count.get(m.name)
+                if mine and any(mine.get(name, 0) >= cap for name in names):
+                    continue
             return i
         return None
 
@@ -252,7 +250,7 @@ def round_slots(
     slot's ``table`` is the section, its ``deal`` the round and its ``order`` the table within the section, so a
     duplicate set is one deal of one round."""
     slots: list[Slot] = []
-    for sec, group in enumerate(sections(list(tables), dict(owners)) if tables else []):
+    for sec, group in enumerate(sections(list(tables), dict(owners))):  # none for no tables
         seed = deck_seed(key, tid, sec, round_no)  # as a round robin's (section, deal)
         for o, t in enumerate(group):
             n = first_slot + len(slots)

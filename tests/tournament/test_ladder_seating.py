@@ -1,0 +1,178 @@
+"""The ladder's seating rule, checked against a plain search that reads like docs/tournaments.md ("How a round is
+chosen"), and the parts of a round the pairing tests leave loose: who opens a table, the pair counts, the decks."""
+
+from __future__ import annotations
+
+import random
+
+from referee.tournament.config import LadderSettings
+from referee.tournament.ladder import Meetings, Member, _Seating, choose, round_slots
+
+
+class PlainSeating:
+    """The rule, by brute force: the entrants in mu order; an anchor's block is the k neighbours in that order cut
+    from ``offset`` (wrapping round); each opponent is the free entrant nearest in mu to a block-mate's mu (the
+    nearer of two at one distance is the lower; among equal mus the one first met walking out from the target),
+    not already at the table, of no owner there, and under the pair cap; when the later ones cannot be found the
+    first opponent is sought further away, up to 8 times; the cap is raised by one, then two, then dropped."""
+
+    def __init__(self, members: list[Member], jitter: dict[str, float]) -> None:
+        self.members = sorted(members, key=lambda m: (m.mu, jitter[m.name]))
+        self.free = set(range(len(self.members)))
+
+    def pick(self, target: float, picked: list[int], meetings: Meetings, cap: int | None, skip: list[int]):
+        mus = [m.mu for m in self.members]
+        p = sum(1 for mu in mus if mu < target)  # the first position at or above the target
+
+        def order(j: int) -> tuple:
+            return (abs(target - mus[j]), 0, -j) if j < p else (abs(target - mus[j]), 1, j)
+
+        owners = {self.members[j].owner for j in picked}
+        for j in sorted(self.free, key=order):
+            m = self.members[j]
+            if j in picked or j in skip or m.owner in owners:
+                continue
+            mine = meetings.count.get(m.name, {})
+            if cap is not None and any(mine.get(self.members[i].name, 0) >= cap for i in picked):
+                continue
+            return j
+        return None
+
+    def table_for(self, anchor: str, k: int, offset: int, meetings: Meetings, cap: int) -> list[str] | None:
+        n = len(self.members)
+        a = next(i for i, m in enumerate(self.members) if m.name == anchor)
+        start = a - (a - offset) % k
+        targets = [self.members[(start + j) % n].mu for j in range(k) if (start + j) % n != a]
+        for limit in (cap, cap + 1, cap + 2, None) if cap else (None,):
+            tried: list[int] = []
+            for _ in range(8):
+                first = self.pick(targets[0], [a], meetings, limit, tried)
+                if first is None:
+                    break
+                picked = [a, first]
+                for target in targets[1:]:
+                    i = self.pick(target, picked, meetings, limit, [])
+                    if i is None:
+                        break
+                    picked.append(i)
+                if len(picked) == k:
+                    self.free -= set(picked)
+                    return [self.members[i].name for i in picked]
+                tried.append(first)
+        return None
+
+
+def test_the_seating_finds_what_a_plain_search_finds() -> None:
+    """Random fields (mus on a coarse grid, so that distances tie; owners shared; pairs that already met, under a
+    pair cap or none), anchors in a random order: every table is the one the plain search builds, member for
+    member, and nobody is seated twice."""
+    checked = 0
+    for case in range(300):
+        rng = random.Random(case)
+        n, k = rng.randrange(2, 30), rng.randrange(2, 6)
+        members = [
+            Member(f"e{i}", f"o{rng.randrange(max(1, n // 2))}", float(rng.randrange(8)), 1.0, 0) for i in range(n)
+        ]
+        jitter = {m.name: rng.random() for m in members}
+        meetings = Meetings(10)
+        for _ in range(rng.randrange(4)):
+            meetings.add_round([tuple(rng.sample([m.name for m in members], min(n, k)))])
+        cap = rng.choice([0, 1, 1, 2])
+        offset = rng.randrange(k)
+        fast, plain = _Seating(members, jitter), PlainSeating(members, jitter)
+        seated: list[str] = []
+        for anchor in rng.sample(members, n):
+            if not fast.free(anchor.name):
+                assert anchor.name in seated
+                continue
+            got = fast.table_for(anchor, k, offset, meetings, cap)
+            assert got == plain.table_for(anchor.name, k, offset, meetings, cap), (case, anchor.name)
+            seated += got or []
+            checked += got is not None
+        assert len(seated) == len(set(seated))
+    assert checked > 500
+
+
+def test_a_relaxed_pair_cap_rises_one_step_at_a_time() -> None:
+    """Anchor a's block-mate is b; every other entrant met a before. Under a cap of 1 no table fits; the cap is
+    raised to 2, then 3, before it is dropped, and the nearest entrant allowed at that step is taken."""
+    members = [Member(n, n, mu, 1.0, 0) for n, mu in (("a", 0.0), ("b", 1.0), ("c", 2.0), ("d", 3.0))]
+    jitter = dict.fromkeys("abcd", 0.0)
+
+    def seat(counts: dict[str, int]) -> list[str] | None:
+        meetings = Meetings(10)
+        for other, times in counts.items():
+            for _ in range(times):
+                meetings.add_round([("a", other)])
+        return _Seating(members, jitter).table_for(members[0], 2, 0, meetings, 1)
+
+    assert seat({"b": 2, "c": 1, "d": 1}) == ["a", "c"]  # raised to 2: b (met twice) still kept apart
+    assert seat({"b": 3, "c": 2, "d": 2}) == ["a", "c"]  # raised to 3
+    assert seat({"b": 4, "c": 4, "d": 4}) == ["a", "b"]  # dropped: the nearest
+
+
+def test_a_first_opponent_that_leaves_no_room_is_replaced_by_the_next_nearest() -> None:
+    """Block a, b, c under a cap of 1: b is nearest to b's mu but has met both c and d, so no third fits beside
+    it; the next nearest to that mu, c, is tried instead, and d completes the table (no cap is relaxed)."""
+    members = [Member(n, n, mu, 1.0, 0) for n, mu in (("a", 0.0), ("b", 1.0), ("c", 2.0), ("d", 3.0))]
+    meetings = Meetings(10)
+    meetings.add_round([("b", "c"), ("b", "d")])
+    table = _Seating(members, dict.fromkeys("abcd", 0.0)).table_for(members[0], 3, 0, meetings, 1)
+    assert table == ["a", "c", "d"]
+
+
+def test_pair_counts_cover_exactly_the_last_window_rounds() -> None:
+    meetings = Meetings(2)
+    meetings.add_round([("a", "b", "c")])
+    assert meetings.count == {"a": {"b": 1, "c": 1}, "b": {"a": 1, "c": 1}, "c": {"a": 1, "b": 1}}
+    meetings.add_round([("a", "b")])
+    assert meetings.count["a"] == {"b": 2, "c": 1}
+    meetings.add_round([("a", "d")])  # the first round leaves the window of two
+    assert meetings.count["a"] == {"b": 1, "d": 1} and meetings.count["c"] == {}
+    meetings.add_round([])
+    meetings.add_round([])
+    assert all(not pairs for pairs in meetings.count.values())  # nobody met in the last two rounds
+
+
+def test_who_opens_the_one_table_new_then_most_uncertain_then_fewest_games() -> None:
+    """One table a round: the entrant with the highest priority opens it, whatever the seed. New (fewer than
+    new_games scheduled) before anyone, fewest games first, then higher sigma; then the unsettled (sigma at or
+    above sigma_target), highest sigma first; then the settled, fewest games first."""
+    settings = LadderSettings(tables=1, new_games=10, sigma_target=2.0)
+
+    def opener(first: Member, second: Member) -> set[str]:
+        # settled, with many games, around and between the two (so neither is the other's neighbour in mu)
+        filler = [Member(f"_{mu}", f"_{mu}", float(mu), 1.0, 90) for mu in (0, 1, 20, 21, 22, 50, 51)]
+        first, second = Member(first.name, first.name, 10.0, first.sigma, first.games), second
+        firsts = set()
+        for seed in range(12):
+            (table,) = choose(0, [first, second, *filler], settings, 2, seed, Meetings(10))
+            firsts |= {n for n in table if not n.startswith("_")}
+        return firsts
+
+    def m(name: str, sigma: float, games: int) -> Member:
+        return Member(name, name, 40.0, sigma, games)
+
+    assert opener(m("new", 1.0, 9), m("unsure", 8.0, 40)) == {"new"}
+    assert opener(m("new3", 8.0, 3), m("new2", 1.0, 2)) == {"new2"}  # fewest games first among the new
+    assert opener(m("hi", 5.0, 2), m("lo", 4.0, 2)) == {"hi"}  # then the higher sigma
+    assert opener(m("ten", 1.0, 10), m("unsure", 8.0, 40)) == {"unsure"}  # ten games is not new: settled
+    assert opener(m("narrow", 3.0, 40), m("wide", 6.0, 40)) == {"wide"}  # the unsettled: highest sigma first
+    assert opener(m("at", 2.0, 40), m("settled", 1.9, 12)) == {"at"}  # sigma at the target is unsettled
+    assert opener(m("fewer", 1.0, 30), m("more", 1.5, 31)) == {"fewer"}  # the settled by games, not sigma
+
+
+def test_each_round_section_and_ladder_deals_its_own_deck() -> None:
+    tables = [("a", "b"), ("c", "d"), ("a2", "c2")]
+    owners = {"a": "A", "b": "B", "c": "A", "d": "B", "a2": "A", "c2": "C"}  # a and c share an owner
+    key = b"k" * 32
+    decks = {
+        (tid, r): [s.deck_seed for s in round_slots(tid, r, tables, owners, key, 0)]
+        for tid in ("lad-1", "lad-2")
+        for r in (0, 1)
+    }
+    for seeds in decks.values():
+        assert len(set(seeds)) >= 2  # a and c are in different sections, with different decks
+    every = [seed for seeds in decks.values() for seed in set(seeds)]
+    assert len(every) == len(set(every))  # no deck in two rounds, or in two ladders
+    assert round_slots("lad-1", 0, [], owners, key, 0) == []
