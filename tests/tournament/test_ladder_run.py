@@ -4,6 +4,7 @@ mid-round then a resume that loses and doubles nothing (real `abluxx` processes 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import itertools
 import os
@@ -12,8 +13,10 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+from referee.match import GameResult, GameSpec
 from referee.store import ladder as ladder_store
 from referee.store import open_store
 from referee.tournament.config import load
@@ -131,3 +134,73 @@ def test_a_ladder_killed_mid_round_resumes_and_plays_every_stored_round_as_chose
     assert len([row for row in played if row[1] not in void]) >= 10
     assert [r[0] for r in rounds] == list(range(len(rounds)))  # no round chosen twice, none skipped
     assert sum(r[2] for r in rounds) == games and all(a[1] + a[2] == b[1] for a, b in itertools.pairwise(rounds))
+
+
+def test_a_ladder_stopped_in_process_resumes_to_the_games_of_an_uninterrupted_run(tmp_path: Path) -> None:
+    """The resume path (the stored rounds and results read back, Book.load) in this process, where the SIGKILL
+    test above runs it in a child: a ladder stopped with four games in flight, run again on the same store, keeps
+    its rounds as they were chosen (the same as an uninterrupted run's, deterministic bots) and the games played,
+    deals the in-flight games' duplicate sets again and plays the budget to its end."""
+    whole = stored(run_inprocess(tmp_path, "whole", 4, None))
+    config = load(write(tmp_path, 40))
+    data = tmp_path / "cut"
+    started: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def stalling_player(records: Path) -> AsyncIterator:
+        async with in_process_player(records) as play:
+
+            async def gated(spec: GameSpec) -> GameResult:
+                started.append(spec.game_id)
+                if len(started) > 12:
+                    await asyncio.Event().wait()  # the games after the twelfth never finish
+                return await play(spec)
+
+            yield gated
+
+    async def cut() -> None:
+        with open_store(data) as store:
+            task = asyncio.create_task(run_ladder(config, store, stalling_player, concurrency=4, progress=False))
+            deadline = time.monotonic() + 300
+            while len(started) < 16 and not task.done() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert not task.done() and len(started) == 16  # twelve played, four in flight
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(cut())
+    partial = stored(data)
+    assert sum(row[4] is not None for row in partial) == 12 and len(partial) > 12
+    assert [row[:4] for row in partial] == [row[:4] for row in whole[: len(partial)]]  # rounds stored as chosen
+    with open_store(data) as store:
+        out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=4, progress=False))
+        assert out.standings.games == 40
+    after = stored(data)
+    assert len(after) == 40 and all(row[4] is not None for row in after)  # nothing lost, nothing doubled
+    assert [(row[0], row[3]) for row in after[: len(partial)]] == [(row[0], row[3]) for row in partial]
+    db = sqlite3.connect(data / "abluxx.db")
+    try:
+        void = {row[0] for row in db.execute("SELECT game_id FROM void_games")}
+    finally:
+        db.close()
+    assert void  # the duplicate sets of the games in flight were dealt again
+    played = [row for row in partial if row[4] is not None and row[1] not in void]
+    assert played and played == [after[row[0]] for row in played]  # the games played before the stop are kept
+
+
+def test_the_cli_runs_a_ladder_in_this_process_prints_its_standings_and_a_second_run_adds_nothing(
+    tmp_path: Path, capsys
+) -> None:
+    """`abluxx tournament run` on a ladder, in the test's process (so that mutation testing sees run_ladder as a
+    user runs it: the command's player, its progress lines and the standings at the end)."""
+    from referee.cli import main
+
+    config = write(tmp_path, 12)
+    data = tmp_path / "cli"
+    assert main(["tournament", "run", str(config), "--data", str(data), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    first = stored(data)
+    assert len(first) == 12 and all(row[4] is not None for row in first)
+    assert all(name in out for name in NAMES)  # the standings name every entrant
+    assert main(["tournament", "run", str(config), "--data", str(data), "--no-progress"]) == 0
+    assert stored(data) == first  # the budget is spent: nothing is played twice
