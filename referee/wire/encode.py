@@ -5,9 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import getitem
 
-from referee.engine import DECK_SIZE, JOKER, Action, Choice, Event, Group, Kind, State, event_for
+from google.protobuf.message import Message
+
+from referee.engine import (
+    ALL_DRAWS,
+    DECK_SIZE,
+    JOKER,
+    PLAY_RUNS,
+    Action,
+    Choice,
+    Event,
+    Group,
+    Kind,
+    State,
+    event_for,
+)
 from referee.engine.cache import TRACKED_MAX, remember
-from referee.engine.core import ALL_DRAWS, PLAY_RUNS
 
 from .messages import WireError, action_pb, event_pb, group_pb, kind_pb
 
@@ -104,26 +117,26 @@ _FIELD_CACHE: dict[tuple[object, ...], bytes] = {}
 _STACK_BYTES: dict[tuple[Group, ...], tuple[bytes, bytes, int]] = {}
 
 
-def event_field(field: int, e: Event) -> bytes:
-    """``e`` (already redacted for its reader) as the message field ``field``."""
-    key = (field, e)
+def _message_field(field: int, value: Event | Action, to_pb: Callable[..., Message]) -> bytes:
+    """``to_pb(value)`` as the message field ``field``, kept in ``_FIELD_CACHE`` (keys the collector walks: the
+    smaller limit, engine/cache.py)."""
+    key = (field, value)
     b = _FIELD_CACHE.get(key)
     return (
         b
         if b is not None
-        else remember(_FIELD_CACHE, key, bytes_field(field, event_pb(e).SerializeToString()), TRACKED_MAX)
+        else remember(_FIELD_CACHE, key, bytes_field(field, to_pb(value).SerializeToString()), TRACKED_MAX)
     )
+
+
+def event_field(field: int, e: Event) -> bytes:
+    """``e`` (already redacted for its reader) as the message field ``field``."""
+    return _message_field(field, e, event_pb)
 
 
 def action_field(field: int, a: Action) -> bytes:
     """``a`` as the message field ``field``."""
-    key = (field, a)
-    b = _FIELD_CACHE.get(key)
-    return (
-        b
-        if b is not None
-        else remember(_FIELD_CACHE, key, bytes_field(field, action_pb(a).SerializeToString()), TRACKED_MAX)
-    )
+    return _message_field(field, a, action_pb)
 
 
 # _CARD_RUNS[card][k]: ``card`` k times, each a one-byte varint.
@@ -161,13 +174,7 @@ def _stack(st: tuple[Group, ...]) -> tuple[bytes, bytes, int]:
 
 
 def _group_field(field: int, g: Group) -> bytes:
-    key = (field, g)
-    b = _FIELD_CACHE.get(key)
-    return (
-        b
-        if b is not None
-        else remember(_FIELD_CACHE, key, bytes_field(field, group_pb(g).SerializeToString()), TRACKED_MAX)
-    )
+    return _message_field(field, g, group_pb)
 
 
 def _legal_fields(state: State) -> bytes:
@@ -184,11 +191,8 @@ _PLAY_RUN_FIELDS = tuple(
     tuple(tuple(b"".join([action_field(7, a) for a in run]) for run in runs) for runs in by_code)
     for by_code in PLAY_RUNS
 )
-# Every action there is as one DecisionRequest.legal field: the engine's plays, draws and choices.
-_LEGAL_FIELD = {
-    a: action_field(7, a)
-    for a in (*{g for by_code in PLAY_RUNS for runs in by_code for run in runs for g in run}, *ALL_DRAWS, *Choice)
-}
+# Every draw and choice as one DecisionRequest.legal field (a play's come from _PLAY_RUN_FIELDS).
+_LEGAL_FIELD = {a: action_field(7, a) for a in (*ALL_DRAWS, *Choice)}
 
 
 # Fields that recur in every request, cached by value: a seat's hand sizes and scores (field 5 and 10 of a

@@ -1,5 +1,5 @@
-"""The one bound on the referee's memos (the wire's pieces): a full cache starts again, and what the collector
-would walk is not kept per hand."""
+"""The one bound on the referee's memos (the wire's pieces): a full cache drops what it stored first, and what the
+collector would walk is not kept per hand."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from referee.cli import main
 from referee.match import GameResult, GameSpec
 from referee.store import ladder as ladder_store
 from referee.store import open_store
@@ -136,7 +137,7 @@ def test_a_ladder_killed_mid_round_resumes_and_plays_every_stored_round_as_chose
     assert sum(r[2] for r in rounds) == games and all(a[1] + a[2] == b[1] for a, b in itertools.pairwise(rounds))
 
 
-def test_a_ladder_stopped_in_process_resumes_to_the_games_of_an_uninterrupted_run(tmp_path: Path) -> None:
+def test_a_ladder_stopped_in_process_resumes_with_its_rounds_as_chosen(tmp_path: Path) -> None:
     """The resume path (the stored rounds and results read back, Book.load) in this process, where the SIGKILL
     test above runs it in a child: a ladder stopped with four games in flight, run again on the same store, keeps
     its rounds as they were chosen (the same as an uninterrupted run's, deterministic bots) and the games played,
@@ -193,8 +194,6 @@ def test_the_cli_runs_a_ladder_in_this_process_prints_its_standings_and_a_second
 ) -> None:
     """`abluxx tournament run` on a ladder, in the test's process (so that mutation testing sees run_ladder as a
     user runs it: the command's player, its progress lines and the standings at the end)."""
-    from referee.cli import main
-
     config = write(tmp_path, 12)
     data = tmp_path / "cli"
     assert main(["tournament", "run", str(config), "--data", str(data), "--no-progress"]) == 0
