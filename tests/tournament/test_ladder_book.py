@@ -207,7 +207,7 @@ def test_a_bot_submitted_while_the_ladder_runs_is_dialled_at_its_address(tmp_pat
 def test_too_few_entrants_end_a_closed_ladder_and_leave_an_open_one_waiting(tmp_path: Path, is_open: bool) -> None:
     """Three entrants of one owner never share a table: no table can be seated. A closed ladder ends (None); an
     open one waits for submissions ([])."""
-    config = ladder(tmp_path, None, names=["a", "b", "c"], more=f"open = {str(is_open).lower()}\n")
+    ladder(tmp_path, None, names=["a", "b", "c"], more=f"open = {str(is_open).lower()}\n")
     text = (tmp_path / "ladder.toml").read_text().replace('policy = "random"', 'policy = "random"\nowner = "ann"')
     (tmp_path / "ladder.toml").write_text(text)
     config = load(tmp_path / "ladder.toml")
