@@ -1,0 +1,336 @@
+"""A ladder's run in this process (referee/tournament/ladder_run.py), checked against what a user reads in its
+store and output: each round chosen from the ratings of exactly the results through round k - LAG (a reference
+built here from the stored results and `ladder.choose`), the games budget, the new bots' addresses, too few
+entrants in an open and a closed ladder, its secret decks, and what `run_ladder` hands back and prints (progress,
+the games log, the crash report, the standings) on a first run, a stopped one and a rerun."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from referee.engine import EndReason
+from referee.fleet import Crash
+from referee.match import GameResult, GameSpec
+from referee.match.spec import SeatStats
+from referee.rating import Ratings
+from referee.store import SqliteStore, open_store
+from referee.store import ladder as ladder_store
+from referee.store.ladder import LadderEntrant
+from referee.tournament import play as play_module
+from referee.tournament import progress as progress_module
+from referee.tournament.config import TournamentConfig, load
+from referee.tournament.deals import PublicDeals, deck_seed
+from referee.tournament.ladder import LAG, Meetings, Member, choose, round_slots
+from referee.tournament.ladder_run import LadderHooks, open_ladder, run_ladder
+from referee.tournament.runner import GameHooks, standings_of
+
+from .helpers import config_text, in_process_player
+
+NAMES = ["rnd", "greedy", "counter", "greedy2", "rnd2", "c2", "c3"]
+PROGRESS = re.compile(r"\d+/\w+ games ")  # a progress line: "12/12 games  3.1 games/s  ETA ..."
+
+
+@pytest.fixture
+def text_progress(monkeypatch) -> None:
+    """Progress as plain lines on stderr, whatever logging an earlier test in this process configured."""
+    monkeypatch.setattr(progress_module, "json_lines", lambda: False)
+
+
+def ladder(tmp_path: Path, games: int | None, *, public: bool = True, names: list[str] = NAMES,
+           more: str = "") -> TournamentConfig:  # fmt: skip
+    path = tmp_path / "ladder.toml"
+    text = config_text(names, name="lad", seed=4, table_size=3, public_deals=public)
+    path.write_text(text + "[ladder]\n" + ("" if games is None else f"games = {games}\n") + more)
+    return load(path)
+
+
+def round_of(store: SqliteStore, tid: str, row: ladder_store.RoundRow) -> list:
+    return store.slots(tid)[row.first_slot : row.first_slot + row.games]
+
+
+def reference_round(store: SqliteStore, config: TournamentConfig, k: int) -> list:
+    """Round k as the documented rule chooses it: from the ratings over the stored results of rounds 0 .. k - LAG
+    only (applied in schedule order), the games scheduled in rounds 0 .. k - 1, the meetings of those rounds, the
+    entrants present at k and the budget left; its decks from the ladder's key, public or secret."""
+    tid, settings = config.tournament_id, config.ladder
+    assert settings is not None
+    rows = ladder_store.rounds(store, tid)
+    results = {g.slot: (g.names, g.places) for g in store.games(tid)}
+    rated = Ratings(())
+    for row in rows[: max(0, k - LAG + 1)]:
+        for s in round_of(store, tid, row):
+            for name in s.seats:
+                rated.join(name)
+            rated.add(*results[s.slot])
+    meetings = Meetings(settings.meeting_window)
+    for row in rows[:k]:
+        meetings.add_round([s.seats for s in round_of(store, tid, row)])
+    scheduled = Counter(n for row in rows[:k] for s in round_of(store, tid, row) for n in s.seats)
+    present = [e for e in ladder_store.entrants(store, tid) if e.present(k)]
+    members = []
+    for e in present:
+        rated.join(e.name)
+        members.append(Member(e.name, e.owner, rated.get(e.name).mu, rated.get(e.name).sigma, scheduled[e.name]))
+    first = rows[k].first_slot
+    left = None if settings.games is None else settings.games - first
+    tables = choose(k, members, settings, config.table_size, config.seed, meetings, left)
+    key = store.deal_key(tid) or PublicDeals(config.seed)
+    return round_slots(tid, k, tables, {e.name: e.owner for e in present}, key, first)
+
+
+@pytest.mark.parametrize("public", [True, False], ids=["public", "secret"])
+def test_each_round_is_chosen_from_the_results_through_round_k_minus_lag(tmp_path: Path, public: bool) -> None:
+    """Every round of a whole run equals the reference's (docs/tournaments.md, "The lag: 2 rounds"): a ladder
+    that rated one round more or less, skipped a round, seeded a round's draw with another number than its own,
+    counted the games scheduled wrongly, ignored the meetings or the budget would choose other tables or decks."""
+    config = ladder(tmp_path, 41, public=public, more="max_meetings = 1\nmeeting_window = 3\n")
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False))
+        assert out.standings.games == 41
+        rows = ladder_store.rounds(store, tid)
+        assert sum(r.games for r in rows) == 41 and rows[-1].games == 1  # the budget, to the game
+        assert (store.deal_key(tid) is None) == public  # a secret ladder's decks come from its own key
+        for k, row in enumerate(rows):
+            assert round_of(store, tid, row) == reference_round(store, config, k), f"round {k}"
+        # the same book is read back from the store on a resume
+        book = open_ladder(store, config, "").book
+        assert book.scheduled == 41 and len(book.rounds) == len(rows)
+        assert book.games == Counter(n for s in store.slots(tid) for n in s.seats)
+
+
+def result_of(slot, places: tuple[int, ...] = (1, 2, 3)) -> GameResult:
+    return GameResult(slot.game_id, (3, 2, 1), places, EndReason.EMPTY_HAND,
+                      [SeatStats() for _ in slot.seats], 10, "", None)  # fmt: skip
+
+
+class StopAfter(GameHooks):
+    """Hooks that start no game once ``games`` have finished (as the service's pause or stop does)."""
+
+    def __init__(self, games: int) -> None:
+        self.left = games
+
+    def should_continue(self) -> bool:
+        return self.left > 0
+
+    def on_done(self, slot, result) -> None:
+        self.left -= 1
+
+
+class Recorder(GameHooks):
+    def __init__(self) -> None:
+        self.started: list[tuple] = []
+        self.done: list[tuple] = []
+        self.go = True
+
+    def should_continue(self) -> bool:
+        return self.go
+
+    def on_start(self, slot, spec):
+        self.started.append((slot, spec))
+        return "callback"
+
+    def on_done(self, slot, result) -> None:
+        self.done.append((slot, result))
+
+
+def test_more_slots_stops_at_the_budget_and_waits_for_the_lagged_results(tmp_path: Path) -> None:
+    config = ladder(tmp_path, 5)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        inner = Recorder()
+        with capture_logs() as logs:
+            hooks = LadderHooks(store, config, opened.book, {}, inner)
+            first = hooks.more_slots()  # rounds 0 and 1 need no results; round 2 waits for round 0's
+        assert first is not None and [s.deal for s in first] == [0, 0, 1, 1]
+        assert all(s.game_id.startswith(f"{tid}-r{s.deal}-") for s in first)
+        assert [(e["event"], e["round"], e["tables"], e["present"], e["tournament"], e["log_level"])
+                for e in logs] == [("ladder round chosen", r, 2, 7, tid, "info") for r in (0, 1)]  # fmt: skip
+        assert hooks.more_slots() == []  # still waiting: more may come
+        for s in first[:2]:
+            hooks.on_done(s, result_of(s))
+        last = hooks.more_slots()
+        assert last is not None and [s.deal for s in last] == [2]  # one game left in the budget: one table
+        assert hooks.more_slots() is None  # the budget is scheduled: none will come, results or not
+        for s in first[2:] + last:
+            hooks.on_done(s, result_of(s))
+        assert hooks.more_slots() is None
+        assert [r.games for r in ladder_store.rounds(store, tid)] == [2, 2, 1]
+        # the inner hooks (the service's) see every game and decide whether to go on
+        assert [d[0] for d in inner.done] == first + last and inner.done[0][1] == result_of(first[0])
+        spec = GameSpec(game_id=first[0].game_id, seed=first[0].deck_seed, entrants=())
+        assert hooks.on_start(first[0], spec) == "callback" and inner.started == [(first[0], spec)]
+        inner.go = False
+        assert not hooks.should_continue()
+
+
+def test_a_game_without_a_result_leaves_the_next_rounds_waiting(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None)
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        hooks = LadderHooks(store, config, opened.book, {})
+        first = hooks.more_slots()
+        assert first is not None and len(first) == 4
+        hooks.on_done(first[0], None)  # failed: nothing stored, its set is dealt again
+        hooks.on_done(first[1], result_of(first[1]))
+        assert hooks.more_slots() == []
+        hooks.on_done(first[0], result_of(first[0]))
+        assert [s.deal for s in hooks.more_slots() or []] == [2, 2]
+        hooks.stopped = True  # the service's StopTournament: no more rounds
+        assert hooks.more_slots() is None
+
+
+def test_a_bot_submitted_while_the_ladder_runs_is_dialled_at_its_address(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        ladder_store.submit(store, tid, LadderEntrant("new.v1", "alice", "new", 1, address="10.0.0.9:1"))
+        ladder_store.submit(store, tid, LadderEntrant("old.v1", "bob", "old", 1, address="10.0.0.8:1"))
+        addresses = {"old.v1": "10.0.0.7:1"}  # known already: kept as it is
+        LadderHooks(store, config, opened.book, addresses).more_slots()
+        # the built-in entrants have no address and get none
+        assert addresses == {"old.v1": "10.0.0.7:1", "new.v1": "10.0.0.9:1"}
+
+
+@pytest.mark.parametrize("is_open", [False, True], ids=["closed", "open"])
+def test_too_few_entrants_end_a_closed_ladder_and_leave_an_open_one_waiting(tmp_path: Path, is_open: bool) -> None:
+    """Three entrants of one owner never share a table: no table can be seated. A closed ladder ends (None); an
+    open one waits for submissions ([])."""
+    ladder(tmp_path, None, names=["a", "b", "c"], more=f"open = {str(is_open).lower()}\n")
+    text = (tmp_path / "ladder.toml").read_text().replace('policy = "random"', 'policy = "random"\nowner = "ann"')
+    (tmp_path / "ladder.toml").write_text(text)
+    config = load(tmp_path / "ladder.toml")
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        assert LadderHooks(store, config, opened.book, {}).more_slots() == ([] if is_open else None)
+        assert ladder_store.rounds(store, config.tournament_id) == []
+
+
+def test_a_ladder_creates_its_secret_key_once_and_a_public_one_none(tmp_path: Path) -> None:
+    secret = ladder(tmp_path, 3, public=False)
+    with open_store(tmp_path / "s") as store:
+        open_ladder(store, secret, "")
+        key = store.deal_key(secret.tournament_id)
+        assert key is not None
+        open_ladder(store, secret, "")
+        assert store.deal_key(secret.tournament_id) == key
+    public = ladder(tmp_path, 3)
+    with open_store(tmp_path / "p") as store:
+        open_ladder(store, public, "")
+        assert store.deal_key(public.tournament_id) is None
+        hooks = LadderHooks(store, public, open_ladder(store, public, "").book, {})
+        s = (hooks.more_slots() or [])[0]
+        assert s.deck_seed == deck_seed(PublicDeals(4), public.tournament_id, s.table, 0)
+
+
+@pytest.mark.usefixtures("text_progress")
+def test_run_ladder_prints_progress_and_the_games_log_and_hands_back_the_run(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:  # fmt: skip
+    """A whole run with the defaults (progress on): a progress line at the end, one games-log line a game, the
+    run's figures and standings files, the fleet's crash report; a rerun plays nothing and prints nothing."""
+    config = ladder(tmp_path, 12)
+    tid = config.tournament_id
+    crash = Crash("rnd", "the bot's process exited with code 7", True)
+    real_open = play_module.open_games
+
+    @contextlib.asynccontextmanager
+    async def crashing(*args, **kw) -> AsyncIterator:
+        async with real_open(*args, **kw) as (play, addresses, scheduled):
+            yield play, addresses, scheduled
+            addresses.crashes.append(crash)  # as the fleet tells them: once it has closed
+
+    monkeypatch.setattr(play_module, "open_games", crashing)
+    log = io.StringIO()
+    with open_store(tmp_path / "d") as store:
+        out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, games_log=log))
+        err = capsys.readouterr().err
+        assert "12/12 games" in err and "/None" not in err
+        lines = log.getvalue().splitlines()
+        assert [line.split(" ")[2] for line in lines] == [f"{n}/12" for n in range(1, 13)]
+        assert (out.tournament_id, out.played, out.resumed, out.crashes) == (tid, 12, False, [crash])
+        assert out.standings == standings_of(store, tid) and out.standings.games == 12
+        row = store.tournament(tid)
+        assert row is not None and row.finished_at is not None and row.source == ""  # finished once spent
+        assert out.json_path == tmp_path / "d" / "standings" / f"{tid}.json" and out.json_path.exists()
+        assert out.csv_path == tmp_path / "d" / "standings" / f"{tid}.csv" and out.csv_path.exists()
+        monkeypatch.setattr(play_module, "open_games", real_open)
+        again = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, games_log=log))
+        assert not PROGRESS.search(capsys.readouterr().err) and len(log.getvalue().splitlines()) == 12
+        assert (again.played, again.resumed, again.crashes, again.standings) == (0, True, [], out.standings)
+        assert (again.json_path, again.csv_path) == (out.json_path, out.csv_path)
+
+
+@pytest.mark.usefixtures("text_progress")
+def test_a_stopped_ladder_writes_its_standings_and_once_finished_plays_no_more(tmp_path: Path, capsys) -> None:
+    """Stopped by its hooks (the service's pause or stop) after one game: not finished, its standings written,
+    no progress printed with progress off; resumed, it says so; once the organiser has finished it, a rerun plays
+    nothing though its budget is not spent."""
+    config = ladder(tmp_path, 12)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        open_ladder(store, config, "from a test")
+        assert not open_ladder(store, config, "").resumed  # stored, but no game played yet
+        # a bot submitted to the ladder (in-process games play it as a built-in; its address is what is dialled)
+        ladder_store.submit(store, tid, LadderEntrant("sub.v1", "sub", "sub", 1, address="10.0.0.9:1"))
+        out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False,
+                                     hooks=StopAfter(1)))  # fmt: skip
+        assert not PROGRESS.search(capsys.readouterr().err)
+        row = store.tournament(tid)
+        assert row is not None and row.finished_at is None and row.done == 1 and row.source == "from a test"
+        assert (out.played, out.resumed, out.crashes, out.standings.games) == (1, False, [], 1)
+        assert out.standings == standings_of(store, tid) and out.json_path.exists() and out.csv_path.exists()
+        assert '"games": 1' in out.json_path.read_text()
+        second = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False,
+                                        hooks=StopAfter(2)))  # fmt: skip
+        assert (second.played, second.resumed, second.standings.games) == (2, True, 3)
+        store.finish(tid, {}, 3)  # the organiser's StopTournament, once the chosen rounds were played
+        third = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False))
+        assert (third.played, third.standings.games) == (0, 3) and len(store.games(tid)) == 3
+
+
+@pytest.mark.usefixtures("text_progress")
+def test_a_ladder_without_a_budget_has_no_progress_bar(tmp_path: Path, capsys) -> None:
+    config = ladder(tmp_path, None)
+
+    with open_store(tmp_path / "d") as store:
+        out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, hooks=StopAfter(3)))
+        assert out.played == 3 and not PROGRESS.search(capsys.readouterr().err)
+
+
+class Clock:
+    """time for the progress module alone: 0 when the bar is made, then 6 s on, for ever."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def monotonic(self) -> float:
+        self.calls += 1
+        return 0.0 if self.calls == 1 else 6.0
+
+
+@pytest.mark.usefixtures("text_progress")
+def test_a_resumed_ladders_progress_counts_from_the_games_stored(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Resumed with 6 of 12 games played, the bar starts at 6/12 and its rate counts this run's 6 games only: 1
+    game a second over a clock that says 6 s passed."""
+    config = ladder(tmp_path, 12)
+
+    with open_store(tmp_path / "d") as store:
+        asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False,
+                               hooks=StopAfter(6)))  # fmt: skip
+        capsys.readouterr()
+        monkeypatch.setattr(progress_module, "time", Clock())
+        out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1))
+        assert out.played == 6
+        lines = [line for line in capsys.readouterr().err.splitlines() if PROGRESS.search(line)]
+        assert lines[0].startswith("7/12 games  0.2 games/s") and lines[-1].startswith("12/12 games  1.0 games/s")
