@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 from scipy import stats
 
-from referee.stats import MIN_PAIRS, Sprt, Verdict, empirical_llr, mean_ci, ratio_ci, summarize
+from referee.stats import MIN_PAIRS, SKEW_WEIGHT, Sprt, Verdict, empirical_llr, mean_ci, ratio_ci, summarize
 
 
 def test_bounds_are_walds() -> None:
@@ -68,7 +69,7 @@ def test_the_llr_is_the_ratio_of_the_maximised_multinomial_likelihoods() -> None
         llr, _ = empirical_llr(counts, margin)
         assert llr == pytest.approx(log_ratio(counts, margin) - log_ratio(counts, 0.0), abs=1e-5)
     d = [x for x, c in counts.items() for _ in range(c)]
-    assert summarize(Sprt(), d).llr == pytest.approx(empirical_llr(counts, 1.0)[0])
+    assert summarize(Sprt(skew_weight=0.0), d).llr == pytest.approx(empirical_llr(counts, 1.0)[0])
     assert summarize(Sprt(), d).skew == pytest.approx(stats.skew(d))
     assert (summarize(Sprt(), d).wins, summarize(Sprt(), d).ties) == (21, 9)
 
@@ -76,14 +77,16 @@ def test_the_llr_is_the_ratio_of_the_maximised_multinomial_likelihoods() -> None
 def test_a_hypothesis_outside_the_values_seen_falls_back_to_the_normal_llr() -> None:
     """A mean at or outside the edge of the values seen has empirical likelihood 0 whatever the truth's unseen
     tail: counter against counter, 29 ties and one gain, would say H1 at once. There the test uses the normal
-    GSPRT's LLR, which says H0 for that duel and H1 for a clear gain."""
+    GSPRT's LLR (with the skewness term), which says H0 for that duel and H1 for a clear gain."""
     test = Sprt()
     for seen in ({0.0: 29, 3.0: 1}, {0.0: 30}, {0.5: 10, 3.0: 10}, {-3.0: 10, 0.5: 10}, {0.2: 10, 0.7: 10},
                  {-1.0: 10, 1.0: 10}):  # fmt: skip
         assert empirical_llr(seen, 1.0) is None
         d = [x for x, c in seen.items() for _ in range(c)]
         mean = sum(d) / len(d)
-        assert summarize(test, d).llr == pytest.approx(test.llr(len(d), mean, stats.tvar(d) if len(set(d)) > 1 else 0))
+        spread = len(set(d)) > 1
+        term = SKEW_WEIGHT * stats.skew(d) / statistics.stdev(d) if spread else 0.0  # as where the EL is used
+        assert summarize(test, d).llr == pytest.approx(test.llr(len(d), mean, stats.tvar(d) if spread else 0) + term)
     assert summarize(test, [0.0] * 29 + [3.0]).verdict is Verdict.H0
     assert summarize(test, [0.5, 3.0] * 15).verdict is Verdict.H1
     assert empirical_llr({-1.0: 10, 1.5: 10}, 1.0) is not None  # 0 and 1 strictly inside
@@ -134,3 +137,20 @@ def test_no_verdict_before_the_minimum_pairs_then_a_clear_one() -> None:
 def test_bad_settings_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         Sprt(**bad)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_the_llr_carries_the_skewness_term(sign: float) -> None:
+    """Issue 21 item 3: the duel's LLR is the empirical one plus SKEW_WEIGHT * g1 * M / sd (g1 the sample
+    skewness, sd with n - 1): a long tail of gains raises it, a long tail of losses lowers it, by the same amount
+    for the mirrored values; symmetric values leave it as it is."""
+    counts = {sign * x: c for x, c in {-4.0: 3, -1.5: 7, 0.0: 9, 0.5: 6, 2.0: 8, 3.5: 4, 9.0: 3}.items()}
+    d = [x for x, c in counts.items() for _ in range(c)]
+    for margin in (1.0, 2.5):
+        term = SKEW_WEIGHT * stats.skew(d) * margin / statistics.stdev(d)
+        assert sign * term > 0.1
+        got = summarize(Sprt(margin=margin), d).llr
+        assert got == pytest.approx(empirical_llr(counts, margin)[0] + term)
+    symmetric = [*d, *(-x for x in d)]
+    assert summarize(Sprt(), symmetric).llr == pytest.approx(summarize(Sprt(skew_weight=0.0), symmetric).llr)
+    assert SKEW_WEIGHT == 0.75  # as docs/duel.md measures it

@@ -5,12 +5,14 @@ the docstrings (the behaviour under sampling is in test_stats.py)."""
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 from scipy import stats
 
 from referee.stats import (
     MIN_PAIRS,
+    SKEW_WEIGHT,
     VARIANCE_FLOOR,
     Interval,
     Ladder,
@@ -66,7 +68,8 @@ def test_a_summary_counts_wins_losses_ties_and_carries_the_test() -> None:
     assert (s.pairs, s.wins, s.losses, s.ties) == (6, 3, 1, 2)
     assert s.mean_diff == ci.mean and s.ci95 == (ci.low, ci.high) and s.bounds == test.bounds
     found = empirical_llr({2.0: 1, -1.0: 1, 0.0: 2, 3.0: 1, 1.0: 1}, 0.5)
-    assert found is not None and s.skew == moments(diffs)[1] and s.llr == found[0]
+    term = SKEW_WEIGHT * moments(diffs)[1] * 0.5 / statistics.stdev(diffs)
+    assert found is not None and s.skew == moments(diffs)[1] and s.llr == pytest.approx(found[0] + term)
     assert summarize(test, [1.0]).llr == 0.0 and summarize(test, []).pairs == 0
 
 
@@ -149,3 +152,19 @@ def test_a_clear_lead_far_from_both_hypotheses_is_decided_at_the_minimum_pairs()
     diffs = [14.0, 22.0, -3.0, 9.5, 18.0, 27.0, 11.0, 6.5, 35.0, 13.0, -6.5, 16.0, 20.5, 8.0, 12.0] * 2
     s = summarize(Sprt(), diffs)
     assert s.verdict is Verdict.H1 and s.pairs == MIN_PAIRS
+
+
+def test_the_skewness_term_from_three_pairs_and_never_without_spread() -> None:
+    """The skewness term is in the LLR from the third pair on (the sample skewness needs three), and is 0 where the
+    pairs have no spread (the normal LLR alone, as ``moments`` prints skewness 0 there). The normal method (the
+    plain GSPRT kept for comparison) has no such term and uses the pairs' own variance, however small."""
+    d = [-1.0, 0.5, 4.0]
+    found = empirical_llr({x: 1 for x in d}, 1.0)
+    assert found is not None
+    term = SKEW_WEIGHT * moments(d)[1] / statistics.stdev(d)
+    assert abs(term) > 0.1 and summarize(Sprt(), d).llr == pytest.approx(found[0] + term)
+    flat = [0.5] * 30
+    assert summarize(Sprt(), flat).llr == pytest.approx(Sprt().llr(30, 0.5, 0.0))
+    close = [0.1, 0.3, 0.2, 0.5, 0.25]  # their squared deviations sum to well under 1
+    normal = Sprt(method="normal", overshoot=False)
+    assert summarize(normal, close).llr == pytest.approx(normal.llr(5, statistics.fmean(close), stats.tvar(close)))
