@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 import re
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from referee.engine import EndReason
@@ -143,7 +145,17 @@ class Recorder(GameHooks):
         self.done.append((slot, result))
 
 
-def test_more_slots_stops_at_the_budget_and_waits_for_the_lagged_results(tmp_path: Path) -> None:
+@pytest.fixture
+def info_logs() -> Iterator[None]:
+    """Info-level logs whatever an earlier test configured (a command run in-process at ``--log-level error``
+    leaves structlog filtering out info, and capture_logs changes only the processors), restored after."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    yield
+    structlog.configure(**saved)
+
+
+def test_more_slots_stops_at_the_budget_and_waits_for_the_lagged_results(tmp_path: Path, info_logs: None) -> None:
     config = ladder(tmp_path, 5)
     tid = config.tournament_id
     with open_store(tmp_path / "d") as store:
