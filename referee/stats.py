@@ -305,15 +305,14 @@ class LlrPath:
         n = self.n
         if n < 2:
             return 0.0
-        mean = self.sums[0] / n
-        if self.test.method != "empirical":
-            return self.test.llr(n, mean, max(0.0, self.sums[1] - n * mean * mean) / (n - 1))
-        found = empirical_llr(self.counts, self.test.margin, self.lams)
-        if found is None:  # a hypothesis outside the values seen: the normal GSPRT's LLR
+        empirical = self.test.method == "empirical"
+        found = empirical_llr(self.counts, self.test.margin, self.lams) if empirical else None
+        if found is None:  # the normal GSPRT, or a hypothesis outside the values seen (the normal one then)
+            mean = self.sums[0] / n
             llr = self.test.llr(n, mean, max(0.0, self.sums[1] - n * mean * mean) / (n - 1))
         else:
             llr, self.lams = found
-        return llr + self.test.skew_weight * self.skew_shift()
+        return llr + self.test.skew_weight * self.skew_shift() if empirical else llr
 
     def skew_shift(self) -> float:
         """g1 * M / sd of the differences so far (g1 the sample skewness m3 / m2^1.5, sd with n - 1): what one
