@@ -147,7 +147,7 @@ _WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = ("decision_ms", "bank_ms", "grace_ms")
 _ENTRANT = {"name", "address", "command", "policy", "owner"}
-POLICIES = ("random", "greedy", "counter")
+POLICIES = ("random", "greedy", "counter", "hoard")
 
 
 class Table:

@@ -21,7 +21,7 @@ from referee.wire import KIND_FROM_PB
 
 from .driver import ServedBot, StreamSeat, UnarySeat
 
-NAMES = ["random", "greedy", "counter"]
+NAMES = ["random", "greedy", "counter", "hoard"]
 SEED = 7  # the bots' seed
 
 

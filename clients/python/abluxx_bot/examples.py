@@ -1,4 +1,5 @@
-"""Three example bots: ``random``, ``greedy`` and ``counter``. Serve one with ``abluxx bot NAME --port P``.
+"""Four example bots: ``random``, ``greedy``, ``counter`` and the deliberately weak ``hoard``. Serve one with
+``abluxx bot NAME --port P``.
 
 ``REGISTRY`` maps each name to ``factory(seed) -> Bot``; ``factory(spec)`` reads a policy spec, a name or a noisy
 version of one (``greedy+eps0.2``: greedy, but a uniform random legal action on 20% of its decisions); the match
@@ -215,6 +216,45 @@ class CounterBot(Bot):
         self.known = []
 
 
+class HoardBot(Bot):
+    """A deliberately weak policy, weaker than random: the floor of a graded field (counter > greedy > random >
+    hoard). It plays its smallest group (fewest cards, then lowest value), so its hand empties slowly; takes and
+    reclaims every group; and draws a market card it holds none of (never a joker) when there is one, else the
+    pile. So it ends holding many cards that do not go together, each -1 (R14)."""
+
+    name, version, author = "hoard", "1.0.0", "abluxx examples"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def play(self, d: Decision) -> Answer:
+        return min((a for a in d.legal if isinstance(a, Group)), key=lambda g: (g.count, g.value, -g.jokers))
+
+    def take_or_decline(self, d: Decision) -> Answer:
+        return Choice.TAKE
+
+    def reclaim_or_discard(self, d: Decision) -> Answer:
+        return Choice.RECLAIM
+
+    def draw(self, d: Decision) -> Answer:
+        useless = _useless_market_card(d)
+        if useless is not None:
+            return useless
+        return Draw(None) if Draw(None) in d.legal else 0
+
+    def draw_one(self, d: Decision) -> Answer:
+        useless = _useless_market_card(d)
+        if useless is not None:
+            return useless
+        return Draw(None) if Draw(None) in d.legal else Choice.SKIP
+
+
+def _useless_market_card(d: Decision) -> Draw | None:
+    """The lowest market card the hand holds none of (never a joker), or None if there is none."""
+    useless = [a for a in d.legal if isinstance(a, Draw) and a.card not in (None, JOKER) and not d.hand[a.card]]
+    return min(useless, key=lambda a: a.card or 0, default=None)
+
+
 def _add_group(counts: list[int], g: Group, sign: int) -> None:
     if g.numbers:
         counts[g.value] = max(0, counts[g.value] + sign * g.numbers)
@@ -232,6 +272,7 @@ REGISTRY: dict[str, Callable[[int], Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "counter": CounterBot,
+    "hoard": HoardBot,
 }
 
 
