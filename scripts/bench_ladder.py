@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: a ladder's pairing speed and how fast it converges (docs/tournaments.md, "Ladders").
 
-    python3 scripts/bench_ladder.py [--json] [--seeds N] [--budget G] [--entrants N] [--tables T] [--table-size K]
-                                    [--jobs J]
+    python3 scripts/bench_ladder.py [--json] [--seeds N] [--field wide|narrow] [--budget G] [--entrants N]
+                                    [--tables T] [--table-size K] [--jobs J]
 
 Prints, and with --json as one JSON object on the last line:
 - ``choose_round_ms_1000``: the median CPU time (of this process: the machine may be shared) to choose one round
@@ -23,9 +23,13 @@ Prints, and with --json as one JSON object on the last line:
   entrants and 400 games ran through the real ``run_ladder`` and ``play_slots``, with games of 50 to 250 ms: the
   wait at round boundaries that the lag of 2 rounds is there to hide.
 
-The field (``--entrants N``, default 16) is graded: counter, then greedy with a uniform random action on a share
-epsilon of its decisions (``greedy+epsP``, docs/bots.md) at N - 1 epsilons from 0 to 1 (greedy+eps1 is random):
-its order is known (counter beats greedy, and each step of epsilon costs greedy points). The games are played
+The field is graded, its order known: each step of epsilon costs a bot points (docs/bots.md). ``--field wide``
+(the default; ``--entrants`` 32, ``--budget`` 1000): counter, greedy with a uniform random action on a share
+epsilon of its decisions (``greedy+epsP``) at N / 2 epsilons from 0 to 1 (greedy+eps1 is random), then hoard, the
+deliberately weak example, at the rest, its epsilon falling by the same step to 0. ``--field narrow`` (``--entrants``
+16, ``--budget`` 600, the field of the earlier measurements): counter, then greedy at N - 1 epsilons from 0 to 1.
+Why two: on the narrow field, its neighbours a fifth of TrueSkill's beta apart, random tables are nearly as
+informative as any pairing (``scripts/ladder_bound.py``). The games are played
 in-process, with the engine and the built-in policies and no gRPC (``abluxx_bot.local.play_local``), since only
 the choice of tables is compared; the pairing is the ladder's own (``Book.choose``, ``round_slots``). Seeds run on
 ``--jobs`` processes.
@@ -70,6 +74,18 @@ def graded(n: int) -> list[str]:
     return ["counter", *(f"greedy+eps{e / (n - 2):.3f}" for e in range(n - 1))]
 
 
+def wide(n: int) -> list[str]:
+    """The wide graded field of ``n`` entrants, best first: counter, greedy at n // 2 epsilons from 0 to 1 (the
+    last is random), then hoard at the rest, its epsilon falling by the same step from just under 1 to 0."""
+    g = n // 2
+    step = 1 / (g - 1)
+    return ["counter", *(f"greedy+eps{e * step:.3f}" for e in range(g)),
+            *(f"hoard+eps{max(0.0, 1 - e * step):.3f}" for e in range(1, n - g))]  # fmt: skip
+
+
+FIELDS = {"narrow": (graded, 16, 600), "wide": (wide, 32, 1000)}  # the field, its entrants and budget by default
+
+
 SETTLE_FIELD = graded(20)
 NEWCOMER = "greedy+eps0.25"
 
@@ -93,11 +109,11 @@ def tau(ratings: Ratings, names: list[str]) -> float:
     return float(kendalltau([names.index(n) for n in board], range(len(board))).statistic)
 
 
-def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0) -> int:
+def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0, field: str = "narrow") -> int:
     """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does).
     ``per_round`` tables a round (0: everyone seated); the uniform baseline seats that many tables of entrants
     drawn uniformly at random."""
-    config = config_for(graded(n), seed, k, {"tables": per_round})
+    config = config_for(FIELDS[field][0](n), seed, k, {"tables": per_round})
     tables_per_round = per_round or n // k
     names = [e.name for e in config.entrants]
     book, live, present = Book(config), Ratings(names), file_entrants(config)
@@ -229,12 +245,18 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--seeds", type=int, default=4, help="seeds per method (default 4)")
-    p.add_argument("--budget", type=int, default=600, help="games per convergence run (default 600)")
+    p.add_argument("--field", choices=sorted(FIELDS), default="wide",
+                   help="wide: counter, greedy and hoard (default); narrow: counter and greedy")
+    p.add_argument("--budget", type=int, help="games per convergence run (default 1000 wide, 600 narrow)")
     p.add_argument("--table-size", type=int, default=4, help="seats per table (default 4)")
-    p.add_argument("--entrants", type=int, default=16, help="entrants in the graded field (default 16)")
+    p.add_argument("--entrants", type=int, help="entrants in the graded field (default 32 wide, 16 narrow)")
     p.add_argument("--tables", type=int, default=0, help="tables per round (default 0: everyone seated)")
     p.add_argument("--jobs", type=int, default=2, help="processes for the convergence runs (default 2)")
     args = p.parse_args()
+    policies, entrants, budget = FIELDS[args.field]
+    args.entrants, args.budget = args.entrants or entrants, args.budget or budget
+    if args.entrants < 2 * args.table_size:
+        p.error(f"--entrants must be at least two tables' worth ({2 * args.table_size})")
     configure("warning")  # the ladder logs each round it chooses
     started = time.perf_counter()
     cpu, wall = choose_round_ms()
@@ -248,6 +270,7 @@ def main() -> int:
             [args.table_size] * len(seeds),
             [args.entrants] * len(seeds),
             [args.tables] * len(seeds),
+            [args.field] * len(seeds),
         )
         ladder = pool.map(convergence, ["ladder"] * len(seeds), seeds, *same)
         uniform = pool.map(convergence, ["uniform"] * len(seeds), seeds, *same)
@@ -261,7 +284,7 @@ def main() -> int:
     out["spread"] = {m: spread(r) for m, r in (("ladder", ladder_runs), ("uniform", uniform_runs))}
     out.update(runs={"ladder": ladder_runs, "uniform": uniform_runs, "settle_new": settle_runs},
                seeds=len(seeds), budget=args.budget, table_size=args.table_size, tables=args.tables,
-               field=graded(args.entrants),
+               field=policies(args.entrants),
                seconds=round(time.perf_counter() - started, 1))  # fmt: skip
     for k, v in out.items():
         if k not in ("runs", "field", "spread"):
