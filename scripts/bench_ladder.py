@@ -109,7 +109,7 @@ def tau(ratings: Ratings, names: list[str]) -> float:
     return float(kendalltau([names.index(n) for n in board], range(len(board))).statistic)
 
 
-def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0, field: str = "narrow") -> int:
+def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0, field: str = "wide") -> int:
     """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does).
     ``per_round`` tables a round (0: everyone seated); the uniform baseline seats that many tables of entrants
     drawn uniformly at random."""

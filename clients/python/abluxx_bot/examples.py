@@ -237,22 +237,18 @@ class HoardBot(Bot):
         return Choice.RECLAIM
 
     def draw(self, d: Decision) -> Answer:
-        useless = _useless_market_card(d)
-        if useless is not None:
-            return useless
-        return Draw(None) if Draw(None) in d.legal else 0
+        return _useless_draw(d, otherwise=0)  # the first legal action: with the pile empty, a market card
 
     def draw_one(self, d: Decision) -> Answer:
-        useless = _useless_market_card(d)
-        if useless is not None:
-            return useless
-        return Draw(None) if Draw(None) in d.legal else Choice.SKIP
+        return _useless_draw(d, otherwise=Choice.SKIP)
 
 
-def _useless_market_card(d: Decision) -> Draw | None:
-    """The lowest market card the hand holds none of (never a joker), or None if there is none."""
+def _useless_draw(d: Decision, otherwise: Answer) -> Answer:
+    """The lowest market card the hand holds none of (never a joker); else the pile; else ``otherwise``."""
     useless = [a for a in d.legal if isinstance(a, Draw) and a.card not in (None, JOKER) and not d.hand[a.card]]
-    return min(useless, key=lambda a: a.card or 0, default=None)
+    if useless:
+        return min(useless, key=lambda a: a.card or 0)
+    return Draw(None) if Draw(None) in d.legal else otherwise
 
 
 def _add_group(counts: list[int], g: Group, sign: int) -> None:
