@@ -64,7 +64,7 @@ from referee.store import open_store
 from referee.store.ladder import LadderEntrant
 from referee.tournament.config import LadderSettings, TournamentConfig, parse
 from referee.tournament.deals import PublicDeals
-from referee.tournament.ladder import Meetings, Member, choose, round_slots
+from referee.tournament.ladder import LAG, Meetings, Member, choose, round_slots
 from referee.tournament.ladder_run import Book, file_entrants, run_ladder
 from referee.tournament.schedule import _derive
 
@@ -109,10 +109,23 @@ def tau(ratings: Ratings, names: list[str]) -> float:
     return float(kendalltau([names.index(n) for n in board], range(len(board))).statistic)
 
 
-def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0, field: str = "wide") -> int:
+def true_order(book: Book, present: list[LadderEntrant], names: list[str]) -> list[tuple[str, ...]]:
+    """The ladder's rule given the known order instead of its ratings, after its blind rounds (for
+    scripts/ladder_sim.py: what pairing by the truth would give)."""
+    if len(book.rounds) < LAG:
+        return book.choose(present)
+    members = [Member(e.name, e.owner, -names.index(e.name), 1.0, book.games[e.name]) for e in present]
+    return choose(len(book.rounds), members, book.settings, book.table_size, book.seed, book.meetings)
+
+
+def convergence(
+    method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0, field: str = "wide", games: Any = None
+) -> int:
     """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does).
-    ``per_round`` tables a round (0: everyone seated); the uniform baseline seats that many tables of entrants
-    drawn uniformly at random."""
+    ``method``: "ladder", "uniform" or "true-order" (``true_order``). ``per_round`` tables a round (0: everyone
+    seated); the uniform baseline seats that many tables of entrants drawn uniformly at random. ``games``: plays a
+    table (``play``'s signature; default ``play``, the real policies)."""
+    games = games or play
     config = config_for(FIELDS[field][0](n), seed, k, {"tables": per_round})
     tables_per_round = per_round or n // k
     names = [e.name for e in config.entrants]
@@ -124,13 +137,15 @@ def convergence(method: str, seed: int, budget: int, k: int, n: int, per_round: 
     while played < budget:
         if method == "ladder":
             tables = book.choose(present)
+        elif method == "true-order":
+            tables = true_order(book, present, names)
         else:
             order = rng.sample(names, len(names))
             tables = [tuple(order[i * k : i * k + k]) for i in range(min(tables_per_round, n // k))]
         slots = round_slots(tid, len(book.rounds), tables, owners, key, book.scheduled)
         book.add_round(slots)
         for s in slots:
-            places = play(s.seats, s.deck_seed, s.game_id)
+            places = games(s.seats, s.deck_seed, s.game_id)
             book.add_result(s.slot, s.seats, places)
             live.add(s.seats, places)
         played += len(slots)
@@ -286,12 +301,17 @@ def main() -> int:
                seeds=len(seeds), budget=args.budget, table_size=args.table_size, tables=args.tables,
                field=policies(args.entrants),
                seconds=round(time.perf_counter() - started, 1))  # fmt: skip
-    for k, v in out.items():
-        if k not in ("runs", "field", "spread"):
-            print(f"{k:>24}: {v}", file=sys.stderr if args.json else sys.stdout)
-    if args.json:
-        print(json.dumps(out))
+    report(out, args.json, skip=("runs", "field", "spread"))
     return 0
+
+
+def report(out: dict[str, Any], as_json: bool, skip: tuple[str, ...] = ()) -> None:
+    """Each figure on a line of its own (on stderr with ``as_json``, where the last line is ``out`` as JSON)."""
+    for k, v in out.items():
+        if k not in skip:
+            print(f"{k:>24}: {v}", file=sys.stderr if as_json else sys.stdout)
+    if as_json:
+        print(json.dumps(out))
 
 
 if __name__ == "__main__":
