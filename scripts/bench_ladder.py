@@ -46,7 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -64,7 +64,7 @@ from referee.store import open_store
 from referee.store.ladder import LadderEntrant
 from referee.tournament.config import LadderSettings, TournamentConfig, parse
 from referee.tournament.deals import PublicDeals
-from referee.tournament.ladder import LAG, Meetings, Member, choose, round_slots
+from referee.tournament.ladder import Meetings, Member, choose, round_slots
 from referee.tournament.ladder_run import Book, file_entrants, run_ladder
 from referee.tournament.schedule import _derive
 
@@ -97,6 +97,9 @@ def config_for(policies: list[str], seed: int, k: int, ladder: dict[str, Any] | 
     return parse(data, "<bench>")
 
 
+Play = Callable[[tuple[str, ...], int, str], tuple[int, ...]]  # a table's seats, deck and game id -> places
+
+
 def play(seats: tuple[str, ...], deck: int, game_id: str) -> tuple[int, ...]:
     """One game in-process: the entrants' policies (named after the dash), their noise seeded by the game."""
     sessions = [BotSession(factory(n.split("-", 1)[1])(_derive(deck, game_id, i))) for i, n in enumerate(seats)]  # type: ignore[misc]
@@ -112,14 +115,22 @@ def tau(ratings: Ratings, names: list[str]) -> float:
 def true_order(book: Book, present: list[LadderEntrant], names: list[str]) -> list[tuple[str, ...]]:
     """The ladder's rule given the known order instead of its ratings, after its blind rounds (for
     scripts/ladder_sim.py: what pairing by the truth would give)."""
-    if len(book.rounds) < LAG:
-        return book.choose(present)
+    tables = book.choose(present)  # folds in the lagged results, whatever the lag
+    if not book.rated:  # a blind round: no results to pair by yet, as for the ladder
+        return tables
     members = [Member(e.name, e.owner, -names.index(e.name), 1.0, book.games[e.name]) for e in present]
     return choose(len(book.rounds), members, book.settings, book.table_size, book.seed, book.meetings)
 
 
 def convergence(
-    method: str, seed: int, budget: int, k: int, n: int, per_round: int = 0, field: str = "wide", games: Any = None
+    method: str,
+    seed: int,
+    budget: int,
+    k: int,
+    n: int,
+    per_round: int = 0,
+    field: str = "wide",
+    games: Play | None = None,
 ) -> int:
     """Games until tau stays at or above 0.9 to the end of the budget (the budget when it never does).
     ``method``: "ladder", "uniform" or "true-order" (``true_order``). ``per_round`` tables a round (0: everyone

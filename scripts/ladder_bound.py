@@ -34,7 +34,9 @@ import random
 import numpy as np
 from scipy.stats import norm
 
-BETA = 25 / 6
+from referee.rating import environment
+
+BETA = environment().beta  # the leaderboard's: 25/6
 
 
 def pair_information(mus: np.ndarray) -> np.ndarray:

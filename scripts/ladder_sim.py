@@ -31,11 +31,11 @@ from concurrent.futures import ProcessPoolExecutor
 import bench_ladder as bench
 
 from referee.log import configure
-from referee.rating import Ratings
+from referee.rating import Ratings, environment
 from referee.tournament import ladder_run
 from referee.tournament.schedule import _derive
 
-BETA = 25 / 6
+BETA = environment().beta  # the leaderboard's: 25/6
 TOP = 32.0
 
 
