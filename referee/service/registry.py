@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from referee.rating import Ratings
+from referee.rating import rate
 from referee.store import SqliteStore, TournamentRow
 
 _SCHEMA = """
@@ -223,7 +223,7 @@ class Registry:
 
 def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
     """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
-    tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
+    fitted to all of them at once. A new version is a new player."""
     links = {(t, e): (b, v) for t, e, b, v in store.db.execute("SELECT * FROM service_tournament_bots")}
     if not links:
         return {}
@@ -243,9 +243,7 @@ def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float,
             for s in seats:
                 played[s] = played.get(s, 0) + 1
             games.append((seats, g.places))
-    ratings = Ratings(sorted(keys))
-    for seats, places in games:
-        ratings.add(seats, places)
+    ratings = rate(sorted(keys), games)
     out = {}
     for b, v in set(links.values()):
         key = f"{b}\0{v}"
