@@ -99,11 +99,15 @@ class Ratings:
         return other
 
     def fit(self) -> int:
-        """Converges over every game now; returns the sweeps it took."""
+        """Converges over every game now, from nothing (so the result depends on the games alone, not on what was
+        read before); returns the sweeps it took."""
         if self._restored:
             raise RuntimeError("ratings restored from a store hold no games to fit again: rate the stored games")
         self._since_full = 0
-        return self._fit.fit()
+        names = list(self._index)
+        rank = np.empty(len(names), np.int64)
+        rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+        return self._fit.fit(rank)
 
     @property
     def converged(self) -> bool:

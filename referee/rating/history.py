@@ -1,6 +1,7 @@
 """A whole history of games and its EP fit (``ep.py``): the games by table size, each game's messages, and every
-entrant's marginal. ``fit`` runs sweeps over every game until no rating moves; ``settle`` updates only the games
-added since, from the current marginals (a few local passes: what a live leaderboard pays per finished game)."""
+entrant's marginal. ``fit`` runs sweeps over every game from nothing until no rating moves; ``settle`` updates
+only the games added since, from the current marginals (a few local passes: what a live leaderboard pays per
+finished game)."""
 
 from __future__ import annotations
 
@@ -38,20 +39,26 @@ class _Size:
     new: list[tuple[list[int], list[bool]]] = field(default_factory=list)
 
     def take_new(self) -> NDArray[np.int64]:
-        """Moves the games added since into the arrays (with empty messages, sorted by their seats and ties);
-        returns their rows."""
+        """Moves the games added since into the arrays (with empty messages); returns their rows."""
         start = len(self.players)
         if self.new:
             p = np.array([x for x, _ in self.new], np.int64).reshape(-1, self.n)
             t = np.array([x for _, x in self.new], bool).reshape(-1, self.n - 1)
-            canonical = np.lexsort(np.hstack([p, t]).T[::-1])  # the order they came in cannot change a bit
-            p, t = p[canonical], t[canonical]
             self.players = np.vstack([self.players.reshape(-1, self.n), p])
             self.ties = np.vstack([self.ties.reshape(-1, self.n - 1), t])
             self.pi = np.vstack([self.pi.reshape(-1, self.n), np.zeros(p.shape)])
             self.tau = np.vstack([self.tau.reshape(-1, self.n), np.zeros(p.shape)])
             self.new = []
         return np.arange(start, len(self.players))
+
+    def restart(self, rank: NDArray[np.int64]) -> None:
+        """Every game with empty messages, in an order of their seats' ranks and ties alone, so that the order
+        games came in (and the numbers entrants got) cannot change a bit of a fit."""
+        self.take_new()
+        key = np.hstack([rank[self.players], self.ties]).T[::-1]
+        canonical = np.lexsort(key) if len(self.players) else np.zeros(0, np.int64)
+        self.players, self.ties = self.players[canonical], self.ties[canonical]
+        self.pi, self.tau = np.zeros(self.players.shape), np.zeros(self.players.shape)
 
     def copy(self) -> _Size:
         return _Size(self.n, self.players.copy(), self.ties.copy(), self.pi.copy(), self.tau.copy(), list(self.new))
@@ -111,21 +118,24 @@ class Fit:
         for size in self.sizes.values():
             self.update(size, np.arange(len(size.players)), DAMPING)
 
-    def fit(self) -> int:
-        """Sweeps to convergence (warm: from the messages there are); returns the sweeps run."""
-        self.settle()
-        groups = self.groups()
+    def fit(self, rank: NDArray[np.int64]) -> int:
+        """Sweeps to convergence from nothing; returns the sweeps run. ``rank``: each entrant's place in an order
+        that does not depend on when it joined (its name's), so that the fit is a function of the games alone."""
+        self.pi, self.tau = np.full(len(self.pi), self.prior[0]), np.full(len(self.pi), self.prior[1])
+        for size in self.sizes.values():
+            size.restart(rank)
+        groups, by_rank = self.groups(), np.argsort(rank)
         sweeps = MAX_SWEEPS
         for sweep in range(1, MAX_SWEEPS + 1):
             mu, pi = self.tau / self.pi, self.pi.copy()
             self.sweep()
-            self.recentre(groups)
+            self.recentre(groups, by_rank)
             moved = np.abs(self.tau / self.pi - mu).max(initial=0.0)
             if max(moved, np.abs(pi**-0.5 - self.pi**-0.5).max(initial=0.0)) < TOLERANCE:
                 sweeps = sweep
                 break
         if len(self.pi) <= MAX_JOINT:
-            self.widen = self.joint_sigma() * np.sqrt(self.pi)
+            self.widen = self.joint_sigma(rank) * np.sqrt(self.pi)
         return sweeps
 
     def groups(self) -> NDArray[np.int64]:
@@ -136,14 +146,15 @@ class Fit:
         graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(m, m))
         return np.asarray(connected_components(graph, directed=False)[1], np.int64)
 
-    def recentre(self, groups: NDArray[np.int64]) -> None:
+    def recentre(self, groups: NDArray[np.int64], by_rank: NDArray[np.int64]) -> None:
         """Moves each group's mu together so that their mean is the prior's. Games see only differences and the
         prior is the same for all, so the exact posterior keeps each group's mean at the prior's mean; a sweep moves
         that common level only by the prior's small pull, far too slowly to converge on its own. The shift goes
-        into the groups' messages, in proportion to what each entrant's messages hold."""
+        into the groups' messages, in proportion to what each entrant's messages hold. (Sums in rank order.)"""
         mu = self.tau / self.pi
         counts = np.bincount(groups)
-        shift = (self.prior[1] / self.prior[0]) - np.bincount(groups, mu) / np.maximum(counts, 1)
+        sums = np.bincount(groups[by_rank], mu[by_rank], minlength=len(counts))
+        shift = (self.prior[1] / self.prior[0]) - sums / np.maximum(counts, 1)
         held = self.pi - self.prior[0]
         scale = np.where(held > 0, shift[groups] * self.pi / np.where(held > 0, held, 1.0), 0.0)
         for size in self.sizes.values():
@@ -154,9 +165,9 @@ class Fit:
     def mu_sigma(self) -> tuple[Floats, Floats]:
         return self.tau / self.pi, self.widen / np.sqrt(self.pi)
 
-    def joint_sigma(self) -> Floats:
+    def joint_sigma(self, rank: NDArray[np.int64]) -> Floats:
         """Each entrant's sigma from the fit's sites taken jointly (the inverse of the precision matrix they sum
-        to with the prior), which keeps how uncertain the field's common level is."""
+        to with the prior), which keeps how uncertain the field's common level is. (The matrix in rank order.)"""
         m = len(self.pi)
         precision = np.eye(m) * self.prior[0]
         for size in self.sizes.values():
@@ -164,5 +175,6 @@ class Fit:
                 seats = size.players
                 cav_pi, cav_tau = self.pi[seats] - size.pi, self.tau[seats] - size.tau
                 _, _, sites = game_messages(cav_tau / cav_pi, 1.0 / cav_pi, size.ties, self.beta2, self.eps)
-                np.add.at(precision, (seats[:, :, None], seats[:, None, :]), skill_precisions(sites, self.beta2))
-        return np.sqrt(np.diag(np.linalg.inv(precision)))
+                at = rank[seats]
+                np.add.at(precision, (at[:, :, None], at[:, None, :]), skill_precisions(sites, self.beta2))
+        return np.sqrt(np.diag(np.linalg.inv(precision)))[rank]

@@ -211,16 +211,25 @@ class History:
 
 class Tally:
     """Standings kept up to date one finished game at a time, in any order: ``standings()`` after adding a set of
-    games is what ``compute`` gives for them, but for the ratings' last refit (docs/ratings.md: ``compute``
-    converges them; a tally folds each game in by a local update and converges now and then).
+    games is what ``compute`` gives for them (the ratings converged, docs/ratings.md; with ``converge`` False, as
+    a service keeps them, each game is folded in by a local update and the service refits off its event loop).
 
     Adding a game costs that game and its duplicate set, not the games before it, so a service that publishes the
     standings after every game of a 1,000-game tournament does not redo 1,000 games each time. ``ratings``: the
     ratings to keep up to date (default: fresh ones that refit on a read now and then; a service passes ones
     that never do, and refits off its event loop)."""
 
-    def __init__(self, tournament_id: str, names: list[str], scheduled: int, ratings: Ratings | None = None) -> None:
+    def __init__(
+        self,
+        tournament_id: str,
+        names: list[str],
+        scheduled: int,
+        ratings: Ratings | None = None,
+        *,
+        converge: bool = True,
+    ) -> None:
         self.tournament_id = tournament_id
+        self.converge = converge  # standings() converges the ratings first (False: a service refits elsewhere)
         self.names = names
         self.scheduled = scheduled
         self.games: dict[int, GameRow] = {}  # slot -> game
@@ -336,6 +345,8 @@ class Tally:
             return self._standings
         if ratings is None or ratings.games != len(self.games):
             ratings = self.ratings()
+        if self.converge and not ratings.converged:
+            ratings.fit()
         for n in self._unsorted:
             self._times[n].sort()
         self._unsorted.clear()
