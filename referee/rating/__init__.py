@@ -110,6 +110,11 @@ class Ratings:
         return self._fit.fit(rank)
 
     @property
+    def local(self) -> int:
+        """Games folded in by local updates since the last full fit."""
+        return self._since_full
+
+    @property
     def converged(self) -> bool:
         """True when every game is in a full fit (no local update since)."""
         return not self._since_full
@@ -139,12 +144,13 @@ class Ratings:
         return sorted(self.all().items(), key=lambda x: (-x[1].conservative, x[0]))
 
 
-def state(ratings: Ratings) -> dict[str, tuple[float, float, float]]:
-    """Each entrant's marginal as natural parameters (1 / sigma^2, mu / sigma^2 of the per-skill marginal) and the
-    factor its sigma is widened by (the fit's sites taken jointly): what a store keeps of a fit."""
+def state(ratings: Ratings, names: Iterable[str] | None = None) -> dict[str, tuple[float, float, float]]:
+    """Each entrant's marginal (of ``names``, default all) as natural parameters (1 / sigma^2, mu / sigma^2 of the
+    per-skill marginal) and the factor its sigma is widened by (the fit's sites taken jointly): what a store keeps
+    of a fit."""
     ratings._current()
-    fit = ratings._fit
-    return {n: (float(fit.pi[i]), float(fit.tau[i]), float(fit.widen[i])) for n, i in ratings._index.items()}
+    fit, index = ratings._fit, ratings._index
+    return {n: (float(fit.pi[index[n]]), float(fit.tau[index[n]]), float(fit.widen[index[n]])) for n in names or index}
 
 
 def restored(marginals: dict[str, tuple[float, float, float]], games: int) -> Ratings:

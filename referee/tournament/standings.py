@@ -264,14 +264,13 @@ class Tally:
         self.rated.add(g.names, g.places)
         self.history.add(g.names, self.rated)
 
-    def load(self, games: Iterable[GameRow], ratings: Ratings) -> None:
-        """Games whose ratings ``ratings`` already hold (a stored fit): counted, not rated again; the rating plot
-        starts at ``ratings``."""
-        for g in games:
-            if g.slot not in self.games:
-                self.count(g)
-        self.rated = ratings
-        self.history = History(ratings, self.names)
+    def load(self, ratings: Ratings) -> None:
+        """Ratings that already hold the counted games (a stored or a full fit); the rating plot starts at them."""
+        self.rated, self.history, self._standings = ratings, History(ratings, self.names), None
+
+    def rerate(self, ratings: Ratings) -> None:
+        """New ratings of the same games (a full fit made elsewhere); the rating plot goes on from them."""
+        self.rated, self._standings = ratings, None
 
     def count(self, g: GameRow) -> None:
         """Every figure of the standings but the ratings: wins, scores, faults, head to head, duplicate sets."""
@@ -442,7 +441,7 @@ def compute(
         ratings = rate(names, ((g.names, g.places) for g in tally.games.values()))
     elif not ratings.converged:
         ratings.fit()
-    tally.load((), ratings)
+    tally.load(ratings)
     return tally.standings()
 
 
