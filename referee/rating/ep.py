@@ -55,9 +55,9 @@ def _to_diff(
     (mean, variance), and those two messages as (mean, variance)."""
     mu_a, var_a, mu_b, var_b = a_tau / a_pi, 1.0 / a_pi, b_tau / b_pi, 1.0 / b_pi
     c_mu, c_var = mu_a - mu_b, var_a + var_b
-    won_mu, won_var = truncate_above(c_mu, c_var, eps)
-    tie_mu, tie_var = truncate_within(c_mu, c_var, eps)
-    new_mu, new_var = np.where(tie, tie_mu, won_mu), np.where(tie, tie_var, won_var)
+    new_mu, new_var = truncate_above(c_mu, c_var, eps)
+    if tie.any():  # ties are few: their moments only where they are
+        new_mu[tie], new_var[tie] = truncate_within(c_mu[tie], c_var[tie], eps)
     t_pi = np.maximum(1.0 / new_var - 1.0 / c_var, TINY)
     t_tau = new_mu / new_var - c_mu / c_var
     return t_tau / t_pi, 1.0 / t_pi, mu_a, var_a, mu_b, var_b

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from threadpoolctl import threadpool_limits
 
 from .ep import Floats, game_messages, skill_precisions
 
@@ -121,6 +122,10 @@ class Fit:
     def fit(self, rank: NDArray[np.int64]) -> int:
         """Sweeps to convergence from nothing; returns the sweeps run. ``rank``: each entrant's place in an order
         that does not depend on when it joined (its name's), so that the fit is a function of the games alone."""
+        with threadpool_limits(1, user_api="blas"):  # small products and one inverse: BLAS's threads only wait
+            return self._fit(rank)
+
+    def _fit(self, rank: NDArray[np.int64]) -> int:
         self.pi, self.tau = np.full(len(self.pi), self.prior[0]), np.full(len(self.pi), self.prior[1])
         for size in self.sizes.values():
             size.restart(rank)
