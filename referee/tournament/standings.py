@@ -324,10 +324,11 @@ class Tally:
             return
         sums: dict[str, float] = defaultdict(float)
         counts: dict[str, int] = defaultdict(int)
+        totals = {seat: sum(scores) for seat, scores in by_seat.items()}  # once a seat: not once a game (issue 43)
         for x in games:
             for seat, s in enumerate(x.seats):
                 others = by_seat[seat]
-                sums[s.entrant] += s.score - (sum(others) - s.score) / (len(others) - 1)
+                sums[s.entrant] += s.score - (totals[seat] - s.score) / (len(others) - 1)
                 counts[s.entrant] += 1
         for n, total in sums.items():
             self._dup[n][key] = (total, counts[n])
