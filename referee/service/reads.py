@@ -30,6 +30,9 @@ T = TypeVar("T")
 # tournaments whose standings stay in memory; each costs about 50 bytes per stored decision (22 MB for 12,000
 # games of 40 decisions), mostly the decision times that the median needs
 MAX_TALLIES = 8
+# up to this many games a tournament's ratings are fitted in full on the event loop as each game comes (a few
+# milliseconds); beyond, on the refit thread, and the standings between are local updates (docs/ratings.md)
+INLINE_FIT_GAMES = 300
 
 
 class Reader:
@@ -166,7 +169,13 @@ class Boards:
         seats = state(tally.rated, game.names)
         self.reader.submit(lambda store: kept_fits.save(store, tid, seats, mark, whole=False))
         ratings = tally.rated
-        if tid not in self._refitting and ratings.games and ratings.local >= REFIT_SHARE * ratings.games:
+        if tid in self._refitting or not ratings.games or ratings.local < REFIT_SHARE * ratings.games:
+            return
+        if ratings.games <= INLINE_FIT_GAMES:  # milliseconds: here, so that every standings sent is a full fit
+            tally.rerate(_rated(tally.names, list(tally.games.values())))
+            fitted = state(tally.rated)
+            self.reader.submit(lambda store: kept_fits.save(store, tid, fitted, mark))
+        else:
             self._refitting[tid] = asyncio.ensure_future(self._refit(tid, tally))
 
     async def _refit(self, tid: str, tally: Tally) -> None:
