@@ -33,6 +33,7 @@ from referee.match.spec import GameResult, SeatStats
 from referee.rating import BETA, MU, SIGMA, rate
 from referee.service.reads import Boards, Reader
 from referee.store import Slot, open_store
+from referee.store import ratings as kept_fits
 from referee.tournament.config import parse
 from referee.tournament.runner import create_tournament
 
@@ -122,6 +123,8 @@ def main() -> int:
     tid = build(data, args.games, args.entrants, args.updates)
     out: dict[str, Any] = {"games": args.games, "entrants": args.entrants, "store_built_s": time.perf_counter() - t0}
     out["full_fit_s"] = full_fit(data, tid)
+    with open_store(data) as store:  # a first open: no fit kept (a store from before them, or a reused folder)
+        kept_fits.save(store, tid, {}, (-1, 0, 0))
     out["first_open_s"], out["first_open_503s"] = open_site(data, tid)
     out["restart_to_standings_s"], out["restart_503s"] = open_site(data, tid)
     ms = asyncio.run(updates(data, tid, args.updates))
