@@ -126,10 +126,13 @@ def main() -> int:
     tid = build(data, args.games, args.entrants, args.updates)
     out: dict[str, Any] = {"games": args.games, "entrants": args.entrants, "store_built_s": time.perf_counter() - t0}
     out["full_fit_s"] = full_fit(data, tid)
+    print(f"full_fit_s: {out['full_fit_s']:.1f}", file=sys.stderr, flush=True)  # a long run keeps what it measured
     with open_store(data) as store:  # a first open: no fit kept (a store from before them, or a reused folder)
         kept_fits.save(store, tid, {}, (-1, 0, 0))
     out["first_open_s"], out["first_open_503s"] = open_site(data, tid)
+    print(f"first_open_s: {out['first_open_s']:.1f}", file=sys.stderr, flush=True)
     out["restart_to_standings_s"], out["restart_503s"] = open_site(data, tid)
+    print(f"restart_to_standings_s: {out['restart_to_standings_s']:.1f}", file=sys.stderr, flush=True)
     ms = asyncio.run(updates(data, tid, args.updates))
     out["update_ms_p95"] = statistics.quantiles([m for m, _ in ms], n=20)[-1]
     out["update_ms_median"] = statistics.median(m for m, _ in ms)
