@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from referee.metrics import RATING_FIT_SECONDS
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import Ratings
 from referee.records import FAULT_NAME
@@ -317,9 +318,10 @@ class Tally:
         tail = sorted(slot for slot in self.games if slot >= self._next)
         if not tail:
             return self._prefix
-        ratings = self._prefix.copy()
-        for slot in tail:
-            ratings.add(self.games[slot].names, self.games[slot].places)
+        with RATING_FIT_SECONDS.time():
+            ratings = self._prefix.copy()
+            for slot in tail:
+                ratings.add(self.games[slot].names, self.games[slot].places)
         return ratings
 
     def standings(self, ratings: Ratings | None = None, shown: Collection[str] | None = None) -> Standings:
