@@ -137,3 +137,22 @@ def test_a_backup_killed_midway_leaves_the_source_as_it_was_and_the_copy_plainly
     again = abluxx("backup", "--data", source, tmp_path / "bk2", cwd=tmp_path)  # the source backs up as ever
     assert again.returncode == 0, again.stderr
     assert abluxx("backup", "--check", tmp_path / "bk2", cwd=tmp_path).returncode == 0
+
+
+def test_a_backup_never_overwrites_and_never_copies_itself(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    open_store(source).close()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    for dest, why in ((tmp_path / "full", "is not an empty folder"), (source / "bk", "the copy would copy itself")):
+        refused = abluxx("backup", "--data", source, dest, cwd=tmp_path)
+        assert refused.returncode == 2 and why in refused.stderr
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine" and not (source / "bk").exists()
+    assert abluxx("backup", "--data", tmp_path / "none", tmp_path / "bk", cwd=tmp_path).returncode == 2
+    made = abluxx("backup", "--data", source, tmp_path / "bk", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "bk" / "stray.txt").write_text("added")
+    (tmp_path / "bk" / "abluxx.db").write_bytes(b"torn")
+    check = abluxx("backup", "--check", tmp_path / "bk", cwd=tmp_path)
+    assert check.returncode == 1
+    assert "abluxx.db: changed since the backup" in check.stdout and "stray.txt: not in the manifest" in check.stdout
