@@ -14,10 +14,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from referee.errors import NotFound
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import RecordError, read_record
 from referee.service.auth import Principal
+from referee.service.results import validation_record
 from referee.service.runs import LiveGame
+from referee.service.submit import VALIDATION_PREFIX
 from referee.service.visibility import deal_secret, record_for
 from referee.view.page import json_block
 from referee.view.replay import build_replay
@@ -58,6 +61,8 @@ async def game_page(site: Site, request: Request, game_id: str, replays: Replays
             names=[p.name for p in opening.players], events=events[-200:],
         )  # fmt: skip
     row = service.store.game(game_id)
+    if row is None and game_id.startswith(VALIDATION_PREFIX) and service.registry.game_location(game_id) is None:
+        return await _validation_page(site, request, who, game_id)
     if row is None:
         scheduled = service.registry.scheduled_game(game_id)
         if scheduled is None:
@@ -81,6 +86,18 @@ async def game_page(site: Site, request: Request, game_id: str, replays: Replays
         shown = await _replayed(record_for(who, record, service.owners(tid_s), left))
         replays.put(key, shown)
     return _replay_response(site, request, shown, tid_s)
+
+
+async def _validation_page(site: Site, request: Request, who: Principal | None, game_id: str) -> Response:
+    """A validation game (its bot accepted or refused) for its author and organisers, as GetGameRecord serves it."""
+    try:
+        record = await asyncio.to_thread(validation_record, site.service.store.data, who, game_id)
+    except NotFound:
+        raise HTTPException(404, "no such game on this server") from None
+    except RecordError:
+        site.log.error("record unreadable", game_id=game_id)
+        raise HTTPException(404, "this validation game's record is not on the server any more") from None
+    return await replay_page(site, request, record, "")
 
 
 class Replays:
