@@ -22,6 +22,7 @@ from referee.service.results import validation_record
 from referee.service.runs import LiveGame
 from referee.service.submit import VALIDATION_PREFIX
 from referee.service.visibility import deal_secret, record_for
+from referee.terminal import printable
 from referee.view.page import json_block
 from referee.view.replay import build_replay
 from referee.view.viewer import viewer_body
@@ -122,9 +123,23 @@ class Replays:
 REPLAYS = 32  # replay pages kept, each a few hundred KB at most
 
 
+def _printable(record: rec_pb.GameRecord) -> rec_pb.GameRecord:
+    """A copy of ``record`` whose texts a bot or an entrant wrote (names, Hello version and author, fault details)
+    have their controls and bidi overrides escaped, as the pages' own texts (app._shown): the viewer's script
+    inserts them as they are."""
+    shown = rec_pb.GameRecord()
+    shown.CopyFrom(record)
+    for p in shown.header.players:
+        p.name, p.version, p.author = printable(p.name), printable(p.version), printable(p.author)
+    for d in shown.decisions:
+        if d.fault_detail:
+            d.fault_detail = printable(d.fault_detail)
+    return shown
+
+
 async def _replayed(shown: rec_pb.GameRecord) -> tuple[str, str, str, str]:
     """(game id, title, viewer body, data block) of a record already cut to what its reader may see."""
-    replay = await asyncio.to_thread(build_replay, shown)
+    replay = await asyncio.to_thread(lambda: build_replay(_printable(shown)))
     title, body = viewer_body(replay)
     return shown.header.game_id, title, body, json_block("game-data", replay.to_json())
 

@@ -7,6 +7,8 @@ refused bot's validation game for its author."""
 from __future__ import annotations
 
 import http.client
+import json
+import re
 import socket
 import time
 import urllib.parse
@@ -215,8 +217,28 @@ def test_a_refused_bots_validation_game_is_shown_to_its_author_and_organisers_on
     for token in (ALICE, ORGANISER):
         status, _, body = get(url, {"cookie": _signed_in(s.url, token)})
         assert status == 200 and "game-data" in body, (token, status)
+    # its Hello texts and fault details (terminal escapes, from the bot) reach the viewer's script escaped
+    data = json.loads(body.split('id="game-data">')[1].split("</script>")[0])
+    texts = list(_strings(data))
+    assert not [t for t in texts if CONTROLS.search(t)], [t for t in texts if CONTROLS.search(t)]
+    assert any("\\x1b]0;pwned" in t for t in texts)
     assert get(url)[0] == 404
     assert get(url, {"cookie": _signed_in(s.url, BOB)})[0] == 404
+
+
+CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _strings(value):
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
 
 
 @pytest.fixture(scope="module")
