@@ -11,21 +11,20 @@ from pathlib import Path
 from referee.fleet.bots import LocalBots
 from referee.fleet.lineup import Bot
 
-# Serves nothing: says where it listens, as a bot does, then ends with code 7 a moment later.
-CRASHER = (sys.executable, "-c", "import time; print('listening on 127.0.0.1:9', flush=True); time.sleep(0.3); "
-           "raise SystemExit(7)")  # fmt: skip
+# Serves nothing: says where it listens (the port its argument names), as a bot does, then ends with code 7.
+CRASHER = (sys.executable, "-c", "import sys, time; print('listening on 127.0.0.1:' + sys.argv[1], flush=True); "
+           "time.sleep(0.3); raise SystemExit(7)")  # fmt: skip
 
 
 async def _crashes(tmp_path: Path, names: tuple[str, ...], max_restarts: int) -> dict[str, list[bool]]:
     """Each entrant's crashes (whether it was started again), once every one of them is left down."""
-    bots = LocalBots(tuple(Bot(n, command=CRASHER) for n in names), tmp_path, "restarts", restart="on-crash",
-                     max_restarts=max_restarts)  # fmt: skip
+    entrants = tuple(Bot(n, command=(*CRASHER, str(9000 + i))) for i, n in enumerate(names))
+    bots = LocalBots(entrants, tmp_path, "restarts", restart="on-crash", max_restarts=max_restarts)
     async with bots:
         async with asyncio.timeout(120):
             while {c.entrant for c in bots.crashes if not c.restarted} != set(names):
                 await asyncio.sleep(0.05)
         await bots.settled(names)
-        await asyncio.sleep(0.5)  # a restart the cap should have stopped would have crashed by now
         return {n: [c.restarted for c in bots.crashes if c.entrant == n] for n in names}
 
 
