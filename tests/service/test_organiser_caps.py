@@ -72,11 +72,12 @@ def test_another_organisers_tournament_being_created_leaves_the_callers_room(tmp
         blocker = asyncio.ensure_future(svc.reader.run(lambda store: (held.set(), go.wait(60))))
         await asyncio.to_thread(held.wait, 60)
         theirs = asyncio.ensure_future(create(svc, SECOND, "theirs"))
-        while "organiser2" not in svc.creating.values():
-            await asyncio.sleep(0.01)
-        mine = asyncio.ensure_future(create(svc, FIRST, "mine"))
-        while not mine.done() and len(svc.creating) < 2:  # its checks, until it waits on the reader too
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(60):
+            while "organiser2" not in svc.creating.values():
+                await asyncio.sleep(0.01)
+            mine = asyncio.ensure_future(create(svc, FIRST, "mine"))
+            while not mine.done() and len(svc.creating) < 2:  # its checks, until it waits on the reader too
+                await asyncio.sleep(0.01)
         go.set()
         await blocker
         assert (await theirs).state == ref_pb.TOURNAMENT_STATE_CREATED
