@@ -150,6 +150,20 @@ def test_replay_refuses_a_seat_the_game_lacks(capsys, data) -> None:
     assert code == 2 and "seat 3 is not a seat of this 3-player game" in err
 
 
+def test_replay_takes_a_seat_by_its_entrant_name(capsys, data) -> None:
+    """A ladder seats a bot differently every game: its author names it, not its seat."""
+    _, by_number, _ = run(capsys, "replay", "faulty", "--data", str(data), "--seat", "1")
+    code, by_name, _ = run(capsys, "replay", "faulty", "--data", str(data), "--seat", "bob")
+    assert code == 0 and by_name == by_number
+    assert {x.split()[0] for x in _hand_lines(by_name)} == {"bob"}
+
+
+def test_replay_refuses_a_name_no_seat_has_and_lists_the_seats(capsys, data) -> None:
+    code, _, err = run(capsys, "replay", "clean", "--data", str(data), "--seat", "cppbot.v5")
+    assert code == 2
+    assert "--seat 'cppbot.v5' is no seat's number or entrant; the seats are 0 (ann), 1 (bob), 2 (cyd)" in err
+
+
 def test_the_installed_command_verifies(data) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", "verify", "faulty"],
