@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.errors import BadInput
+from referee.errors import BadInput, Unauthenticated
 from referee.netaddr import dial_problem
 from referee.terminal import say
 
@@ -97,6 +97,12 @@ def submit(args: argparse.Namespace) -> int:
 
     if problem := dial_problem(args.address, unix=True):
         raise BadInput(problem)
+    if not args.token:  # the server refuses a submission without one (docs/service.md): say so before anything
+        raise Unauthenticated("submitting a bot needs a token: --token T or $ABLUXX_TOKEN (the server's operator "
+                              "gives authors theirs)")  # fmt: skip
+    # The token and the server, checked by a read that changes nothing (a read checks any token it is given):
+    # a refused token or a wrong --server is said before the line that promises a validation game.
+    call(args, "ListEntrants", ref_pb.ListEntrantsRequest(page_size=1))
     say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
     out = call(args, "SubmitBot", ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner))
     if out.HasField("refusal"):
