@@ -22,7 +22,7 @@ from referee.errors import BadInput, Unauthenticated
 from referee.netaddr import dial_problem
 from referee.terminal import say
 
-from .args import add_table_formats, add_tournament_arg
+from .args import add_order_arg, add_table_formats, add_tournament_arg
 
 if TYPE_CHECKING:
     from .args import Commands
@@ -76,7 +76,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p = command(rsub, "retire", retire, "retire a bot (its owner, or an organiser): it plays no new tournament")
     p.add_argument("name", help="the bot's name on the server")
-    p = command(rsub, "games", games, "finished games on the server")
+    p = command(rsub, "games", games, "finished games on the server, the latest first")
+    add_order_arg(p)
     p.add_argument("id", nargs="?", default="", help="a tournament's id or name (default: every tournament)")
     p.add_argument("--entrant", default="", help="only games this entrant played")
     p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
