@@ -15,6 +15,7 @@ from referee.gc_policy import tune_gc
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
 from referee.match.spec import RANGES
 from referee.records import RecordError, read_record, record_path
+from referee.records.private import private_folder
 from referee.terminal import say
 from referee.tournament.deals import fresh_seed
 
@@ -94,6 +95,7 @@ def run(args) -> int:
         raise BadInput(str(e)) from None
     if path.exists():
         raise BadInput(f"{path} exists: game {game_id} was played before; choose another --game-id")
+    private_folder(args.data)  # owner-only, as every other command leaves it, even where an older one left it open
     entrants = asyncio.run(_named(entrants, args.seats))
     spec = GameSpec(
         game_id=game_id,
