@@ -54,6 +54,8 @@ class ResultCalls(ServiceBase):
             return out
 
         out = await self.reader.run(matching)
+        if not request.oldest_first:  # the latest first, as the site and the local `abluxx games` list them
+            out.reverse()
         return ref_pb.ListGamesResponse(
             games=out[start : start + size],
             total=len(out),
