@@ -116,6 +116,14 @@ class _InOrder:
         self.next = 0
         self.waiting: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
 
+    @classmethod
+    def stored(cls, store: SqliteStore, config: TournamentConfig, slots: list[Slot]) -> _InOrder:
+        """The live ratings of the games already stored."""
+        live = cls([e.name for e in config.entrants], slots)
+        for g in store.games(config.tournament_id):
+            live.add(g.slot, g.names, g.places)
+        return live
+
     def add(self, slot: int, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
         self.waiting[slot] = (seats, places)
         for name in seats:  # a ladder's entrant that joined after the run began
@@ -264,13 +272,10 @@ async def _play_slots(
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     slots = store.slots(tid)
-    live = _InOrder([e.name for e in config.entrants], slots)
-    for g in store.games(tid):
-        live.add(g.slot, g.names, g.places)
+    live = _InOrder.stored(store, config, slots)
     pending = _Pending(store.slots(tid, pending_only=True), hooks)
     done = len(slots) - len(pending.slots)
-    played = 0
-    lost = False
+    played, lost = 0, False
 
     async def one(slot: Slot) -> GameResult | None:
         nonlocal lost
