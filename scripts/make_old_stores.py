@@ -39,7 +39,8 @@ RELEASES = {
     "1-first-tables": "7f8d078^",  # tournaments, schedule, games, results (the service's tables appear when served)
     "2-deal-keys": "bf1b48a^",  # + deal_keys and the schedule_by_deck index
     "3-ladders": "bbf6d08^",  # + the ladder tables (made when a ladder runs) and the schedule_done index
-    "4-void-deals": "1eb2c43",  # + schedule.started and .attempt, void_games: the last before numbered migrations
+    "4-void-deals": "1eb2c43",  # + schedule.started and .attempt, void_games
+    "5-ladder-choices": "e3dad76",  # + ladder_deals in every store: the last before numbered migrations
 }
 ENTRANTS = [("ann", "random"), ("bob", "greedy"), ("cat", "counter"), ("dan", "random")]
 KILL_AFTER = 3  # games stored before the unfinished tournament is killed

@@ -9,7 +9,7 @@ written by newer code and is refused before anything is written to it.
 SQL, e.g. ``Migration(7, "bot health", "CREATE TABLE entrant_health (...)")``. Never edit a migration that a
 release has applied: stores in the field have it already; change a table with a new one.
 
-Migrations 1 to 6 are the history of the schema before they were numbered. A store from that time (version 0)
+Migrations 1 to 7 are the history of the schema before they were numbered. A store from that time (version 0)
 has some of their tables already, so they are written to apply to it as well: ``IF NOT EXISTS``, and columns that
 are added only where missing (``Migration.columns``).
 """
@@ -181,6 +181,32 @@ _VOID_COLUMNS = (
     ("schedule", "attempt INTEGER NOT NULL DEFAULT 0"),  # how often its duplicate set was dealt again
 )
 
+_LADDER_CHOICES = """
+CREATE TABLE IF NOT EXISTS ladder_results (  -- every result in the order the ladder saw it, void ones too
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    seq INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    seats TEXT NOT NULL,           -- JSON list of names by seat
+    places TEXT NOT NULL,          -- JSON list of places by seat
+    PRIMARY KEY (tournament_id, seq)
+);
+CREATE TABLE IF NOT EXISTS ladder_deals (  -- a ladder's deal set: its tables share one secret deck (store/ladder.py)
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    deal INTEGER NOT NULL,
+    deck_seed INTEGER NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,  -- 1: no more tables join it (its deck may be revealed once all are done)
+    PRIMARY KEY (tournament_id, deal)
+);
+CREATE INDEX IF NOT EXISTS ladder_deals_open ON ladder_deals (deck_seed, closed);
+"""
+_LADDER_CHOICE_COLUMNS = (
+    ("ladder_entrants", "games_at_once INTEGER NOT NULL DEFAULT 1"),  # games it may play at a time
+    ("ladder_rounds", "results_seen INTEGER"),  # how many of ladder_results the choice's ratings were fitted to
+    ("ladder_rounds", "idle TEXT"),  # JSON list of the idle, available entrants in the order considered
+    ("ladder_rounds", "free INTEGER"),  # the most tables it could seat (free slots, the budget)
+    ("ladder_rounds", "tables TEXT"),  # JSON list of the tables chosen (seat order), absent ones included
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tournaments, schedule, games and results", _FIRST),
     Migration(2, "the service's bots and tournament states", _SERVICE),
@@ -188,6 +214,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "ladders", _LADDER),
     Migration(5, "a tournament's progress from an index", _PROGRESS),
     Migration(6, "void deals", _VOID, _VOID_COLUMNS),
+    Migration(7, "ladder choices without rounds", _LADDER_CHOICES, _LADDER_CHOICE_COLUMNS),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

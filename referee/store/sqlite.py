@@ -312,11 +312,12 @@ class SqliteStore:
 
     def deal_in_play(self, deck_seed: int, game_id: str) -> int:
         """How many games other than ``game_id`` still have the deck ``deck_seed`` to play (or are playing it), in
-        any tournament of this store: while there are any, its deck is secret. A cancelled or interrupted
+        any tournament of this store, counting a ladder's deal set that more tables may still join as one: while there
+        are any, its deck is secret. A cancelled or interrupted
         tournament's games count, since it may be resumed."""
-        return self.db.execute(
-            "SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?", (deck_seed, game_id)
-        ).fetchone()[0]
+        q = """SELECT (SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?)
+                    + (SELECT COUNT(*) FROM ladder_deals WHERE deck_seed = ? AND closed = 0)"""
+        return self.db.execute(q, (deck_seed, game_id, deck_seed)).fetchone()[0]
 
     def record_file(self, stored: str | None) -> Path | None:
         """The file of a game's record from its stored path (GameRow.record_path: relative to the data folder, or

@@ -313,15 +313,16 @@ class Tally:
         for n, total in sums.items():
             self._dup[n][key] = (total, counts[n])
 
+    @RATING_FIT_SECONDS.time()
     def ratings(self) -> Ratings:
-        """The ratings over every added game in schedule order."""
+        """The ratings over every added game in schedule order (timed as the rating fit: the games added in order
+        were rated as they came, so it costs the games added out of order)."""
         tail = sorted(slot for slot in self.games if slot >= self._next)
         if not tail:
             return self._prefix
-        with RATING_FIT_SECONDS.time():
-            ratings = self._prefix.copy()
-            for slot in tail:
-                ratings.add(self.games[slot].names, self.games[slot].places)
+        ratings = self._prefix.copy()
+        for slot in tail:
+            ratings.add(self.games[slot].names, self.games[slot].places)
         return ratings
 
     def standings(self, ratings: Ratings | None = None, shown: Collection[str] | None = None) -> Standings:
