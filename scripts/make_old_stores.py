@@ -8,8 +8,9 @@ Python (``PYTHONPATH`` pointing at the old tree), into a fresh data folder:
 
 1. ``done``: a round robin of three built-in policies played to its end;
 2. ``open``: a round robin of four, SIGKILLed once three of its games are stored, so it is unfinished, with a
-   game in flight at the kill;
-3. the old code's ``abluxx standings --json`` of both, saved as ``expected/<name>.json`` beside the store, and the
+   game in flight at the kill; and ``lad``, a ladder of the same four killed the same way, where the release had
+   ladders;
+3. the old code's ``abluxx standings --json`` of each, saved as ``expected/<name>.json`` beside the store, and the
    old commit's hash in ``COMMIT``.
 
 Then the worktree is removed. Logs and locks are left out of the fixture; the store and every record are kept
@@ -42,8 +43,10 @@ RELEASES = {
     "4-void-deals": "1eb2c43",  # + schedule.started and .attempt, void_games
     "5-ladder-choices": "e3dad76",  # + ladder_deals in every store: the last before numbered migrations
 }
+LADDERS = {"3-ladders", "4-void-deals", "5-ladder-choices"}  # the releases that ran ladders
 ENTRANTS = [("ann", "random"), ("bob", "greedy"), ("cat", "counter"), ("dan", "random")]
-KILL_AFTER = 3  # games stored before the unfinished tournament is killed
+KILL_AFTER = 3  # games stored before an unfinished tournament is killed
+LADDER_GAMES = 30  # the unfinished ladder's budget
 
 
 def config(name: str, entrants: int, deals: int) -> str:
@@ -53,25 +56,29 @@ def config(name: str, entrants: int, deals: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ladder(entrants: int) -> str:
+    return config("lad", entrants, 1).replace("deals = 1\n", "") + f"[ladder]\ngames = {LADDER_GAMES}\n"
+
+
 def old_abluxx(tree: Path) -> tuple[list[str], dict[str, str]]:
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'clients' / 'python'}"}
     return [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"], env
 
 
-def stored(db: Path) -> int:
+def stored(db: Path, name: str) -> int:
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as c:
-            q = "SELECT COUNT(*) FROM games g JOIN tournaments t ON t.id = g.tournament_id WHERE t.name = 'open'"
-            return c.execute(q).fetchone()[0]
+            q = "SELECT COUNT(*) FROM games g JOIN tournaments t ON t.id = g.tournament_id WHERE t.name = ?"
+            return c.execute(q, (name,)).fetchone()[0]
     except sqlite3.OperationalError:
         return 0
 
 
-def run_killed(cmd: list[str], env: dict[str, str], cwd: Path, db: Path) -> None:
-    """Run ``cmd`` and SIGKILL it once KILL_AFTER games of the tournament ``open`` are stored."""
+def run_killed(cmd: list[str], env: dict[str, str], cwd: Path, db: Path, name: str) -> None:
+    """Run ``cmd`` and SIGKILL it once KILL_AFTER games of the tournament ``name`` are stored."""
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        while stored(db) < KILL_AFTER and proc.poll() is None:
+        while stored(db, name) < KILL_AFTER and proc.poll() is None:
             time.sleep(0.005)
         if proc.poll() is not None:
             raise SystemExit(f"{cmd}: ended before it could be killed (exit {proc.returncode})")
@@ -103,12 +110,16 @@ def _play(name: str, tree: Path, tmp: Path, out: Path) -> None:
     run = [*abluxx, "tournament", "run"]
     subprocess.run([*run, "done.toml", "--data", str(data), "--no-progress"], env=env, cwd=tmp, check=True,
                    capture_output=True)  # fmt: skip
-    run_killed([*run, "open.toml", "--data", str(data), "--no-progress"], env, tmp, data / "abluxx.db")
+    unfinished = ["open", "lad"] if name in LADDERS else ["open"]
+    (tmp / "lad.toml").write_text(ladder(4))
+    for tournament in unfinished:
+        run_killed([*run, f"{tournament}.toml", "--data", str(data), "--no-progress"], env, tmp, data / "abluxx.db",
+                   tournament)  # fmt: skip
     expected = out / name / "expected"
     expected.mkdir(parents=True)
     with sqlite3.connect(f"file:{data / 'abluxx.db'}?mode=ro", uri=True) as db:
         ids = dict(db.execute("SELECT name, id FROM tournaments"))
-    for tournament in ("done", "open"):
+    for tournament in ("done", *unfinished):
         shown = subprocess.run([*abluxx, "standings", ids[tournament], "--json", "--data", str(data)], env=env,
                                cwd=tmp, check=True, capture_output=True, text=True).stdout  # fmt: skip
         (expected / f"{tournament}.json").write_text(shown)
