@@ -41,7 +41,7 @@ RELEASES = {
     "2-deal-keys": "bf1b48a^",  # + deal_keys and the schedule_by_deck index
     "3-ladders": "bbf6d08^",  # + the ladder tables (made when a ladder runs) and the schedule_done index
     "4-void-deals": "1eb2c43",  # + schedule.started and .attempt, void_games
-    "5-ladder-choices": "e3dad76",  # + ladder_deals in every store: the last before numbered migrations
+    "5-ladder-choices": "f432626",  # + ladder_deals in every store: the last before numbered migrations
 }
 LADDERS = {"3-ladders", "4-void-deals", "5-ladder-choices"}  # the releases that ran ladders
 ENTRANTS = [("ann", "random"), ("bob", "greedy"), ("cat", "counter"), ("dan", "random")]
