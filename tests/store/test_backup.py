@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from referee.duel.store import DuelStore
 from referee.store import open_store
 from referee.store.backup import INCOMPLETE, MANIFEST
 from referee.tournament.runner import entrant_names, standings_of
@@ -142,6 +143,7 @@ def test_a_backup_killed_midway_leaves_the_source_as_it_was_and_the_copy_plainly
 def test_a_backup_never_overwrites_and_never_copies_itself(tmp_path: Path) -> None:
     source = tmp_path / "src"
     open_store(source).close()
+    DuelStore(source).close()  # duels.db: a second SQLite file, copied the same way
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
     for dest, why in ((tmp_path / "full", "is not an empty folder"), (source / "bk", "the copy would copy itself")):
@@ -151,6 +153,8 @@ def test_a_backup_never_overwrites_and_never_copies_itself(tmp_path: Path) -> No
     assert abluxx("backup", "--data", tmp_path / "none", tmp_path / "bk", cwd=tmp_path).returncode == 2
     made = abluxx("backup", "--data", source, tmp_path / "bk", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
+    assert {"abluxx.db", "duels.db"} <= set(json.loads((tmp_path / "bk" / MANIFEST).read_text())["files"])
+    assert not list((tmp_path / "bk").glob("*-wal"))  # each database copy is one file
     (tmp_path / "bk" / "stray.txt").write_text("added")
     (tmp_path / "bk" / "abluxx.db").write_bytes(b"torn")
     check = abluxx("backup", "--check", tmp_path / "bk", cwd=tmp_path)
