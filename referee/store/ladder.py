@@ -13,57 +13,13 @@ a ladder's state.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import time
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from .sqlite import Slot, SqliteStore, StoreError
-
-LADDER_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ladder_entrants (
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    name TEXT NOT NULL,            -- the name it plays under (a service bot's version: bot.vN)
-    owner TEXT NOT NULL,           -- two entrants of one owner never share a table
-    bot TEXT NOT NULL,             -- the bot across its versions
-    version INTEGER NOT NULL,
-    joined_round INTEGER NOT NULL, -- the first round it may be seated in
-    left_round INTEGER,            -- the first round it is no longer seated in (withdrawn or a newer version)
-    address TEXT,
-    policy TEXT,
-    command TEXT,                  -- JSON list of argv
-    PRIMARY KEY (tournament_id, name)
-);
-CREATE TABLE IF NOT EXISTS ladder_rounds (  -- one row a choice (a round, in ladders stored before choices)
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    round INTEGER NOT NULL,
-    first_slot INTEGER NOT NULL,
-    games INTEGER NOT NULL,
-    chosen_at REAL NOT NULL,
-    PRIMARY KEY (tournament_id, round)
-);
-CREATE TABLE IF NOT EXISTS ladder_results (  -- every result in the order the ladder saw it, void ones too
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    seq INTEGER NOT NULL,
-    slot INTEGER NOT NULL,
-    seats TEXT NOT NULL,           -- JSON list of names by seat
-    places TEXT NOT NULL,          -- JSON list of places by seat
-    PRIMARY KEY (tournament_id, seq)
-);
-"""
-
-# columns a store from before continuous choices lacks: (table, column, its SQL type and default)
-_NEW_COLUMNS = (
-    ("ladder_entrants", "games_at_once", "INTEGER NOT NULL DEFAULT 1"),
-    ("ladder_rounds", "results_seen", "INTEGER"),  # how many of ladder_results the choice's ratings were fitted to
-    ("ladder_rounds", "idle", "TEXT"),  # JSON list of the idle, available entrants in the order considered
-    ("ladder_rounds", "free", "INTEGER"),  # the most tables it could seat (free slots, the budget)
-    ("ladder_rounds", "tables", "TEXT"),  # JSON list of the tables chosen (seat order), absent ones included
-    ("ladder_rounds", "in_flight", "INTEGER"),  # games in flight as it was made (then no table repeats one)
-)
 
 
 @dataclass(frozen=True)
@@ -114,17 +70,8 @@ class DealRow:
     closed: bool
 
 
-_ready: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
-
-
 def _db(store: SqliteStore) -> sqlite3.Connection:
-    if store not in _ready:
-        store.db.executescript(LADDER_SCHEMA)
-        for table, column, kind in _NEW_COLUMNS:
-            if column not in {r[1] for r in store.db.execute(f"PRAGMA table_info({table})")}:
-                with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
-                    store.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-        _ready.add(store)
+    """The store's connection: its ladder tables are made by the numbered migrations (store/migrations.py 4, 7)."""
     return store.db
 
 
