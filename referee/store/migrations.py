@@ -205,7 +205,7 @@ _LADDER_CHOICE_COLUMNS = (
     ("ladder_rounds", "idle TEXT"),  # JSON list of the idle, available entrants in the order considered
     ("ladder_rounds", "free INTEGER"),  # the most tables it could seat (free slots, the budget)
     ("ladder_rounds", "tables TEXT"),  # JSON list of the tables chosen (seat order), absent ones included
-    ("ladder_rounds", "in_flight INTEGER"),  # games in flight as it was made (then no table repeats one)
+    ("ladder_rounds", "in_flight INTEGER"),  # games in flight when it kept ended tables apart; 0: it did not
 )
 
 MIGRATIONS: tuple[Migration, ...] = (

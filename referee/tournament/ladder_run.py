@@ -10,8 +10,9 @@ it until its games budget is spent (or forever, until it is stopped).
 
 from __future__ import annotations
 
+import statistics
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -39,6 +40,7 @@ from .runner import (
 )
 from .schedule import Slot, _slot
 
+MAX_REPEAT_WAIT_S = 5.0  # the longest an ended table's entrants wait to mix before they may be seated together again
 DEAL_TABLE = 0  # a continuous ladder's slots: table 0, deal = the deal set's number, order = its table in the set
 GONE_FAULTS = ("disconnected", "unreachable")  # a seat retired for these mid-game: its bot is gone, so it is down
 
@@ -95,8 +97,8 @@ class Book:
 
     def choose(self, idle: Sequence[LadderEntrant], free: int, in_flight: int = 0) -> list[tuple[str, ...]]:
         """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice.
-        While ``in_flight`` games play, no table seats again the entrants of one table that just ended: they wait
-        for others to come free and mix (with nothing in flight, waiting would not help)."""
+        With ``in_flight`` (the games in flight, when the ladder waits for entrants to mix; 0 when it does not), no
+        table seats again the entrants of one table that just ended: they wait for others to come free and mix."""
         members = []
         for e in idle:
             self.ratings.join(e.name)
@@ -229,6 +231,9 @@ class LadderHooks(GameHooks):
         self.began, self.started = clock(), 0  # for games_per_hour
         self.open: dict[int, _DealSet] = {}
         self.waiting: str | None = None  # why no table can be seated now, while that is so
+        self.began_at: dict[int, float] = {}  # slot -> when its game started
+        self.lengths: deque[float] = deque(maxlen=32)  # the last games' lengths: how long a wait to mix may be
+        self.blocked_at: float | None = None  # since when only tables that repeat an ended one could be seated
         ladder_store.close_deals(store, self.tid)  # a set left open by an earlier run takes no more tables
 
     def should_continue(self) -> bool:
@@ -236,6 +241,7 @@ class LadderHooks(GameHooks):
 
     def on_start(self, slot: Slot, spec: GameSpec) -> OnDecision | None:
         self.started += 1
+        self.began_at[slot.slot] = self.clock()
         return self.inner.on_start(slot, spec)
 
     def on_absent(self, slot: Slot, absent: dict[str, str]) -> None:
@@ -250,6 +256,8 @@ class LadderHooks(GameHooks):
         book = self.book
         book.pending -= 1
         book.busy.subtract(slot.seats)
+        if (began := self.began_at.pop(slot.slot, None)) is not None:
+            self.lengths.append(self.clock() - began)
         if result is not None:
             ladder_store.add_result(self.store, self.tid, ResultRow(book.seen, slot.slot, slot.seats, result.places))
             book.add_result(slot.seats, result.places)
@@ -287,7 +295,12 @@ class LadderHooks(GameHooks):
                 self.addresses[e.name] = e.address  # a bot submitted while the ladder runs
         up = [e for e in present if self.presence.available(e.name)]
         idle = [e for e in up if book.busy[e.name] < e.games_at_once]
-        tables = book.choose(idle, free, book.pending)
+        mixing = book.pending > 0 and not self._waited_to_mix()
+        tables = book.choose(idle, free, book.pending if mixing else 0)
+        if not tables and mixing and book.choose(idle, free, 0):
+            self.blocked_at = self.blocked_at or self.clock()  # seatable, but only as an ended table again: wait
+            return []
+        self.blocked_at = None
         if not tables:
             self.waiting = self._why_waiting(present, up, idle)
             if not self.settings.open and not book.pending and not self._could_seat(present):
@@ -297,7 +310,24 @@ class LadderHooks(GameHooks):
         for e in present:
             if not self.presence.available(e.name):
                 self.presence.missed(e.name)
-        return self._store_choice(present, idle, free, tables)
+        return self._store_choice(present, idle, free, tables, book.pending if mixing else 0)
+
+    def _mix_wait(self) -> float:
+        """How long an ended table's entrants wait for others to mix with: the median length of the last games
+        (another game is then likely to have ended), at most MAX_REPEAT_WAIT_S; 1 s before any game ended."""
+        return min(MAX_REPEAT_WAIT_S, statistics.median(self.lengths)) if self.lengths else 1.0
+
+    def _waited_to_mix(self) -> bool:
+        return self.blocked_at is not None and self.clock() - self.blocked_at >= self._mix_wait()
+
+    def wake_in(self) -> float | None:
+        """When to ask again without a game ending: once the wait to mix is over, or the pace allows a game."""
+        now, waits = self.clock(), []
+        if self.blocked_at is not None:
+            waits.append(max(0.0, self.blocked_at + self._mix_wait() - now))
+        if rate := self.settings.games_per_hour:
+            waits.append(max(0.0, self.began + (int((now - self.began) * rate / 3600) + 1) * 3600 / rate - now))
+        return min(waits) if waits else None
 
     def _could_seat(self, entrants: list[LadderEntrant]) -> bool:
         return len({e.owner for e in entrants}) >= self.config.table_size
@@ -310,7 +340,12 @@ class LadderHooks(GameHooks):
                 f"{k} needs {k} idle entrants of {k} owners")  # fmt: skip
 
     def _store_choice(
-        self, present: list[LadderEntrant], idle: list[LadderEntrant], free: int, tables: list[tuple[str, ...]]
+        self,
+        present: list[LadderEntrant],
+        idle: list[LadderEntrant],
+        free: int,
+        tables: list[tuple[str, ...]],
+        in_flight: int,
     ) -> list[Slot]:
         book = self.book
         owners = {e.name: e.owner for e in present}
@@ -329,7 +364,7 @@ class LadderHooks(GameHooks):
                 closed.append(ds.deal)
                 del self.open[ds.deal]
         choice = Choice(book.choices, slots, book.seen, tuple(e.name for e in idle), free, tuple(tables),
-                        tuple(opened), tuple(closed), book.pending)  # fmt: skip
+                        tuple(opened), tuple(closed), in_flight)  # fmt: skip
         ladder_store.add_choice(self.store, self.tid, choice)
         book.record(tables)
         book.scheduled += len(slots)

@@ -152,6 +152,11 @@ class GameHooks:
         """Asked before each game starts: False starts no more games (those in flight still finish)."""
         return True
 
+    def wake_in(self) -> float | None:
+        """While more_slots has nothing to start: ask it again after this many seconds even if no game finishes
+        (a ladder's pace, or its wait for entrants to mix); None: only when a game finishes."""
+        return None
+
     def on_start(self, slot: Slot, spec: GameSpec) -> OnDecision | None:
         """The game is about to be played; may return a callback for each of its decisions."""
         return None
@@ -246,11 +251,15 @@ class _Pending:
                     if more is None or not self.hooks.open_ended:
                         return None
                     # an open ladder with too few entrants: look again in a while (a bot may be submitted)
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.freed.wait(), IDLE_POLL_S)
+                    await self._wait(min(IDLE_POLL_S, self.hooks.wake_in() or IDLE_POLL_S))
                     continue
-                await self.freed.wait()
+                await self._wait(self.hooks.wake_in())
             return None
+
+    async def _wait(self, timeout: float | None) -> None:
+        """Until a game finishes, or ``timeout`` seconds (None: no limit) have passed."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.freed.wait(), timeout)
 
     async def finished(self, slot: Slot) -> None:
         """``slot``'s game is over (or failed): the games that waited for it may start."""

@@ -33,7 +33,7 @@ from referee.tournament import progress as progress_module
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
 from referee.tournament.ladder import Meetings, Member, choose
-from referee.tournament.ladder_run import LadderHooks, open_ladder, run_ladder
+from referee.tournament.ladder_run import LadderHooks, open_ladder, replay, run_ladder
 from referee.tournament.runner import GameHooks, standings_of
 
 from .helpers import config_text, in_process_player
@@ -435,3 +435,34 @@ def test_an_entrant_plays_at_most_its_games_at_once(tmp_path: Path) -> None:
     with open_store(tmp_path / "e") as store:
         hooks = LadderHooks(store, one, open_ladder(store, one, "").book, {}, slots=8)
         assert len(hooks.more_slots() or []) == 1 and hooks.more_slots() == []
+
+
+def test_an_ended_tables_entrants_wait_to_mix_for_a_games_length_then_play(tmp_path: Path) -> None:
+    """Four entrants at two tables of 2, every one busy: when one game ends, its two are the only idle entrants.
+    They are not seated together again at once (the field would split into fixed pairs); the ladder asks again
+    once the median game's length has passed (wake_in), and seats them then, if no other game ended meanwhile.
+    The choice stores that it no longer kept them apart, so it recomputes from the store."""
+    names = ["a", "b", "c", "d"]
+    ladder(tmp_path, None, names=names)
+    text = (tmp_path / "ladder.toml").read_text().replace("table_size = 3", "table_size = 2")
+    (tmp_path / "ladder.toml").write_text(text)
+    config = load(tmp_path / "ladder.toml")
+    now = [0.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2, clock=lambda: now[0])
+        first = hooks.more_slots() or []
+        assert len(first) == 2 and hooks.wake_in() is None
+        for s in first:
+            hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+        now[0] = 0.5
+        store.save_game(config.tournament_id, first[0], result_of(first[0], (1, 2)))
+        hooks.on_done(first[0], result_of(first[0], (1, 2)))
+        assert hooks.more_slots() == [] and hooks.wake_in() == 0.5  # they wait a game's length to mix
+        now[0] = 0.9
+        assert hooks.more_slots() == []
+        now[0] = 1.0
+        again = hooks.more_slots() or []
+        assert [set(s.seats) for s in again] == [set(first[0].seats)]  # nobody else came free: they play
+        rows = ladder_store.rounds(store, config.tournament_id)
+        assert rows[0].in_flight == 0 and rows[1].in_flight == 0  # neither choice kept an ended table apart
+        assert all(a == b for _, a, b in replay(store, config))
