@@ -25,6 +25,12 @@
     page_size = 50                         # rows in each page of a list
     session_hours = 12                     # how long a sign-in lasts
 
+    [health]                               # a ladder's down bots (docs/service.md, "Bot health")
+    first_probe_s = 5                      # a down bot's first Hello probe; the interval doubles ...
+    max_probe_s = 600                      # ... up to this
+    suspend_after_s = 86400                # down longer than this: suspended until its author submits again
+    probe_timeout_s = 10                   # one probe's wait for the Hello
+
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
     bank_ms = 10000
@@ -52,6 +58,7 @@ from typing import Any
 
 from referee.match.spec import TimeControl
 from referee.tournament.config import POLICIES, ConfigError, Table, said, time_control
+from referee.tournament.health import HealthSettings
 
 from .addresses import AddressPolicy
 
@@ -70,6 +77,12 @@ _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/securit
     "max_event_streams_per_client": (4, 1, 1_000_000),
     "page_size": (50, 1, 1000),
     "session_hours": (12, 1, 24 * 30),
+}
+_HEALTH_LIMITS = {  # [health] key: (default, lowest, highest allowed) in seconds; docs/security.md lists each
+    "first_probe_s": (5, 1, 3600),
+    "max_probe_s": (600, 1, 86_400),
+    "suspend_after_s": (86_400, 60, 365 * 86_400),
+    "probe_timeout_s": (10, 1, 600),
 }
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
@@ -103,6 +116,7 @@ class Settings:
     max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
     watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
     http: HttpSettings = field(default_factory=HttpSettings)
+    health: HealthSettings = field(default_factory=HealthSettings)
 
 
 def _token(source: str, key: str, value: Any) -> str:
@@ -124,7 +138,7 @@ def _author(source: str, key: str, name: str) -> None:
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http"})
+    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http", "health"})
     auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
     if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
@@ -183,6 +197,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         time_control=time_control(top),
         addresses=policy,
         http=_http(top.table("http", {"port", "host", *_HTTP_LIMITS})),
+        health=_health(top.table("health", set(_HEALTH_LIMITS))),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 
@@ -194,6 +209,13 @@ def _http(table: Table) -> HttpSettings:
     port = table.integer("port", 0, 0, 65535) if "port" in table.data else None
     limits = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HTTP_LIMITS.items()}
     return HttpSettings(port=port, host=host, **limits)
+
+
+def _health(table: Table) -> HealthSettings:
+    values = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HEALTH_LIMITS.items()}
+    if values["max_probe_s"] < values["first_probe_s"]:
+        raise table.error("max_probe_s", f"must be at least first_probe_s ({values['first_probe_s']})")
+    return HealthSettings(**{k: float(v) for k, v in values.items()})
 
 
 def _networks(table: Table, key: str, default: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -68,14 +67,8 @@ class RoundRow:
     chosen_at: float
 
 
-_ready: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
-
-
 def _db(store: SqliteStore) -> sqlite3.Connection:
-    if store not in _ready:
-        store.db.executescript(LADDER_SCHEMA)
-        _ready.add(store)
-    return store.db
+    return store.ensure(LADDER_SCHEMA)
 
 
 _COLUMNS = "name, owner, bot, version, joined_round, left_round, address, policy, command"

@@ -233,6 +233,7 @@ class SqliteStore:
         for folder in (self.data, self.records):
             private_folder(folder)
         self.path = self.data / DATABASE
+        self._schemas: set[str] = set()  # the tables of store/ladder.py, store/health.py: ensure()
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         # SQLite gives the -wal and -shm files the database file's mode: that one is made owner-only first.
         private_files(self.path)
@@ -414,6 +415,13 @@ class SqliteStore:
 
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
+
+    def ensure(self, schema: str) -> sqlite3.Connection:
+        """The connection, with a module's own tables (``CREATE TABLE IF NOT EXISTS``) made once per store."""
+        if schema not in self._schemas:
+            self.db.executescript(schema)
+            self._schemas.add(schema)
+        return self.db
 
 
 class _Transaction:
