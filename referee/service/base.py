@@ -18,6 +18,7 @@ from referee.store import SqliteStore
 from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.runner import NoDealKey, check_deal_key, entrant_names
 
+from . import ladders
 from .auth import Auth, Principal
 from .convert import TOURNAMENT_STATE, rfc3339, standings_pb
 from .reads import Boards, Reader
@@ -68,6 +69,8 @@ class ServiceBase(ref_grpc.RefereeServicer):
             self._start_run(config)
 
     def _start_run(self, config: TournamentConfig) -> Run:
+        if joined := ladders.enter_all(self.store, self.registry, config.tournament_id):
+            self.log.info("bots submitted earlier joined the ladder", tournament=config.tournament_id, bots=joined)
         run = Run(
             self.store,
             config,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from referee.rating import Ratings
 from referee.store import SqliteStore, TournamentRow
+from referee.store import ladder as ladder_store
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS service_entrants (
@@ -108,15 +109,11 @@ class Registry:
 
     def linked(self, tid: str) -> dict[str, tuple[str, int]]:
         """Entrant name -> (bot, version) for the submitted bots tournament ``tid`` plays."""
-        rows = self.db.execute("SELECT entrant, bot, version FROM service_tournament_bots WHERE tournament_id = ?",
-                               (tid,))  # fmt: skip
-        return {e: (b, v) for e, b, v in rows}
+        return {e: bv for (t, e), bv in bot_links(self.store, tid).items()}
 
     def entries(self, name: str) -> list[tuple[str, str, int]]:
         """(tournament id, entrant name, version) for each tournament the bot ``name`` plays in."""
-        rows = self.db.execute("SELECT tournament_id, entrant, version FROM service_tournament_bots WHERE bot = ? "
-                               "ORDER BY tournament_id", (name,))  # fmt: skip
-        return [(t, e, v) for t, e, v in rows]
+        return sorted((t, e, v) for (t, e), (b, v) in bot_links(self.store).items() if b == name)
 
     def active_bots_of(self, owner: str) -> int:
         """How many bots ``owner`` has whose current version is active."""
@@ -221,10 +218,24 @@ class Registry:
         return (row[0], row[1], row[2], row[3]) if row else None
 
 
+def bot_links(store: SqliteStore, tid: str | None = None) -> dict[tuple[str, str], tuple[str, int]]:
+    """(tournament id, entrant name) -> (bot, version) for every submitted bot version a tournament (``tid``, or
+    every one) plays: those its config names, and those that joined an open ladder (``name.vN``)."""
+    rows = store.db.execute("SELECT * FROM service_tournament_bots WHERE ? IS NULL OR tournament_id = ?", (tid, tid))
+    links = {(t, e): (b, v) for t, e, b, v in rows}
+    submitted = {(n, v) for n, v in store.db.execute("SELECT name, version FROM service_entrants")}
+    for t in store.tournaments():
+        if "ladder" in t.config and tid in (None, t.id):
+            for e in ladder_store.entrants(store, t.id):
+                if (e.bot, e.version) in submitted and e.name == f"{e.bot}.v{e.version}":
+                    links.setdefault((t.id, e.name), (e.bot, e.version))
+    return links
+
+
 def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
     """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
     tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
-    links = {(t, e): (b, v) for t, e, b, v in store.db.execute("SELECT * FROM service_tournament_bots")}
+    links = bot_links(store)
     if not links:
         return {}
     games: list[tuple[tuple[str, ...], tuple[int, ...]]] = []

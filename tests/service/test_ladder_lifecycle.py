@@ -1,0 +1,39 @@
+"""An open ladder's lifecycle through the API, with a real server and real bot processes (issue 42, items 3 and 4):
+created and started with no entrants; a bot submitted before the ladder existed joins it at its start; a bot that
+joined by open entry is counted like any entrant, in ListEntrants and GetEntrant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+
+from .helpers import ALICE, BOB, ORGANISER, auth, config, start_bots, start_server, stub, submit, write_settings
+from .test_ladder import games, names, tournament, wait_for
+
+
+def test_an_open_ladder_starts_empty_and_takes_bots_submitted_before_it(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bots = start_bots(["greedy", "random"])
+    try:
+        s = stub(srv.address)
+        assert submit(s, "early", bots[0].address, ALICE).HasField("entrant")  # before any ladder exists
+        c = config("empty", [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True, games=8))
+        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
+        assert list(t.entrants) == []
+        t = s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
+        tid = t.tournament_id
+        assert t.state == ref_pb.TOURNAMENT_STATE_RUNNING
+        assert "early.v1" in tournament(s, tid).entrants  # joined at the start, without submitting again
+        assert submit(s, "late", bots[1].address, BOB).HasField("entrant")
+        both = {"early.v1", "late.v1"}
+        wait_for("both bots to play each other", lambda: any(names(g) == both for g in games(s, tid)))
+        wait_for("the budget to be played", lambda: tournament(s, tid).state == ref_pb.TOURNAMENT_STATE_FINISHED)
+        played = {n: sum(n in names(g) for g in games(s, tid)) for n in ("early.v1", "late.v1")}
+        listed = s.ListEntrants(ref_pb.ListEntrantsRequest(), metadata=auth(ORGANISER)).entrants
+        assert {e.entrant_id: e.games for e in listed} == played and min(played.values()) > 0
+        one = s.GetEntrant(ref_pb.GetEntrantRequest(name="late"), metadata=auth(ORGANISER))
+        assert one.games == played["late.v1"] and one.sigma < 8.3  # rated, not the prior
+    finally:
+        for p in (srv, *bots):
+            p.stop()
