@@ -78,10 +78,18 @@ def entrants(args: argparse.Namespace) -> int:
             say(json.dumps({**message_json(e), "state": state}))
         else:
             say(
-                f"{e.entrant_id:<24} {state:<10} owner {e.owner:<12} {e.address:<22} "
-                f"mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}"
+                f"{e.entrant_id:<24} {'(' + (e.bot_version or '-') + ')':<12} {state:<10} owner {e.owner:<12} "
+                f"{e.address:<22} mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}  {health_words(e.health)}"
             )
     return 0
+
+
+def health_words(h) -> str:
+    """An entrant's health (an EntrantHealth message) in a few words: "up", or "down since ... (why), missed N"."""
+    words = h.status or "up"
+    if words != "up":
+        words += f" since {h.since} ({h.reason})"
+    return words + (f", missed {h.missed}" if h.missed else "")
 
 
 @handled

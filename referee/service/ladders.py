@@ -12,6 +12,7 @@ from __future__ import annotations
 from referee.store import SqliteStore
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
+from referee.tournament import board
 
 from .registry import CREATED, PAUSED, RUNNING, BotVersion, Registry
 
@@ -70,6 +71,4 @@ def shown(store: SqliteStore, tid: str, all_versions: bool) -> set[str] | None:
     """The entrants a ladder's standings show: each bot's latest version, or (``all_versions``, or not a ladder)
     everyone (None)."""
     row = store.tournament(tid)
-    if all_versions or row is None or "ladder" not in row.config:
-        return None
-    return ladder_store.latest_versions(ladder_store.entrants(store, tid))
+    return None if row is None else board.shown(store, row, all_versions)

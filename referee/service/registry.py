@@ -218,6 +218,20 @@ class Registry:
         return (row[0], row[1], row[2], row[3]) if row else None
 
 
+def health_address(store: SqliteStore, registry: Registry, name: str) -> str | None:
+    """The address an entrant plays at, by the name it plays under: a submitted version's (``bot.vN``), or a
+    ladder's file entrant's; None for one the referee does not dial (a built-in policy, a command)."""
+    bot, _, version = name.rpartition(".v")
+    if bot and version.isdigit() and (found := registry.bot(bot, int(version))) is not None:
+        return found.address
+    for t in store.tournaments():
+        if "ladder" in t.config:
+            for e in ladder_store.entrants(store, t.id):
+                if e.name == name and e.address:
+                    return e.address
+    return None
+
+
 def bot_links(store: SqliteStore, tid: str | None = None) -> dict[tuple[str, str], tuple[str, int]]:
     """(tournament id, entrant name) -> (bot, version) for every submitted bot version a tournament (``tid``, or
     every one) plays: those its config names, and those that joined an open ladder (``name.vN``)."""

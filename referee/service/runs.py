@@ -26,7 +26,7 @@ from referee.store.void import VoidGame
 from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.ladder_run import Book, LadderHooks, spent
 from referee.tournament.play import open_games
-from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
+from referee.tournament.runner import GameHooks, OnDecision, entrant_names, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
 from referee.tournament.standings import Standings
 from referee.wire import END_PB, event_from_pb, event_pb, options_pb
@@ -265,6 +265,11 @@ class Run(GameHooks):
         self.ladder = LadderHooks(self.store, config, Book.load(self.store, config), addresses, inner=self)
         self.ladder.stopped = self.stopping
         return self.ladder
+
+    def entrant_names(self) -> set[str]:
+        """Every entrant this tournament has (a ladder's, every version that joined)."""
+        row = self.store.tournament(self.tid)
+        return set() if row is None else set(entrant_names(self.store, row))
 
     def stop(self) -> None:
         """A ladder chooses no more rounds: the rounds it chose are played out, then it finishes."""
