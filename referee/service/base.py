@@ -12,14 +12,13 @@ import grpc
 
 from referee.errors import BadInput, NoTournament, RefereeError, Unavailable
 from referee.log import get_logger
-from referee.match.hello import HelloError, hello
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.store import SqliteStore
 from referee.store.health import HealthRow
 from referee.tournament.board import planned
 from referee.tournament.config import TournamentConfig, WorkerSettings
-from referee.tournament.health import Health
+from referee.tournament.health import Health, hello_at
 from referee.tournament.runner import NoDealKey, check_deal_key, entrant_names
 
 from . import ladders
@@ -91,6 +90,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
             boards=self.boards,
             standings_pb=standings_pb,
             workers=self.workers,
+            health=self.health,
         )
         self.runs[config.tournament_id] = run
         run.start()
@@ -105,13 +105,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
     async def _probe(self, name: str) -> bool:
         """A down entrant's Hello probe: True at a good Hello from the address it plays at."""
         address = health_address(self.store, self.registry, name)
-        if address is None:
-            return False
-        try:
-            await hello(address)
-        except HelloError:
-            return False
-        return True
+        return await hello_at({name: address} if address else {})(name)
 
     def _health_changed(self, name: str, row: HealthRow) -> None:
         """Every running ladder that has ``name`` hears that its health changed."""

@@ -24,6 +24,7 @@ from referee.rating import Ratings
 from referee.store import SqliteStore
 from referee.store.void import VoidGame
 from referee.tournament.config import TournamentConfig, WorkerSettings
+from referee.tournament.health import Health
 from referee.tournament.ladder_run import Book, LadderHooks, spent
 from referee.tournament.play import open_games
 from referee.tournament.runner import GameHooks, OnDecision, entrant_names, finish_tournament, play_slots
@@ -216,8 +217,10 @@ class Run(GameHooks):
         boards: Boards,
         standings_pb: Callable[[Standings], ref_pb.Standings],
         workers: WorkerSettings | None = None,
+        health: Health | None = None,
     ) -> None:
         self.store = store
+        self.health = health  # the server's bot health, for a ladder's scheduler (docs/service.md, "Bot health")
         self.config = config
         self.tid = config.tournament_id
         self.hub = hub

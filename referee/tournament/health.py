@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from referee.log import get_logger
+from referee.match.hello import HelloError, hello
 from referee.store import SqliteStore
 from referee.store import health as health_store
 from referee.store.health import HealthRow, Status
@@ -49,6 +50,24 @@ class _Down:
     since: float  # on the injected clock
     interval: float
     due: float
+
+
+def hello_at(addresses: Mapping[str, str]) -> Hello:
+    """A probe for the entrants at ``addresses`` (name -> address, as ``open_games`` gives them): True at a good
+    Hello. An entrant with no address (a built-in policy; a command entrant whose process is gone after its last
+    restart) is never good: it stays down, and is suspended in time, like the rest."""
+
+    async def probe(name: str) -> bool:
+        address = addresses.get(name)
+        if address is None:
+            return False
+        try:
+            await hello(address)
+        except HelloError:
+            return False
+        return True
+
+    return probe
 
 
 class Health:
