@@ -37,3 +37,31 @@ def test_an_open_ladder_starts_empty_and_takes_bots_submitted_before_it(tmp_path
     finally:
         for p in (srv, *bots):
             p.stop()
+
+
+def test_cancelling_a_ladder_leaves_its_bots_free_for_another(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bots = start_bots(["greedy", "random"])
+    try:
+        s = stub(srv.address)
+        assert submit(s, "ga", bots[0].address, ALICE).HasField("entrant")
+        assert submit(s, "rb", bots[1].address, BOB).HasField("entrant")
+        both = {"ga.v1", "rb.v1"}
+        tids = []
+        for name in ("first", "second"):
+            c = config(name, [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True))
+            t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
+            s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
+            tids.append(t.tournament_id)
+        for tid in tids:
+            wait_for(f"{tid} to play", lambda tid=tid: any(names(g) == both for g in games(s, tid)))
+        s.CancelTournament(ref_pb.CancelTournamentRequest(tournament_id=tids[0]), metadata=auth(ORGANISER))
+        assert tournament(s, tids[0]).state == ref_pb.TOURNAMENT_STATE_CANCELLED
+        seen = len(games(s, tids[1]))
+        wait_for("the other ladder to seat both bots again and again",
+                 lambda: sum(names(g) == both for g in games(s, tids[1])[seen:]) >= 10)  # fmt: skip
+        s.StopTournament(ref_pb.StopTournamentRequest(tournament_id=tids[1]), metadata=auth(ORGANISER))
+        wait_for("it to finish", lambda: tournament(s, tids[1]).state == ref_pb.TOURNAMENT_STATE_FINISHED)
+    finally:
+        for p in (srv, *bots):
+            p.stop()
