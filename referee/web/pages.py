@@ -103,12 +103,14 @@ class Pages:
         shown = ladders.shown(self.service.store, tid, every) if ladder else None
         standings = await self._standings(row, shown)
         start = _number(request, "start") or 0
+        rows = standings.rows[start : start + self.size]
         return {
             "row": row, "kind": kind_of(row), "state": self.service.registry.state(tid, row)[0], "standings": standings,
-            "rows": standings.rows[start : start + self.size], "start": start, "every": every, "ladder": ladder,
+            "rows": rows, "start": start, "every": every, "ladder": ladder,
             "next_start": start + self.size if len(standings.rows) > start + self.size else None,
             "versions": self._versions(tid, ladder), "live": self.live_games(tid), "hello": self._hello(tid, ladder),
             "waiting": self.service.waiting(tid),
+            "health": health_store.get(self.service.store, [r.entrant for r in rows]),
         }  # fmt: skip
 
     async def _standings(self, row: TournamentRow, shown: Collection[str] | None = None) -> Standings:
