@@ -37,8 +37,8 @@ def add_table_formats(p: argparse.ArgumentParser) -> None:
 def add_versions_arg(p: argparse.ArgumentParser) -> None:
     """``--all`` (``--all-versions``): a ladder's every bot version, not only each bot's latest; local or remote."""
     p.add_argument("--all", "--all-versions", dest="all_versions", action="store_true",
-                   help="a ladder: every version of each bot, superseded and retired ones marked (default: each "
-                   "bot's latest)")  # fmt: skip
+                   help="every version of each bot, superseded and retired ones marked (default: each bot's "
+                   "latest)")  # fmt: skip
 
 
 def add_worker_args(p: argparse.ArgumentParser, default: str = "the config's [workers], else in this process") -> None:

@@ -72,7 +72,7 @@ def standings(args: argparse.Namespace) -> int:
 def entrants(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    for e in pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(), "entrants"):
+    for e in pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(all_versions=args.all_versions), "entrants"):
         state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
         if args.json:
             say(json.dumps({**message_json(e), "state": state}))

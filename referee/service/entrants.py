@@ -119,7 +119,7 @@ class EntrantCalls(ServiceBase):
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
         who = self.auth.reader(context)
         after, size = page(request)
-        rows = self.registry.bots_page(request.active_only, after or None, size + 1)
+        rows = self.registry.bots_page(request.active_only, after or None, size + 1, request.all_versions)
         ratings = await self._ratings()
         health = health_store.get(self.store, [b.entrant_id for _, b in rows[:size]])
         return ref_pb.ListEntrantsResponse(

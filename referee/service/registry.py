@@ -89,10 +89,13 @@ class Registry:
         rows = self.db.execute(f"SELECT * FROM service_entrants {where} ORDER BY submitted_at DESC, name, version DESC")
         return [BotVersion(*r) for r in rows]
 
-    def bots_page(self, active_only: bool, before: int | None, limit: int) -> list[tuple[int, BotVersion]]:
+    def bots_page(
+        self, active_only: bool, before: int | None, limit: int, every: bool = True
+    ) -> list[tuple[int, BotVersion]]:
         """Up to ``limit`` bot versions, newest first, each with its row number; only those older than the row
-        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile)."""
-        where = ["state = 'active'"] if active_only else []
+        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile); without
+        ``every``, each bot's latest version only (no superseded one)."""
+        where = ["state = 'active'"] if active_only else [] if every else [f"state != '{SUPERSEDED}'"]
         args: list[int] = []
         if before is not None:
             where.append("rowid < ?")

@@ -183,9 +183,10 @@ class Pages:
 
     async def bots(self, request: Request) -> Response:
         before = _number(request, "before")
-        rows = self.service.registry.bots_page(False, before, self.size + 1)
+        every = request.query_params.get("all") == "1"  # every version, not only each bot's latest
+        rows = self.service.registry.bots_page(False, before, self.size + 1, every)
         return self.site.render(
-            request, "bots.html", bots=[b for _, b in rows[: self.size]],
+            request, "bots.html", bots=[b for _, b in rows[: self.size]], every=every,
             next_before=rows[self.size - 1][0] if len(rows) > self.size else None,
         )  # fmt: skip
 

@@ -62,7 +62,7 @@ def test_every_surface_shows_the_same_games_for_every_version(tmp_path: Path) ->
         api = s.GetStandings(ref_pb.GetStandingsRequest(tournament_id=tid, all_versions=True), metadata=auth(ALICE))
         assert {r.entrant: r.games for r in api.rows} == played
         assert {r.entrant: r.state for r in api.rows}["early.v1"] == "superseded"
-        listed = s.ListEntrants(ref_pb.ListEntrantsRequest(), metadata=auth(ORGANISER)).entrants
+        listed = s.ListEntrants(ref_pb.ListEntrantsRequest(all_versions=True), metadata=auth(ORGANISER)).entrants
         assert {e.entrant_id: e.games for e in listed} == played
         remote = json.loads(cli("remote", "standings", tid, "--all", "--json", "--server", site.address))
         local = json.loads(cli("standings", tid, "--all", "--json", "--data", str(data)))
@@ -71,7 +71,7 @@ def test_every_surface_shows_the_same_games_for_every_version(tmp_path: Path) ->
             assert {r["entrant"]: r["state"] for r in shown["standings"]}["early.v1"] == "superseded"
             assert shown["games"] == sum(played.values()) // 3 and shown["scheduled"] == 0  # no budget
         assert "early.v2" not in local["head_to_head"]["early.v1"]  # one owner's versions never meet
-        lines = cli("remote", "entrants", "--server", site.address, "--token", ORGANISER).splitlines()
+        lines = cli("remote", "entrants", "--all", "--server", site.address, "--token", ORGANISER).splitlines()
         for e in listed:
             line = next(x for x in lines if x.startswith(e.entrant_id + " "))
             assert f"games {played[e.entrant_id]}" in line and f"({e.bot_version})" in line
@@ -87,6 +87,12 @@ def test_every_surface_shows_the_same_games_for_every_version(tmp_path: Path) ->
         assert {r["entrant"] for r in local["standings"]} == latest
         api = s.GetStandings(ref_pb.GetStandingsRequest(tournament_id=tid), metadata=auth(ALICE))
         assert {r.entrant for r in api.rows} == latest
+        listed = s.ListEntrants(ref_pb.ListEntrantsRequest(), metadata=auth(ORGANISER)).entrants
+        assert {e.entrant_id for e in listed} == latest
+        lines = cli("remote", "entrants", "--server", site.address, "--token", ORGANISER).splitlines()
+        assert {x.split()[0] for x in lines} == latest
+        _, _, bots_page = get(f"{site.url}/bots")
+        assert bots_page.count('href="/bots/early"') == 1  # one row: its latest version
     finally:
         site.stop()
         for b in bots:

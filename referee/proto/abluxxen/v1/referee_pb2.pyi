@@ -127,14 +127,16 @@ class SubmitBotResponse(_message.Message):
     def __init__(self, entrant: _Optional[_Union[Entrant, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ...) -> None: ...
 
 class ListEntrantsRequest(_message.Message):
-    __slots__ = ("active_only", "page_size", "page_token")
+    __slots__ = ("active_only", "page_size", "page_token", "all_versions")
     ACTIVE_ONLY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ALL_VERSIONS_FIELD_NUMBER: _ClassVar[int]
     active_only: bool
     page_size: int
     page_token: str
-    def __init__(self, active_only: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    all_versions: bool
+    def __init__(self, active_only: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., all_versions: _Optional[bool] = ...) -> None: ...
 
 class ListEntrantsResponse(_message.Message):
     __slots__ = ("entrants", "next_page_token")
