@@ -64,10 +64,14 @@ def test_every_surface_shows_the_same_games_for_every_version(tmp_path: Path) ->
         assert {r.entrant: r.state for r in api.rows}["early.v1"] == "superseded"
         listed = s.ListEntrants(ref_pb.ListEntrantsRequest(all_versions=True), metadata=auth(ORGANISER)).entrants
         assert {e.entrant_id: e.games for e in listed} == played
+        # one ladder on the server: a version's rating over its games is its rating in the ladder
+        rated = {r.entrant: (round(r.mu, 6), round(r.sigma, 6)) for r in api.rows}
+        assert {e.entrant_id: (round(e.mu, 6), round(e.sigma, 6)) for e in listed} == rated
         remote = json.loads(cli("remote", "standings", tid, "--all", "--json", "--server", site.address))
         local = json.loads(cli("standings", tid, "--all", "--json", "--data", str(data)))
         for shown in (remote, local):
             assert {r["entrant"]: r["games"] for r in shown["standings"]} == played
+            assert {r["entrant"]: (round(r["mu"], 6), round(r["sigma"], 6)) for r in shown["standings"]} == rated
             assert {r["entrant"]: r["state"] for r in shown["standings"]}["early.v1"] == "superseded"
             assert shown["games"] == sum(played.values()) // 3 and shown["scheduled"] == 0  # no budget
         assert "early.v2" not in local["head_to_head"]["early.v1"]  # one owner's versions never meet
