@@ -141,7 +141,9 @@ class Pages:
         tid = request.path_params["tid"]
         context = await self._board(request, tid)
         names = [r.entrant for r in context["rows"]]
-        return self.site.render(request, "board.html", plot=plot(self.service.boards.history(tid), names), **context)
+        marks = {r.entrant: r.state for r in context["rows"]}
+        return self.site.render(request, "board.html", plot=plot(self.service.boards.history(tid), names, marks),
+                                **context)  # fmt: skip
 
     async def board_table(self, request: Request) -> Response:
         """The leaderboard's table alone: what the page's script fetches when the live stream says a game ended."""

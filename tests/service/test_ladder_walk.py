@@ -82,7 +82,7 @@ def test_every_surface_shows_the_same_games_for_every_version(tmp_path: Path) ->
         _, _, board = get(f"{site.url}/t/{tid}?all=1")
         assert {n: int(k) for n, k in ROW.findall(board)} == played
         assert f"{sum(played.values()) // 3} games played" in board and " of " not in board.split("</caption>")[0]
-        assert "superseded" in board
+        assert '<span class="mark">superseded</span>' in board and "early.v1 (superseded)" in board  # row, legend
         # latest versions by default, everywhere
         latest = {"early.v2", "rb.v1", "cc.v1"}
         _, _, board = get(f"{site.url}/t/{tid}")
