@@ -139,7 +139,8 @@ class Standings:
                          "shared, significantly more often than behind (docs/tournaments.md)")  # fmt: skip
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
-            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
+            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any; · for a pair that never "
+                      "meets: one owner's)"]  # fmt: skip
             cell = {
                 (a, b): f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")
                 for a in names
@@ -148,7 +149,7 @@ class Standings:
             width = 2 + max(9, *(len(c) for c in cell.values()), *(min(len(n), 12) for n in names))
             lines.append(" " * 17 + "".join(f"{n[:12]:>{width}}" for n in names))
             for a in names:
-                cells = [f"{'·' if a == b else cell[(a, b)]:>{width}}" for b in names]
+                cells = [f"{cell.get((a, b), '·'):>{width}}" for b in names]  # ·: itself, or a pair that never meets
                 lines.append(f"{a[:16]:<17}" + "".join(cells))
         if len(names) > 1 and self.score_diff:
             lines += ["", "score difference (row minus column, points a game in the games they shared, ± 95% CI)"]
