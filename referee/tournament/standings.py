@@ -139,8 +139,8 @@ class Standings:
                          "shared, significantly more often than behind (docs/tournaments.md)")  # fmt: skip
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
-            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any; · for a pair that never "
-                      "meets: one owner's)"]  # fmt: skip
+            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any; · for a pair that "
+                      "never meets: one owner's)"]  # fmt: skip
             cell = {
                 (a, b): f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")
                 for a in names
