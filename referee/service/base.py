@@ -53,7 +53,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
         self.submitting: dict[str, tuple[str, str]] = {}  # bots under validation: name -> (owner, address dialled)
         self.own_ports: set[int] = set()  # the ports the referee listens on: never a bot's address
         self.log = get_logger(service="referee")
-        # every ladder's bot health (docs/service.md, "Bot health"): one for the server, as a bot is down for all
+        # every ladder's bot health (docs/bot-health.md): one for the server, as a bot is down for all
         self.health = Health(store, self._probe, settings=settings.health, on_change=self._health_changed)
         self.prober: asyncio.Task | None = None
 

@@ -80,7 +80,7 @@ class EntrantCalls(ServiceBase):
     async def _unchanged(self, latest: BotVersion | None, owner: str, dial: str) -> ref_pb.SubmitBotResponse | None:
         """A resubmission of ``owner``'s active bot ``latest`` at the same address whose Hello gives the same
         version and author: ALREADY_EXISTS naming the current version, or, when that version is down or suspended
-        (docs/service.md, "Bot health"), that version up again (its author submitted it again). None: not
+        (docs/bot-health.md), that version up again (its author submitted it again). None: not
         unchanged, a new version follows."""
         if latest is None or latest.state != ACTIVE or latest.owner != owner or not same_place(latest.address, dial):
             return None

@@ -220,7 +220,7 @@ class Run(GameHooks):
         health: Health | None = None,
     ) -> None:
         self.store = store
-        self.health = health  # the server's bot health, for a ladder's scheduler (docs/service.md, "Bot health")
+        self.health = health  # the server's bot health, for a ladder's scheduler (docs/bot-health.md)
         self.config = config
         self.tid = config.tournament_id
         self.hub = hub

@@ -25,7 +25,7 @@
     page_size = 50                         # rows in each page of a list
     session_hours = 12                     # how long a sign-in lasts
 
-    [health]                               # a ladder's down bots (docs/service.md, "Bot health")
+    [health]                               # a ladder's down bots (docs/bot-health.md)
     first_probe_s = 5                      # a down bot's first Hello probe; the interval doubles ...
     max_probe_s = 600                      # ... up to this
     suspend_after_s = 86400                # down longer than this: suspended until its author submits again

@@ -1,4 +1,4 @@
-"""Each entrant's health as the ladder sees it (docs/service.md, "Bot health"): up, down or suspended, since
+"""Each entrant's health as the ladder sees it (docs/bot-health.md): up, down or suspended, since
 when, why, how many games it missed and how many probes have failed since it went down.
 
 Keyed by the name an entrant plays under (a service bot's ``name.vN``, or a file entrant's name), across

@@ -1,4 +1,4 @@
-"""Bot health for a ladder (docs/service.md, "Bot health"): an entrant that cannot be reached when its game starts
+"""Bot health for a ladder (docs/bot-health.md): an entrant that cannot be reached when its game starts
 is **down**, is probed with a Hello at growing intervals, and is **up** again at its first good Hello; down for
 longer than ``suspend_after_s`` it is **suspended**, and no longer probed, until its author submits again.
 

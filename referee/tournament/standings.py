@@ -53,7 +53,7 @@ class Standing:
     # "ci95": [low, high] or None (cluster-robust over their shared duplicate sets), "games": games shared}
     lead_over_next: dict[str, Any] | None = None
     state: str = ""  # "superseded" or "retired": a ladder entrant no longer seated (tournament/board.py)
-    health: str = "up"  # "down" or "suspended": a ladder does not seat it now (docs/service.md, "Bot health")
+    health: str = "up"  # "down" or "suspended": a ladder does not seat it now (docs/bot-health.md)
 
     @property
     def strikes(self) -> int:

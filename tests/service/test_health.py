@@ -1,4 +1,4 @@
-"""Bot health through a real server (docs/service.md, "Bot health"): what a ladder marks down is kept in the store
+"""Bot health through a real server (docs/bot-health.md): what a ladder marks down is kept in the store
 and probed with Hello after a restart of the server; a bot that answers is up again, one down too long is
 suspended; every surface (the API, ``abluxx remote entrants``, the site's bot page) says so; and its author brings
 a suspended bot back by submitting it again unchanged, without a new version."""

@@ -1,4 +1,4 @@
-"""Bot health (docs/service.md, "Bot health"): down at an absence, probed at doubling intervals on a clock the test
+"""Bot health (docs/bot-health.md): down at an absence, probed at doubling intervals on a clock the test
 moves, up at the first good Hello, suspended after too long down; all of it kept in a real SQLite store."""
 
 from __future__ import annotations
