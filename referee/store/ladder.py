@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -67,8 +68,14 @@ class RoundRow:
     chosen_at: float
 
 
+_ready: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+
+
 def _db(store: SqliteStore) -> sqlite3.Connection:
-    return store.ensure(LADDER_SCHEMA)
+    if store not in _ready:
+        store.db.executescript(LADDER_SCHEMA)
+        _ready.add(store)
+    return store.db
 
 
 _COLUMNS = "name, owner, bot, version, joined_round, left_round, address, policy, command"
