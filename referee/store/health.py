@@ -18,16 +18,14 @@ from .sqlite import SqliteStore
 Status = Literal["up", "down", "suspended"]
 STATUSES: tuple[Status, ...] = ("up", "down", "suspended")
 
-HEALTH_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entrant_health (
+HEALTH_SCHEMA = """CREATE TABLE IF NOT EXISTS entrant_health (
     name TEXT PRIMARY KEY,         -- the name it plays under (a service bot's version: bot.vN)
     status TEXT NOT NULL,          -- up | down | suspended
     since REAL NOT NULL,           -- unix time of the last change of status
     missed INTEGER NOT NULL DEFAULT 0,  -- games it would have been seated in but was down or absent
     reason TEXT NOT NULL DEFAULT '',
     probes INTEGER NOT NULL DEFAULT 0   -- failed Hello probes since it went down
-);
-"""
+)"""
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,10 @@ _COLUMNS = "name, status, since, missed, reason, probes"
 
 
 def _db(store: SqliteStore) -> sqlite3.Connection:
-    return store.ensure(HEALTH_SCHEMA)
+    """The connection, with the table made if missing: one cheap statement, as health is read and written rarely
+    (a numbered migration makes it once the store has them)."""
+    store.db.execute(HEALTH_SCHEMA)
+    return store.db
 
 
 def get(store: SqliteStore, names: Iterable[str]) -> dict[str, HealthRow]:
