@@ -50,6 +50,9 @@ class GameSpec:
     tournament_id: str = ""
     # GameOverNotice reveals the deck and salt; a tournament says False while another game still uses this deal
     reveal_deal: bool = True
+    # a seat whose bot cannot be reached at the start (no connection, no Hello): False, the fallback plays it from
+    # the start; True (a ladder), the game does not start and raises SeatsAbsent, so nobody wins by its absence
+    absent_aborts: bool = False
 
 
 @dataclass

@@ -99,6 +99,14 @@ CREATE TABLE IF NOT EXISTS void_games (
     result TEXT,                   -- JSON: end_reason, decisions, scores, places, record path (finished games)
     voided_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ladder_deals (  -- a ladder's deal set: its tables share one secret deck (store/ladder.py)
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    deal INTEGER NOT NULL,
+    deck_seed INTEGER NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,  -- 1: no more tables join it (its deck may be revealed once all are done)
+    PRIMARY KEY (tournament_id, deal)
+);
+CREATE INDEX IF NOT EXISTS ladder_deals_open ON ladder_deals (deck_seed, closed);
 CREATE TABLE IF NOT EXISTS ratings (
     tournament_id TEXT NOT NULL,
     entrant TEXT NOT NULL,
@@ -398,11 +406,12 @@ class SqliteStore:
 
     def deal_in_play(self, deck_seed: int, game_id: str) -> int:
         """How many games other than ``game_id`` still have the deck ``deck_seed`` to play (or are playing it), in
-        any tournament of this store: while there are any, its deck is secret. A cancelled or interrupted
+        any tournament of this store, counting a ladder's deal set that more tables may still join as one: while there
+        are any, its deck is secret. A cancelled or interrupted
         tournament's games count, since it may be resumed."""
-        return self.db.execute(
-            "SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?", (deck_seed, game_id)
-        ).fetchone()[0]
+        q = """SELECT (SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?)
+                    + (SELECT COUNT(*) FROM ladder_deals WHERE deck_seed = ? AND closed = 0)"""
+        return self.db.execute(q, (deck_seed, game_id, deck_seed)).fetchone()[0]
 
     def record_file(self, stored: str | None) -> Path | None:
         """The file of a game's record from its stored path (GameRow.record_path: relative to the data folder, or

@@ -121,6 +121,10 @@ class Health:
         """``name`` would have been seated in ``n`` games, but was down."""
         health_store.add_missed(self.store, name, n)
 
+    def played(self, name: str) -> None:
+        """It played a game to its end. Nothing changes: an up entrant stays up, and a down one comes back only at
+        a good Hello from the prober (a game that was already under way says nothing of its bot now)."""
+
     def cleared(self, name: str) -> None:
         """Its author submitted it again: up, whatever it was (a suspended entrant's only way back)."""
         self._down.pop(name, None)

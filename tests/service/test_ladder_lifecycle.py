@@ -4,11 +4,12 @@ joined by open entry is counted like any entrant, in ListEntrants and GetEntrant
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-from .helpers import ALICE, BOB, ORGANISER, auth, config, start_bots, start_server, stub, submit, write_settings
+from .helpers import ABLUXX, ALICE, BOB, ORGANISER, auth, config, start_bots, start_server, stub, submit, write_settings
 from .test_ladder import games, names, tournament, wait_for
 
 
@@ -25,6 +26,12 @@ def test_an_open_ladder_starts_empty_and_takes_bots_submitted_before_it(tmp_path
         tid = t.tournament_id
         assert t.state == ref_pb.TOURNAMENT_STATE_RUNNING
         assert "early.v1" in tournament(s, tid).entrants  # joined at the start, without submitting again
+        # alone, it cannot fill a table of 2 owners: the ladder says so, in the API and in the CLI
+        waiting = wait_for("the ladder to say what it waits for", lambda: tournament(s, tid).waiting)
+        assert "needs 2" in waiting and "1 owners" in waiting
+        out = subprocess.run([*ABLUXX, "remote", "tournament", "show", tid, "--server", srv.address],
+                             capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+        assert f"waiting: {waiting}" in out and "0/8 games" in out  # against its budget
         assert submit(s, "late", bots[1].address, BOB).HasField("entrant")
         both = {"early.v1", "late.v1"}
         wait_for("both bots to play each other", lambda: any(names(g) == both for g in games(s, tid)))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.tournament.config import ConfigError, LadderSettings, load
-from referee.tournament.ladder import Meetings, Member, choose, round_slots
+from referee.tournament.ladder import Meetings, Member, choose
 
 LADDER = """
 name = "lad"
@@ -51,7 +51,7 @@ def test_the_ladder_table_has_documented_defaults(tmp_path: Path) -> None:
         ("games = 0", "", "ladder.games", "a budget of 0 games plays nothing"),
         ("rounds = 3", "", "ladder.rounds", "unknown key"),
         ("sigma_target = -1", "", "ladder.sigma_target", "above 0"),
-        ("", "deals = 3\n", "deals", "a ladder's rounds choose its tables and deals"),
+        ("", "deals = 3\n", "deals", "a ladder chooses its tables and deals as it goes"),
     ],
 )
 def test_a_bad_ladder_table_is_refused_in_plain_words(
@@ -174,20 +174,3 @@ def test_the_pair_cap_spreads_the_meetings() -> None:
     assert most_meetings(2, per_round=5) == 2
     # with every entrant seated every round it is relaxed, step by step, and still spreads the meetings
     assert most_meetings(1) < most_meetings(100)
-
-
-def test_a_rounds_deals_are_shared_across_tables_of_different_owners() -> None:
-    members = field(24, 24)
-    tables = choose(0, members, LadderSettings(), 3, 1, Meetings(10))
-    slots = round_slots("lad-1", 0, tables, {m.name: m.owner for m in members}, b"k" * 32, 100)
-    assert [s.slot for s in slots] == list(range(100, 100 + len(tables)))
-    decks: dict[int, list[tuple[str, ...]]] = {}
-    for s in slots:
-        decks.setdefault(s.deck_seed, []).append(s.seats)
-        assert s.deal == 0 and s.duplicate_set == (s.table, 0)
-    assert max(len(v) for v in decks.values()) >= 2  # a deck is played at several tables
-    for seats in decks.values():  # and never twice by one entrant
-        names = [n for t in seats for n in t]
-        assert len(names) == len(set(names))
-    other = round_slots("lad-1", 0, tables, {m.name: m.owner for m in members}, b"j" * 32, 100)
-    assert {s.deck_seed for s in other}.isdisjoint({s.deck_seed for s in slots})  # secret: from the deal key
