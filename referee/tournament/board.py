@@ -95,5 +95,3 @@ def board(store: SqliteStore, tid: str, all_versions: bool = False) -> Standings
     row = store.tournament(tid)
     assert row is not None
     return dressed(tally_of(store, row).standings(shown=shown(store, row, all_versions)), store, row)
-
-
