@@ -145,7 +145,11 @@ def create(args: argparse.Namespace) -> int:
     data.setdefault("name", args.config.stem)
     config = message_from(data, ref_pb.TournamentConfig(), str(args.config), hints=_NOT_REMOTE)
     t = call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config))
-    say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
+    if "ladder" in data:  # its games are chosen as it runs: say who it has, not a schedule it does not have
+        budget = f"a budget of {t.budget} games" if t.budget else "no budget (it runs until stopped)"
+        say(f"created ladder {t.tournament_id}: {budget}; entrants: {', '.join(t.entrants) or 'none yet'}")
+    else:
+        say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
     if args.start:
         t = call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=t.tournament_id))
         say(tournament_line(t))

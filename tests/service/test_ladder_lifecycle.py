@@ -4,6 +4,7 @@ joined by open entry is counted like any entrant, in ListEntrants and GetEntrant
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -54,12 +55,21 @@ def test_cancelling_a_ladder_leaves_its_bots_free_for_another(tmp_path: Path) ->
         assert submit(s, "ga", bots[0].address, ALICE).HasField("entrant")
         assert submit(s, "rb", bots[1].address, BOB).HasField("entrant")
         both = {"ga.v1", "rb.v1"}
-        tids = []
-        for name in ("first", "second"):
-            c = config(name, [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True))
-            t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
-            s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
-            tids.append(t.tournament_id)
+        c = config("first", [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True))
+        t = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER))
+        s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=t.tournament_id), metadata=auth(ORGANISER))
+        tids = [t.tournament_id]
+        # the second from a file, as an organiser would: created empty, started, and joined by both bots
+        (tmp_path / "second.toml").write_text("table_size = 2\nconcurrency = 2\n[ladder]\nopen = true\n")
+        out = subprocess.run([*ABLUXX, "remote", "tournament", "create", str(tmp_path / "second.toml"), "--start",
+                              "--server", srv.address, "--token", ORGANISER], capture_output=True, text=True,
+                             timeout=120)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        created = re.search(
+            r"created ladder (\S+): no budget \(it runs until stopped\); entrants: none yet", out.stdout
+        )
+        assert created and f"tournament {created[1]}: running, 0 games played" in out.stdout, out.stdout
+        tids.append(created[1])
         for tid in tids:
             wait_for(f"{tid} to play", lambda tid=tid: any(names(g) == both for g in games(s, tid)))
         s.CancelTournament(ref_pb.CancelTournamentRequest(tournament_id=tids[0]), metadata=auth(ORGANISER))
