@@ -8,6 +8,7 @@ of its own and reads the store's through its connection.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -240,12 +241,14 @@ def bot_links(store: SqliteStore, tid: str | None = None) -> dict[tuple[str, str
     every one) plays: those its config names, and those that joined an open ladder (``name.vN``)."""
     rows = store.db.execute("SELECT * FROM service_tournament_bots WHERE ? IS NULL OR tournament_id = ?", (tid, tid))
     links = {(t, e): (b, v) for t, e, b, v in rows}
-    submitted = {(n, v) for n, v in store.db.execute("SELECT name, version FROM service_entrants")}
-    for t in store.tournaments():
-        if "ladder" in t.config and tid in (None, t.id):
-            for e in ladder_store.entrants(store, t.id):
-                if (e.bot, e.version) in submitted and e.name == f"{e.bot}.v{e.version}":
-                    links.setdefault((t.id, e.name), (e.bot, e.version))
+    joined = """SELECT l.tournament_id, l.name, l.bot, l.version FROM ladder_entrants l
+                JOIN service_entrants s ON s.name = l.bot AND s.version = l.version
+                WHERE l.name = l.bot || '.v' || l.version AND (? IS NULL OR l.tournament_id = ?)"""
+    try:
+        for t, e, b, v in store.db.execute(joined, (tid, tid)):
+            links.setdefault((t, e), (b, v))
+    except sqlite3.OperationalError:  # no ladder yet: its table is made with the first (store/ladder.py)
+        pass
     return links
 
 

@@ -93,6 +93,8 @@ def test_every_surface_shows_the_same_games_for_every_version(tmp_path: Path) ->
         assert {e.entrant_id for e in listed} == latest
         lines = cli("remote", "entrants", "--server", site.address, "--token", ORGANISER).splitlines()
         assert {x.split()[0] for x in lines} == latest
+        _, _, rb = get(f"{site.url}/bots/rb")  # an open-entry bot's page names the ladder it plays in
+        assert f"{tid}</a> as rb.v1" in rb and "No tournament yet" not in rb
         _, _, bots_page = get(f"{site.url}/bots")
         assert bots_page.count('href="/bots/early"') == 1  # one row: its latest version
     finally:
