@@ -5,6 +5,7 @@ A mistake is refused with a ``ConfigError`` that names the file, the key and the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -102,6 +103,9 @@ class TournamentConfig:
             del d["ladder"]  # a round robin's config keeps the identity it had before ladders
         else:
             d["ladder"] = {k: v for k, v in d["ladder"].items() if v is not None}
+            for k, default in _LADDER_ADDED.items():  # keys added later: at their default, a stored ladder's
+                if d["ladder"].get(k) == default:  # identity stays what it was, so its file still resumes it
+                    del d["ladder"][k]
             for k in _NOT_IN_LADDER:  # its rounds decide them
                 del d[k]
         return d
@@ -123,8 +127,9 @@ class TournamentConfig:
         blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:8]
 
-    @property
+    @functools.cached_property
     def tournament_id(self) -> str:
+        """Its name and identity (kept: a ladder asks for it at every choice and every game)."""
         return f"{self.name}-{self.identity()}"
 
 
@@ -149,6 +154,9 @@ _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurr
         "ladder"}  # fmt: skip
 _LADDER = {"tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open", "games_per_hour",
            "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables"}  # fmt: skip
+# the [ladder] keys added with continuous choices, and their defaults (left out of the identity at the default)
+_LADDER_ADDED = {k: getattr(LadderSettings(), k)
+                 for k in ("games_per_hour", "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables")}
 _NOT_IN_LADDER = ("deals", "tables", "seat_orders")  # a round robin's keys; a ladder's rounds decide these
 _WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}

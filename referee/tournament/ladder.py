@@ -51,6 +51,7 @@ class Member:
     mu: float
     sigma: float
     games: int  # games chosen for it in the choices before this one
+    last: int = -1  # the table it was last seated at (a number the caller gives each table; -1: none yet)
 
 
 class Meetings:
@@ -89,9 +90,11 @@ def choose(
     seed: int,
     meetings: Meetings,
     budget_left: int | None = None,
+    no_repeat: bool = False,
 ) -> list[tuple[str, ...]]:
     """The tables of choice number ``choice``, each with its entrants in seat order (see the module's docstring).
-    ``budget_left``: at most this many tables (the free slots, the budget)."""
+    ``budget_left``: at most this many tables (the free slots, the budget). ``no_repeat``: no table of entrants
+    who were all last seated at one table together (while other games play, the ladder waits for them to mix)."""
     rng = random.Random(_derive(seed, "ladder", choice))
     jitter = {m.name: rng.random() for m in members}
     new = settings.new_games
@@ -118,7 +121,7 @@ def choose(
         if len(tables) >= want:
             break
         if seating.free(m.name):
-            table = seating.table_for(m, table_size, offset, meetings, settings.max_meetings)
+            table = seating.table_for(m, table_size, offset, meetings, settings.max_meetings, no_repeat)
             if table is not None:
                 rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
                 tables.append(tuple(table))
@@ -155,6 +158,11 @@ class _Seating:
         self.right[i] = i + 1
         self.left[i + 1] = i
 
+    def _repeats(self, picked: list[int]) -> bool:
+        """All of them were last seated at one table together."""
+        lasts = {self.members[i].last for i in picked}
+        return len(lasts) == 1 and -1 not in lasts
+
     @staticmethod
     def _find(parent: list[int], i: int) -> int:
         root = i
@@ -164,7 +172,9 @@ class _Seating:
             parent[i], i = root, parent[i]
         return root
 
-    def table_for(self, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int) -> list[str] | None:
+    def table_for(
+        self, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int, no_repeat: bool = False
+    ) -> list[str] | None:
         """``anchor`` and k - 1 free opponents that fit (owners apart, pairs under the cap; the cap raised by one,
         then two, then dropped, when that fails), all then taken; None when no table fits. The opponents are the
         anchor's block: the mu order is cut into blocks of k from position ``offset`` on (wrapping round), and
@@ -176,16 +186,19 @@ class _Seating:
         targets = [self.mus[(start + j) % n] for j in range(k) if (start + j) % n != a]
         limits = (cap, cap + 1, cap + 2, None) if cap else (None,)  # the cap (0: none) relaxed step by step
         for limit in limits:
-            picked = self._fill(a, targets, meetings, limit)
+            picked = self._fill(a, targets, meetings, limit, no_repeat)
             if picked is not None:
                 for i in picked:
                     self._take(i)
                 return [self.members[i].name for i in picked]
         return None
 
-    def _fill(self, a: int, targets: list[float], meetings: Meetings, cap: int | None) -> list[int] | None:
+    def _fill(
+        self, a: int, targets: list[float], meetings: Meetings, cap: int | None, no_repeat: bool = False
+    ) -> list[int] | None:
         """The anchor ``a`` and, for each target, the free entrant nearest to it that fits; when the later ones
-        cannot be found, the first opponent is taken further away, up to ``FIRST_TRIES`` times."""
+        cannot be found (or, with ``no_repeat``, the table would be one table's entrants again), the first opponent
+        is taken further away, up to ``FIRST_TRIES`` times."""
         tried: list[int] = []
         for _ in range(FIRST_TRIES):  # a table has two seats at least: there is a first target
             first = self._pick(targets[0], [a], meetings, cap, tried)
@@ -197,7 +210,7 @@ class _Seating:
                 if i is None:
                     break
                 picked.append(i)
-            if len(picked) == len(targets) + 1:
+            if len(picked) == len(targets) + 1 and not (no_repeat and self._repeats(picked)):
                 return picked
             tried.append(first)
         return None

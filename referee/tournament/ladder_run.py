@@ -61,6 +61,8 @@ class Book:
         self.scheduled = 0  # slots in the schedule (the budget's count: absent tables leave it)
         self.pending = 0  # slots chosen and not finished
         self.next_deal = 0
+        self.last: dict[str, int] = {}  # the table (numbered as recorded) each entrant was last seated at
+        self.tables = 0
 
     @classmethod
     def load(cls, store: SqliteStore, config: TournamentConfig) -> Book:
@@ -91,20 +93,30 @@ class Book:
     def budget_left(self) -> int | None:
         return None if self.settings.games is None else self.settings.games - self.scheduled
 
-    def choose(self, idle: Sequence[LadderEntrant], free: int) -> list[tuple[str, ...]]:
-        """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice."""
+    def choose(self, idle: Sequence[LadderEntrant], free: int, in_flight: int = 0) -> list[tuple[str, ...]]:
+        """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice.
+        While ``in_flight`` games play, no table seats again the entrants of one table that just ended: they wait
+        for others to come free and mix (with nothing in flight, waiting would not help)."""
         members = []
         for e in idle:
             self.ratings.join(e.name)
             r = self.ratings.get(e.name)
-            members.append(Member(e.name, e.owner, r.mu, r.sigma, self.games[e.name]))
-        return choose(self.choices, members, self.settings, self.table_size, self.seed, self.meetings, free)
+            members.append(Member(e.name, e.owner, r.mu, r.sigma, self.games[e.name], self.last.get(e.name, -1)))
+        return choose(self.choices, members, self.settings, self.table_size, self.seed, self.meetings, free,
+                      no_repeat=in_flight > 0)  # fmt: skip
+
+    def repeats(self, table: tuple[str, ...]) -> bool:
+        """Whether all of ``table`` were last seated at one table together (what ``choose``'s no_repeat avoids)."""
+        lasts = {self.last.get(n, -1) for n in table}
+        return len(lasts) == 1 and -1 not in lasts
 
     def record(self, tables: Sequence[tuple[str, ...]]) -> None:
         """A choice made: its tables count as games and meetings from the next choice on."""
         self.choices += 1
         for t in tables:
             self.games.update(t)
+            self.last.update(dict.fromkeys(t, self.tables))
+            self.tables += 1
         self.meetings.add_round(tables)
 
 
@@ -124,7 +136,7 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
             continue
         for res in results[book.seen : r.results_seen]:
             book.add_result(res.seats, res.places)
-        again = book.choose([by_name[n] for n in r.idle], r.free)
+        again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0)
         out.append((r.round, r.tables, tuple(again)))
         book.record(r.tables)
     return out
@@ -275,7 +287,7 @@ class LadderHooks(GameHooks):
                 self.addresses[e.name] = e.address  # a bot submitted while the ladder runs
         up = [e for e in present if self.presence.available(e.name)]
         idle = [e for e in up if book.busy[e.name] < e.games_at_once]
-        tables = book.choose(idle, free)
+        tables = book.choose(idle, free, book.pending)
         if not tables:
             self.waiting = self._why_waiting(present, up, idle)
             if not self.settings.open and not book.pending and not self._could_seat(present):
@@ -317,7 +329,7 @@ class LadderHooks(GameHooks):
                 closed.append(ds.deal)
                 del self.open[ds.deal]
         choice = Choice(book.choices, slots, book.seen, tuple(e.name for e in idle), free, tuple(tables),
-                        tuple(opened), tuple(closed))  # fmt: skip
+                        tuple(opened), tuple(closed), book.pending)  # fmt: skip
         ladder_store.add_choice(self.store, self.tid, choice)
         book.record(tables)
         book.scheduled += len(slots)

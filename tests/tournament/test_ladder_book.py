@@ -1,8 +1,9 @@
 """A ladder's run in this process (referee/tournament/ladder_run.py), checked against what a user reads in its
 store and output: each choice made from the ratings of exactly the results it saw (a reference built here from
-the stored results and `ladder.choose`), the idle entrants and free slots, the games budget, the new bots' addresses, too few
-entrants in an open and a closed ladder, its secret decks, and what `run_ladder` hands back and prints (progress,
-the games log, the crash report, the standings) on a first run, a stopped one and a rerun."""
+the stored results and `ladder.choose`), the idle entrants and free slots, the games budget, deal sets, the new
+bots' addresses, too few entrants in an open and a closed ladder, its secret decks, and what `run_ladder` hands
+back and prints (progress, the games log, the crash report, the standings) on a first run, a stopped one and a
+rerun."""
 
 from __future__ import annotations
 

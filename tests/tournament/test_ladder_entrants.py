@@ -17,10 +17,9 @@ from referee.store import StoreError, open_store
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
 from referee.tournament.config import load
-from referee.tournament.deals import PublicDeals
-from referee.tournament.ladder import round_slots
 from referee.tournament.ladder_run import open_ladder, run_ladder
 from referee.tournament.runner import standings_of
+from referee.tournament.schedule import _slot
 
 from .helpers import config_text, in_process_player
 
@@ -134,13 +133,13 @@ def test_a_choice_is_stored_once_and_only_at_the_schedules_end(tmp_path: Path) -
         opened = open_ladder(store, config, "")
         tid = config.tournament_id
         assert ladder_store.rounds(store, tid) == [] and opened.book.choices == 0
-        owners = {e.name: e.owner for e in ladder_store.entrants(store, tid)}
-        slots = round_slots(tid, 0, [("rnd", "greedy", "far")], owners, PublicDeals(4), 0)
+        slots = [_slot(tid, 0, 0, 0, 0, 11, ("rnd", "greedy", "far"))]
         ladder_store.add_round(store, tid, 0, slots)
         twice = f"^choice 0 of ladder {tid} is not its next one: refusing to store it twice$"
         with pytest.raises(StoreError, match=twice):
             ladder_store.add_round(store, tid, 0, slots)
-        late = round_slots(tid, 1, [("rnd", "greedy", "far"), ("cmd", "counter", "far")], owners, PublicDeals(4), 3)
+        late = [_slot(tid, 3, 0, 1, 0, 12, ("rnd", "greedy", "far")),
+                _slot(tid, 4, 0, 1, 1, 12, ("cmd", "counter", "far"))]  # fmt: skip
         with pytest.raises(StoreError, match=f"^choice 1 of ladder {tid} starts at slot 3, not 1$"):
             ladder_store.add_round(store, tid, 1, late)
         [row] = ladder_store.rounds(store, tid)

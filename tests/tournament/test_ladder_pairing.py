@@ -41,6 +41,11 @@ def test_the_ladder_table_has_documented_defaults(tmp_path: Path) -> None:
     assert load(write(tmp_path, "games = 30\ntables = 4\nsigma_target = 1.5")).ladder == LadderSettings(
         tables=4, games=30, sigma_target=1.5
     )
+    paced = "games_per_hour = 600\nmax_concurrent = 2\ngames_at_once = 2\ngames_at_once_cap = 3\ndeal_tables = 5"
+    assert load(write(tmp_path, paced)).ladder == LadderSettings(
+        games_per_hour=600, max_concurrent=2, games_at_once=2, games_at_once_cap=3, deal_tables=5
+    )
+    assert LadderSettings().games_per_hour == 0 and LadderSettings().games_at_once == 1  # docs/tournaments.md
     # the ladder's settings are part of its identity: another budget is another ladder
     assert load(write(tmp_path, "games = 30")).tournament_id != load(write(tmp_path, "games = 31")).tournament_id
 
@@ -51,6 +56,8 @@ def test_the_ladder_table_has_documented_defaults(tmp_path: Path) -> None:
         ("games = 0", "", "ladder.games", "a budget of 0 games plays nothing"),
         ("rounds = 3", "", "ladder.rounds", "unknown key"),
         ("sigma_target = -1", "", "ladder.sigma_target", "above 0"),
+        ("games_at_once = 5", "", "ladder.games_at_once", "more than games_at_once_cap (4)"),
+        ("games_per_hour = -1", "", "ladder.games_per_hour", ""),
         ("", "deals = 3\n", "deals", "a ladder chooses its tables and deals as it goes"),
     ],
 )
@@ -174,3 +181,15 @@ def test_the_pair_cap_spreads_the_meetings() -> None:
     assert most_meetings(2, per_round=5) == 2
     # with every entrant seated every round it is relaxed, step by step, and still spreads the meetings
     assert most_meetings(1) < most_meetings(100)
+
+
+def test_a_ladder_file_from_before_continuous_choices_keeps_its_tournament_id(tmp_path: Path) -> None:
+    """The [ladder] keys added since (games_per_hour, games_at_once, ...) at their defaults leave the identity as
+    it was, so rerunning an older file resumes its ladder; set, they make another ladder."""
+    text = ('name = "lad"\nseed = 4\ntable_size = 3\n[ladder]\ngames = 40\nsigma_target = 2.5\n'
+            + "".join(f'[[entrants]]\nname = "{n}"\npolicy = "{p}"\n'
+                      for n, p in (("a", "random"), ("b", "greedy"), ("c", "counter"))))  # fmt: skip
+    (tmp_path / "l.toml").write_text(text)
+    assert load(tmp_path / "l.toml").tournament_id == "lad-316cc648"  # as the referee before them computed it
+    (tmp_path / "l.toml").write_text(text.replace("games = 40\n", "games = 40\ngames_at_once = 2\n"))
+    assert load(tmp_path / "l.toml").tournament_id != "lad-316cc648"

@@ -20,10 +20,8 @@ from pathlib import Path
 
 from referee.cli import main
 from referee.match import GameResult, GameSpec
-from referee.store import ladder as ladder_store
 from referee.store import open_store
-from referee.tournament.config import load
-from referee.tournament.config import TournamentConfig
+from referee.tournament.config import TournamentConfig, load
 from referee.tournament.ladder_run import replay, run_ladder
 
 from .helpers import config_text, in_process_player
