@@ -140,18 +140,20 @@ def test_a_slow_bot_delays_only_its_own_games(tmp_path: Path) -> None:
     """A legal bot that takes 0.9 s on every second decision (within its time, after a quick validation game):
     while one of its games is played, the others' games go on starting and finishing beside it."""
     site = start_site(tmp_path / "data", tmp_path)
-    bots = start_bots(["greedy", "random", "counter"])
+    # five quick bots: while the slow one and its opponent play, four are left to pair in new ways (the ladder seats
+    # no table of one ended table's entrants again while games play)
+    bots = start_bots(["greedy", "random", "counter", "greedy", "random"])
     bots.append(start_bot("bad:slow", "--delay-ms", "900", "--every", "2", "--after", "80"))
     try:
         s = stub(site.address)
         c = config("slow", [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True))
         tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
         s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
-        for (name, owner), bot in zip([("a", "alice"), ("b", "bob"), ("c", "carol"), ("slow", "sam")], bots,
-                                      strict=True):  # fmt: skip
+        names_ = [("a", "alice"), ("b", "bob"), ("c", "carol"), ("d", "dave"), ("e", "erin"), ("slow", "sam")]
+        for (name, owner), bot in zip(names_, bots, strict=True):
             assert submit(s, name, bot.address, owner=owner).HasField("entrant")
         beside, slow_game = 0, None
-        for ev in s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=tid), timeout=600):
+        for ev in s.WatchTournament(ref_pb.WatchTournamentRequest(tournament_id=tid), timeout=300):
             which = ev.WhichOneof("event")
             if which == "started" and slow_game is None and "slow.v1" in ev.started.entrants:
                 slow_game = ev.started.game_id
