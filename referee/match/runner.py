@@ -407,6 +407,8 @@ class _Game:
         self.log.debug("game over", decisions=self.seq, scores=list(scores), places=list(places),
                        retired=list(end.retired), referee_faults=self.referee_faults)  # fmt: skip
         assert state.end_reason is not None
+        for stats, seat in zip(self.stats, self.seats, strict=True):
+            stats.transport = seat.transport
         return GameResult(
             game_id=self.spec.game_id,
             scores=scores,

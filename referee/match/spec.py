@@ -61,6 +61,7 @@ class SeatStats:
     decision_us: list[int] = field(default_factory=list)  # the bot's time for each decision it answered
     retired: bool = False
     first_fault: str = ""  # "invalid at decision 31: the bot raised KeyError: 7", the first strike's fault line
+    transport: str = ""  # how the seat was asked: "stream", "unary" or "builtin" ("" if it never connected)
 
 
 @dataclass

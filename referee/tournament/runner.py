@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from referee import metrics
 from referee.errors import GameLost, NoTournament, Precondition, RefereeError, SeatsAbsent
 from referee.fleet import Addresses, Crash, OnDecision, PlayerFactory, PlayFn, WorkerSettings
 from referee.log import get_logger
@@ -280,9 +281,7 @@ async def _play_slots(
     async def one(slot: Slot) -> GameResult | None:
         nonlocal lost
         committed = None
-        with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
-            record_in(store.records, slot.game_id).unlink()
-        store.mark_started(tid, slot.slot)  # from here on, an interruption voids its deal
+        _begin(store, tid, slot)
         try:
             async with fresh_commands(config, slot.seats, addresses, store.data / "logs", tid) as seats_at:
                 # the bots are told the deck at the end only if no other game still has it to play (in any
@@ -304,9 +303,10 @@ async def _play_slots(
                 except Exception as e:
                     log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
                     raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
-            store.save_game(tid, slot, result)
+            _save(store, tid, slot, result)
             committed = result
         finally:
+            metrics.GAMES_IN_FLIGHT.dec()
             hooks.on_done(slot, committed)
             await pending.finished(slot)
         return result
@@ -347,6 +347,22 @@ def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> t
     write_private(json_path, standings_mod.dumps(standings) + "\n")
     write_private(csv_path, standings.to_csv())
     return json_path, csv_path
+
+
+def _begin(store: SqliteStore, tid: str, slot: Slot) -> None:
+    """Before a game's first deal: its slot marked started (from here on, an interruption voids its deal) and the
+    game in flight until the caller's ``finally``."""
+    with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
+        record_in(store.records, slot.game_id).unlink()
+    store.mark_started(tid, slot.slot)
+    metrics.GAMES_IN_FLIGHT.inc()
+
+
+def _save(store: SqliteStore, tid: str, slot: Slot, result: GameResult) -> None:
+    """A finished game committed, then counted in the metrics (referee/metrics.py)."""
+    store.save_game(tid, slot, result)
+    seats = ((s.transport, s.decision_us, s.faults) for s in result.seats)
+    metrics.game_finished(result.end_reason.name.lower(), result.decisions, result.referee_faults, seats)
 
 
 def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -> standings_mod.Standings:

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee.errors import Unauthenticated
 from referee.log import get_logger
+from referee.metrics import SITE_STREAMS
 from referee.service.auth import Principal
 from referee.service.convert import rfc3339
 from referee.service.server import RefereeService
@@ -87,6 +88,7 @@ class Site:
         self.http = http
         self.sessions = Sessions(service.auth, http.session_hours)
         self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
+        SITE_STREAMS.set_function(lambda: sum(self.streams.open.values()))
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
         )

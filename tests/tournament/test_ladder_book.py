@@ -395,3 +395,43 @@ def test_tables_share_deal_sets_across_owners_and_a_deck_stays_secret_until_its_
         assert joined and opened
         for tables in at_deck.values():
             assert len(tables) <= 3 and all(a.isdisjoint(b) for i, a in enumerate(tables) for b in tables[i + 1 :])
+
+
+def test_games_per_hour_paces_the_starts_and_max_concurrent_caps_the_games_at_once(tmp_path: Path) -> None:
+    """With a clock the test moves: 3,600 games an hour is one a second (a burst of one), whatever the free slots;
+    max_concurrent caps the games at once below the run's concurrency."""
+    config = ladder(tmp_path, None, more="games_per_hour = 3600\n")
+    now = [100.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=8, clock=lambda: now[0])
+        first = hooks.more_slots() or []
+        assert len(first) == 1  # seven idle entrants could fill two tables: the pace allows one
+        hooks.on_start(first[0], GameSpec(game_id=first[0].game_id, seed=1, entrants=()))
+        hooks.on_done(first[0], result_of(first[0]))
+        assert hooks.more_slots() == []  # the second game may start a second after the first
+        now[0] += 0.999
+        assert hooks.more_slots() == []
+        now[0] += 0.002
+        assert len(hooks.more_slots() or []) == 1
+    capped = ladder(tmp_path, None, more="max_concurrent = 1\n")
+    with open_store(tmp_path / "c") as store:
+        hooks = LadderHooks(store, capped, open_ladder(store, capped, "").book, {}, slots=8)
+        assert len(hooks.more_slots() or []) == 1 and hooks.more_slots() == []
+
+
+def test_an_entrant_plays_at_most_its_games_at_once(tmp_path: Path) -> None:
+    """Three entrants of three owners at tables of 2: with games_at_once = 2 each plays two games at a time (all
+    three pairs at once); with the default 1, one game at a time, so one table."""
+    names = ["a", "b", "c"]
+    two = ladder(tmp_path, None, names=names, more="games_at_once = 2\n")
+    text = (tmp_path / "ladder.toml").read_text().replace("table_size = 3", "table_size = 2")
+    (tmp_path / "ladder.toml").write_text(text)
+    two = load(tmp_path / "ladder.toml")
+    one = load(tmp_path / "ladder.toml").__class__.from_json({**two.to_json(), "ladder": {}})
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, two, open_ladder(store, two, "").book, {}, slots=8)
+        seated = Counter(n for _ in range(3) for s in hooks.more_slots() or [] for n in s.seats)
+        assert set(seated.values()) == {2}
+    with open_store(tmp_path / "e") as store:
+        hooks = LadderHooks(store, one, open_ladder(store, one, "").book, {}, slots=8)
+        assert len(hooks.more_slots() or []) == 1 and hooks.more_slots() == []
