@@ -3,7 +3,7 @@ when, why, how many games it missed and how many probes have failed since it wen
 
 Keyed by the name an entrant plays under (a service bot's ``name.vN``, or a file entrant's name), across
 tournaments: a bot that cannot be reached is unreachable for every ladder it is in. An entrant without a row is up.
-The table is created here, the way ``store/ladder.py`` creates its own.
+The table is migration 8 of ``store/migrations.py``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,6 @@ from .sqlite import SqliteStore
 
 Status = Literal["up", "down", "suspended"]
 STATUSES: tuple[Status, ...] = ("up", "down", "suspended")
-
-HEALTH_SCHEMA = """CREATE TABLE IF NOT EXISTS entrant_health (
-    name TEXT PRIMARY KEY,         -- the name it plays under (a service bot's version: bot.vN)
-    status TEXT NOT NULL,          -- up | down | suspended
-    since REAL NOT NULL,           -- unix time of the last change of status
-    missed INTEGER NOT NULL DEFAULT 0,  -- games it would have been seated in but was down or absent
-    reason TEXT NOT NULL DEFAULT '',
-    probes INTEGER NOT NULL DEFAULT 0   -- failed Hello probes since it went down
-)"""
 
 
 @dataclass(frozen=True)
@@ -42,9 +33,7 @@ _COLUMNS = "name, status, since, missed, reason, probes"
 
 
 def _db(store: SqliteStore) -> sqlite3.Connection:
-    """The connection, with the table made if missing: one cheap statement, as health is read and written rarely
-    (a numbered migration makes it once the store has them)."""
-    store.db.execute(HEALTH_SCHEMA)
+    """The connection; the table is migration 8 (store/migrations.py), made when the store is opened."""
     return store.db
 
 
