@@ -37,6 +37,13 @@ def add_table_formats(p: argparse.ArgumentParser) -> None:
     out.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
 
+def add_versions_arg(p: argparse.ArgumentParser) -> None:
+    """``--all`` (``--all-versions``): a ladder's every bot version, not only each bot's latest; local or remote."""
+    p.add_argument("--all", "--all-versions", dest="all_versions", action="store_true",
+                   help="every version of each bot, superseded and retired ones marked (default: each bot's "
+                   "latest)")  # fmt: skip
+
+
 def add_worker_args(p: argparse.ArgumentParser, default: str = "the config's [workers], else in this process") -> None:
     """--workers, --backend and --ray-address (docs/scale.md): tournament run|resume, serve, duel and gauntlet."""
     p.add_argument("--workers", type=int, metavar="N", help=f"play the games on N workers (default: {default}; N "

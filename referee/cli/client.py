@@ -136,7 +136,15 @@ def state_name(t) -> str:
 
 
 def tournament_line(t) -> str:
-    return f"tournament {t.tournament_id}: {state_name(t)}, {t.finished}/{t.games} games, {t.in_flight} in flight"
+    """A tournament's state and progress: games played against its schedule, or a ladder's budget, or for a ladder
+    without one the games played alone; and what a ladder waits for, when it cannot seat a table."""
+    import json
+
+    ladder = "ladder" in json.loads(t.config_json or "{}")
+    total = t.budget if ladder else t.games
+    played = f"{t.finished}/{total} games" if total else f"{t.finished} games played"
+    waiting = f"; waiting: {t.waiting}" if t.waiting else ""
+    return f"tournament {t.tournament_id}: {state_name(t)}, {played}, {t.in_flight} in flight{waiting}"
 
 
 # The keys of a local tournament file that a server has no use for, and why.

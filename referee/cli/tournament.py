@@ -13,7 +13,15 @@ from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.terminal import say
 
-from .args import add_data_arg, add_order_arg, add_table_formats, add_tournament_arg, add_worker_args, in_order
+from .args import (
+    add_data_arg,
+    add_order_arg,
+    add_table_formats,
+    add_tournament_arg,
+    add_versions_arg,
+    add_worker_args,
+    in_order,
+)
 from .logs import add_log_format, configure_logs
 from .lookup import open_tournament
 
@@ -38,6 +46,7 @@ def register(sub) -> None:
     add_tournament_arg(p)
     add_data_arg(p)
     add_table_formats(p)
+    add_versions_arg(p)
     p.set_defaults(func=standings)
 
     p = sub.add_parser("games", help="list a tournament's finished games and their records, the latest first")
@@ -147,12 +156,12 @@ def _run(config, args, source: str) -> int:
 
 
 def standings(args) -> int:
-    from referee.tournament.runner import standings_of
+    from referee.tournament.board import board
     from referee.tournament.standings import dumps
 
     store, tid = open_tournament(args.data, args.id)
     with store:
-        s = standings_of(store, tid)
+        s = board(store, tid, args.all_versions)
     say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
     return 0
 

@@ -8,12 +8,14 @@ its own tables (made by the store's migration 2, store/migrations.py) and the st
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from referee.rating import Ratings
 from referee.store import SqliteStore, TournamentRow
+from referee.store import ladder as ladder_store
 
 CREATED, RUNNING, FINISHED, CANCELLED = "created", "running", "finished", "cancelled"
 PAUSED = "paused"  # a ladder an organiser paused: StartTournament resumes it
@@ -59,10 +61,13 @@ class Registry:
         rows = self.db.execute(f"SELECT * FROM service_entrants {where} ORDER BY submitted_at DESC, name, version DESC")
         return [BotVersion(*r) for r in rows]
 
-    def bots_page(self, active_only: bool, before: int | None, limit: int) -> list[tuple[int, BotVersion]]:
+    def bots_page(
+        self, active_only: bool, before: int | None, limit: int, every: bool = True
+    ) -> list[tuple[int, BotVersion]]:
         """Up to ``limit`` bot versions, newest first, each with its row number; only those older than the row
-        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile)."""
-        where = ["state = 'active'"] if active_only else []
+        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile); without
+        ``every``, each bot's latest version only (no superseded one)."""
+        where = ["state = 'active'"] if active_only else [] if every else [f"state != '{SUPERSEDED}'"]
         args: list[int] = []
         if before is not None:
             where.append("rowid < ?")
@@ -79,15 +84,11 @@ class Registry:
 
     def linked(self, tid: str) -> dict[str, tuple[str, int]]:
         """Entrant name -> (bot, version) for the submitted bots tournament ``tid`` plays."""
-        rows = self.db.execute("SELECT entrant, bot, version FROM service_tournament_bots WHERE tournament_id = ?",
-                               (tid,))  # fmt: skip
-        return {e: (b, v) for e, b, v in rows}
+        return {e: bv for (t, e), bv in bot_links(self.store, tid).items()}
 
     def entries(self, name: str) -> list[tuple[str, str, int]]:
         """(tournament id, entrant name, version) for each tournament the bot ``name`` plays in."""
-        rows = self.db.execute("SELECT tournament_id, entrant, version FROM service_tournament_bots WHERE bot = ? "
-                               "ORDER BY tournament_id", (name,))  # fmt: skip
-        return [(t, e, v) for t, e, v in rows]
+        return sorted((t, e, v) for (t, e), (b, v) in bot_links(self.store).items() if b == name)
 
     def active_bots_of(self, owner: str) -> int:
         """How many bots ``owner`` has whose current version is active."""
@@ -192,10 +193,40 @@ class Registry:
         return (row[0], row[1], row[2], row[3]) if row else None
 
 
+def health_address(store: SqliteStore, registry: Registry, name: str) -> str | None:
+    """The address an entrant plays at, by the name it plays under: a submitted version's (``bot.vN``), or a
+    ladder's file entrant's; None for one the referee does not dial (a built-in policy, a command)."""
+    bot, _, version = name.rpartition(".v")
+    if bot and version.isdigit() and (found := registry.bot(bot, int(version))) is not None:
+        return found.address
+    for t in store.tournaments():
+        if "ladder" in t.config:
+            for e in ladder_store.entrants(store, t.id):
+                if e.name == name and e.address:
+                    return e.address
+    return None
+
+
+def bot_links(store: SqliteStore, tid: str | None = None) -> dict[tuple[str, str], tuple[str, int]]:
+    """(tournament id, entrant name) -> (bot, version) for every submitted bot version a tournament (``tid``, or
+    every one) plays: those its config names, and those that joined an open ladder (``name.vN``)."""
+    rows = store.db.execute("SELECT * FROM service_tournament_bots WHERE ? IS NULL OR tournament_id = ?", (tid, tid))
+    links = {(t, e): (b, v) for t, e, b, v in rows}
+    joined = """SELECT l.tournament_id, l.name, l.bot, l.version FROM ladder_entrants l
+                JOIN service_entrants s ON s.name = l.bot AND s.version = l.version
+                WHERE l.name = l.bot || '.v' || l.version AND (? IS NULL OR l.tournament_id = ?)"""
+    try:
+        for t, e, b, v in store.db.execute(joined, (tid, tid)):
+            links.setdefault((t, e), (b, v))
+    except sqlite3.OperationalError:  # no ladder yet: its table is made with the first (store/ladder.py)
+        pass
+    return links
+
+
 def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
     """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
     tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
-    links = {(t, e): (b, v) for t, e, b, v in store.db.execute("SELECT * FROM service_tournament_bots")}
+    links = bot_links(store)
     if not links:
         return {}
     games: list[tuple[tuple[str, ...], tuple[int, ...]]] = []

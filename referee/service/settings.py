@@ -28,6 +28,12 @@
     header_timeout_s = 10                  # a connection must send a whole request head within this
     idle_timeout_s = 5                     # an idle kept-alive connection is closed after this
 
+    [health]                               # a ladder's down bots (docs/bot-health.md)
+    first_probe_s = 5                      # a down bot's first Hello probe; the interval doubles ...
+    max_probe_s = 600                      # ... up to this
+    suspend_after_s = 86400                # down longer than this: suspended until its author submits again
+    probe_timeout_s = 10                   # one probe's wait for the Hello
+
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
     bank_ms = 10000
@@ -55,6 +61,7 @@ from typing import Any
 
 from referee.match.spec import TimeControl
 from referee.tournament.config import POLICIES, ConfigError, Table, said, time_control
+from referee.tournament.health import HealthSettings
 
 from .addresses import AddressPolicy
 
@@ -75,6 +82,12 @@ _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/securit
     "session_hours": (12, 1, 24 * 30),
     "header_timeout_s": (10, 1, 3600),
     "idle_timeout_s": (5, 1, 3600),
+}
+_HEALTH_LIMITS = {  # [health] key: (default, lowest, highest allowed) in seconds; docs/security.md lists each
+    "first_probe_s": (5, 1, 3600),
+    "max_probe_s": (600, 1, 86_400),
+    "suspend_after_s": (86_400, 60, 365 * 86_400),
+    "probe_timeout_s": (10, 1, 600),
 }
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # Host names the site always answers to
 HOST_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")  # [::1]: IPv6
@@ -119,6 +132,7 @@ class Settings:
     max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
     watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
     http: HttpSettings = field(default_factory=HttpSettings)
+    health: HealthSettings = field(default_factory=HealthSettings)
 
 
 def _token(source: str, key: str, value: Any) -> str:
@@ -140,7 +154,7 @@ def _author(source: str, key: str, name: str) -> None:
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http"})
+    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http", "health"})
     auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
     if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
@@ -199,6 +213,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         time_control=time_control(top),
         addresses=policy,
         http=_http(top.table("http", {"port", "host", "allowed_hosts", *_HTTP_LIMITS})),
+        health=_health(top.table("health", set(_HEALTH_LIMITS))),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 
@@ -215,6 +230,13 @@ def _http(table: Table) -> HttpSettings:
             "allowed_hosts", 'must be a list of host names without port (e.g. ["referee.example.org", "*.example.org"])'
         )
     return HttpSettings(port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), **limits)
+
+
+def _health(table: Table) -> HealthSettings:
+    values = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HEALTH_LIMITS.items()}
+    if values["max_probe_s"] < values["first_probe_s"]:
+        raise table.error("max_probe_s", f"must be at least first_probe_s ({values['first_probe_s']})")
+    return HealthSettings(**{k: float(v) for k, v in values.items()})
 
 
 def _networks(table: Table, key: str, default: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

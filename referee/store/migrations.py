@@ -208,6 +208,17 @@ _LADDER_CHOICE_COLUMNS = (
     ("ladder_rounds", "in_flight INTEGER"),  # games in flight when it kept ended tables apart; 0: it did not
 )
 
+_HEALTH = """
+CREATE TABLE IF NOT EXISTS entrant_health (  -- a ladder entrant's health (store/health.py, docs/bot-health.md)
+    name TEXT PRIMARY KEY,         -- the name it plays under (a service bot's version: bot.vN)
+    status TEXT NOT NULL,          -- up | down | suspended
+    since REAL NOT NULL,           -- unix time of the last change of status
+    missed INTEGER NOT NULL DEFAULT 0,  -- games it would have been seated in but was down
+    reason TEXT NOT NULL DEFAULT '',
+    probes INTEGER NOT NULL DEFAULT 0   -- failed Hello probes since it went down
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tournaments, schedule, games and results", _FIRST),
     Migration(2, "the service's bots and tournament states", _SERVICE),
@@ -216,6 +227,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "a tournament's progress from an index", _PROGRESS),
     Migration(6, "void deals", _VOID, _VOID_COLUMNS),
     Migration(7, "ladder choices without rounds", _LADDER_CHOICES, _LADDER_CHOICE_COLUMNS),
+    Migration(8, "bot health", _HEALTH),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

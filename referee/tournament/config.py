@@ -237,7 +237,8 @@ def _parse(data: dict[str, Any], source: str, default_name: str) -> TournamentCo
         raise ConfigError(src, "name", f"the tournament's name {said(name)} must be 1-40 letters, digits or _.+-")
     ladder = _ladder(top) if "ladder" in data else None
     open_ladder = ladder is not None and ladder.open
-    entrants = [] if open_ladder and "entrants" not in data else _entrants(top.get("entrants"), src)
+    # an open ladder may list none (its stored form keeps the empty list: the same check reads it back at Start)
+    entrants = [] if open_ladder and data.get("entrants") in (None, []) else _entrants(top.get("entrants"), src)
     if len(entrants) < 2 and not open_ladder:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
     table_size = top.integer("table_size", 2, 2, 5)

@@ -53,6 +53,8 @@ class Standing:
     # this entrant's lead over the next one: {"mean": (games placed ahead - games placed behind) / games shared,
     # "ci95": [low, high] or None (cluster-robust over their shared duplicate sets), "games": games shared}
     lead_over_next: dict[str, Any] | None = None
+    state: str = ""  # "superseded" or "retired": a ladder entrant no longer seated (tournament/board.py)
+    health: str = "up"  # "down" or "suspended": a ladder does not seat it now (docs/bot-health.md)
 
     @property
     def strikes(self) -> int:
@@ -72,6 +74,11 @@ class Standings:
     head_to_head: dict[str, dict[str, dict[str, int]]]  # a -> b -> {"wins", "losses", "ties"} for a against b
     # a -> b -> {"mean_diff": a's score minus b's in the games they shared, "ci95": [low, high] or None, "games"}
     score_diff: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def played(self) -> str:
+        """The games counted, against what they are compared with: "12/40 games", or for a ladder without a
+        budget (``scheduled`` 0) "12 games played"."""
+        return f"{self.games}/{self.scheduled} games" if self.scheduled else f"{self.games} games played"
 
     def to_json(self) -> dict:
         return {
@@ -95,7 +102,7 @@ class Standings:
         w.writerow(["rank", "entrant", "mu", "sigma", "mu_minus_3sigma", "games", "wins", "avg_score",
                     "dup_avg_score", "dup_ci95_low", "dup_ci95_high", "separated_from_next", "lead_over_next",
                     "lead_over_next_low", "lead_over_next_high", "retired",
-                    "median_decision_ms", *faults, *h2h])  # fmt: skip
+                    "median_decision_ms", "state", "health", *faults, *h2h])  # fmt: skip
         for r in self.rows:
             vs = self.head_to_head.get(r.entrant, {})
             w.writerow([r.rank, r.entrant, f"{r.mu:.6f}", f"{r.sigma:.6f}", f"{r.conservative:.6f}", r.games, r.wins,
@@ -103,7 +110,7 @@ class Standings:
                         *(["", ""] if r.dup_ci95 is None else [f"{x:.4f}" for x in r.dup_ci95]),
                         "" if r.separated_from_next is None else str(r.separated_from_next).lower(),
                         *_lead_cells(r.lead_over_next), r.retired,
-                        "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}",
+                        "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}", r.state, r.health,
                         *[r.faults.get(k, 0) for k in kinds],
                         *[vs[b][x] if b in vs else "" for b in others for x in _H2H]])  # fmt: skip
         return out.getvalue()
@@ -114,11 +121,12 @@ class Standings:
             f"{'#':>2}  {'entrant':<16} {'mu-3sd':>7} {'mu':>6} {'sigma':>5} {'games':>5} {'wins':>5} "
             f"{'avg':>6} {'dup+-':>6} {'95% CI':>6}   {'med ms':>7}  faults"
         )
-        lines = [f"tournament {self.tournament_id}: {self.games}/{self.scheduled} games", head, "-" * len(head)]
+        lines = [f"tournament {self.tournament_id}: {self.played()}", head, "-" * len(head)]
         for r in self.rows:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "-"
             if r.retired:
                 faults += f" (retired in {r.retired})"
+            faults += "".join(f"  [{m}]" for m in (r.state, "" if r.health == "up" else r.health) if m)
             med = "-" if r.median_decision_ms is None else f"{r.median_decision_ms:.2f}"
             ci = "-" if r.dup_ci95 is None else f"±{(r.dup_ci95[1] - r.dup_ci95[0]) / 2:.2f}"
             mark = "~" if r.separated_from_next is False else " "
@@ -132,7 +140,8 @@ class Standings:
                          "shared, significantly more often than behind (docs/tournaments.md)")  # fmt: skip
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
-            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
+            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any; · for a pair that "
+                      "never meets: one owner's)"]  # fmt: skip
             cell = {
                 (a, b): f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")
                 for a in names
@@ -141,7 +150,7 @@ class Standings:
             width = 2 + max(9, *(len(c) for c in cell.values()), *(min(len(n), 12) for n in names))
             lines.append(" " * 17 + "".join(f"{n[:12]:>{width}}" for n in names))
             for a in names:
-                cells = [f"{'·' if a == b else cell[(a, b)]:>{width}}" for b in names]
+                cells = [f"{cell.get((a, b), '·'):>{width}}" for b in names]  # ·: itself, or a pair that never meets
                 lines.append(f"{a[:16]:<17}" + "".join(cells))
         if len(names) > 1 and self.score_diff:
             lines += ["", "score difference (row minus column, points a game in the games they shared, ± 95% CI)"]

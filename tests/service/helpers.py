@@ -140,9 +140,9 @@ def error_of(call, *args, **kwargs) -> grpc.RpcError:
 
 
 def submit(s: ref_grpc.RefereeStub, name: str, address: str, token: str = ORGANISER, owner: str = "",
-           timeout: float = 120) -> ref_pb.SubmitBotResponse:  # fmt: skip
-    return s.SubmitBot(ref_pb.SubmitBotRequest(name=name, address=address, owner=owner), metadata=auth(token),
-                       timeout=timeout)  # fmt: skip
+           timeout: float = 120, force: bool = False) -> ref_pb.SubmitBotResponse:  # fmt: skip
+    return s.SubmitBot(ref_pb.SubmitBotRequest(name=name, address=address, owner=owner, force=force),
+                       metadata=auth(token), timeout=timeout)  # fmt: skip
 
 
 def config(name: str, entrants: list[dict], **fields) -> ref_pb.TournamentConfig:

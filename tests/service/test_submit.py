@@ -80,7 +80,10 @@ def test_a_good_bot_is_accepted_and_a_resubmission_is_a_new_version(server, caps
         assert main(["replay", e.validation_game_id, "--data", str(server.data)]) == 0
         assert f"game {e.validation_game_id}" in capsys.readouterr().out
 
-        second = submit(s, "greedy-alice", bot.address, ALICE).entrant
+        # unchanged (same address, same Hello): refused, naming the version it would repeat; --force makes one
+        e = error_of(submit, s, "greedy-alice", bot.address, ALICE)
+        assert e.code() == grpc.StatusCode.ALREADY_EXISTS and "greedy-alice.v1" in e.details()
+        second = submit(s, "greedy-alice", bot.address, ALICE, force=True).entrant
         assert (second.version, second.entrant_id) == (2, "greedy-alice.v2")
         old = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy-alice", version=1))
         assert old.state == ref_pb.ENTRANT_STATE_SUPERSEDED

@@ -104,7 +104,7 @@ def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> 
         # A new version of greedy starts with a fresh rating; the old version keeps its games.
         before = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy"))
         assert before.games == 6 and before.sigma < 8
-        again = submit(s, "greedy", bots[0].address, ALICE).entrant
+        again = submit(s, "greedy", bots[0].address, ALICE, force=True).entrant  # unchanged: forced
         assert (again.version, again.games, round(again.mu, 6), round(again.sigma, 4)) == (2, 0, 25.0, 8.3333)
         old = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy", version=1))
         assert old.games == 6 and old.state == ref_pb.ENTRANT_STATE_SUPERSEDED
