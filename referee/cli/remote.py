@@ -45,6 +45,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--owner", default="", help="the owning author (default: the token's author)")
     p.add_argument("--force", action="store_true", help="a new version even if the bot is unchanged (same address, "
                    "same Hello version)")  # fmt: skip
+    p.add_argument("--games-at-once", type=int, default=0, metavar="N",
+                   help="games at once in a ladder (default: the ladder's; at most its cap and 64)")  # fmt: skip
 
     r = sub.add_parser("remote", help="drive a referee service: tournaments, standings, entrants, games")
     rsub = r.add_subparsers(dest="remote_command", metavar="WHAT", required=True)
@@ -107,7 +109,8 @@ def submit(args: argparse.Namespace) -> int:
     # a refused token or a wrong --server is said before the line that promises a validation game.
     call(args, "ListEntrants", ref_pb.ListEntrantsRequest(page_size=1))
     say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
-    request = ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner, force=args.force)
+    request = ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner, force=args.force,
+                                      games_at_once=args.games_at_once)  # fmt: skip
     out = call(args, "SubmitBot", request)
     if out.HasField("refusal"):
         check = ref_pb.ComplianceCheck.Name(out.refusal.check).removeprefix("COMPLIANCE_CHECK_").lower()

@@ -18,6 +18,8 @@ from .settings import NAME
 from .submit import UNREACHABLE, Passed, check_bot, check_hello
 from .visibility import private_to
 
+MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (each ladder also caps it)
+
 
 class EntrantCalls(ServiceBase):
     @handle
@@ -36,6 +38,8 @@ class EntrantCalls(ServiceBase):
                 raise BadInput(f"address: {e.reason}") from None
         if owner and not NAME.fullmatch(owner):
             raise BadInput(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
+        if request.games_at_once > MAX_GAMES_AT_ONCE:
+            raise BadInput(f"games_at_once: {request.games_at_once} is more than {MAX_GAMES_AT_ONCE}")
         if not who.organiser:
             if owner and owner != who.name:
                 raise Denied(f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}")
@@ -72,7 +76,8 @@ class EntrantCalls(ServiceBase):
         # again, with no await between the check and the insert: the calls validated meanwhile may have taken the
         # author's last place or this address (the loop runs one coroutine at a time; the registry is its own)
         self._room_for(name, owner, address, dial)
-        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
+        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id,
+                                    request.games_at_once)  # fmt: skip
         joined = ladders.enter(self.store, self.registry, bot)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))

@@ -13,6 +13,7 @@ from referee.store import SqliteStore
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
 from referee.tournament import board
+from referee.tournament.config import LadderSettings, TournamentConfig
 
 from .registry import CREATED, PAUSED, RUNNING, BotVersion, Registry
 
@@ -35,7 +36,7 @@ def enter(store: SqliteStore, registry: Registry, bot: BotVersion) -> list[str]:
     """``bot`` (just accepted) joins every open ladder at its next round; returns their ids."""
     joined = []
     for tid in _ladders(store, registry, open_only=True):
-        ladder_store.submit(store, tid, _entrant(bot))
+        ladder_store.submit(store, tid, _entrant(store, tid, bot))
         joined.append(tid)
     return joined
 
@@ -51,13 +52,18 @@ def enter_all(store: SqliteStore, registry: Registry, tid: str) -> list[str]:
     joined = []
     for bot in registry.bots(active_only=True):
         if bot.entrant_id not in had:
-            ladder_store.submit(store, tid, _entrant(bot))
+            ladder_store.submit(store, tid, _entrant(store, tid, bot))
             joined.append(bot.entrant_id)
     return joined
 
 
-def _entrant(bot: BotVersion) -> LadderEntrant:
-    return LadderEntrant(bot.entrant_id, bot.owner, bot.name, bot.version, address=bot.address)
+def _entrant(store: SqliteStore, tid: str, bot: BotVersion) -> LadderEntrant:
+    """``bot`` as an entrant of ladder ``tid``: the games it asked to play at once (else the ladder's), at most the
+    ladder's cap."""
+    row = store.tournament(tid)
+    settings = LadderSettings() if row is None else TournamentConfig.from_json(row.config).ladder or LadderSettings()
+    at_once = min(bot.games_at_once or settings.games_at_once, settings.games_at_once_cap)
+    return LadderEntrant(bot.entrant_id, bot.owner, bot.name, bot.version, address=bot.address, games_at_once=at_once)
 
 
 def withdraw(store: SqliteStore, registry: Registry, bot: BotVersion) -> list[str]:

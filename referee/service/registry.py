@@ -33,6 +33,7 @@ class BotVersion:
     state: str
     submitted_at: float
     validation_game: str
+    games_at_once: int = 0  # games it asked to play at once in a ladder; 0: each ladder's games_at_once
 
     @property
     def entrant_id(self) -> str:
@@ -112,7 +113,14 @@ class Registry:
         return BotVersion(*row) if row else None
 
     def add_bot(
-        self, name: str, address: str, owner: str, bot_version: str, bot_author: str, game_id: str
+        self,
+        name: str,
+        address: str,
+        owner: str,
+        bot_version: str,
+        bot_author: str,
+        game_id: str,
+        games_at_once: int = 0,
     ) -> BotVersion:
         """The next version of ``name``; the older ones are superseded, in the same transaction."""
         with self._tx():
@@ -122,8 +130,8 @@ class Registry:
                 "UPDATE service_entrants SET state = ? WHERE name = ? AND state = ?", (SUPERSEDED, name, ACTIVE)
             )
             self.db.execute(
-                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, version, address, owner, bot_version, bot_author, ACTIVE, time.time(), game_id),
+                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, version, address, owner, bot_version, bot_author, ACTIVE, time.time(), game_id, games_at_once),
             )
         found = self.bot(name, version)
         assert found is not None

@@ -219,6 +219,8 @@ CREATE TABLE IF NOT EXISTS entrant_health (  -- a ladder entrant's health (store
 );
 """
 
+_AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tournaments, schedule, games and results", _FIRST),
     Migration(2, "the service's bots and tournament states", _SERVICE),
@@ -228,6 +230,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "void deals", _VOID, _VOID_COLUMNS),
     Migration(7, "ladder choices without rounds", _LADDER_CHOICES, _LADDER_CHOICE_COLUMNS),
     Migration(8, "bot health", _HEALTH),
+    Migration(9, "games a service bot asks to play at once", "", (("service_entrants", _AT_ONCE),)),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

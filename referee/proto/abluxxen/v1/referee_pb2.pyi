@@ -91,16 +91,18 @@ class EntrantHealth(_message.Message):
     def __init__(self, status: _Optional[str] = ..., since: _Optional[str] = ..., missed: _Optional[int] = ..., reason: _Optional[str] = ..., probes: _Optional[int] = ...) -> None: ...
 
 class SubmitBotRequest(_message.Message):
-    __slots__ = ("name", "address", "owner", "force")
+    __slots__ = ("name", "address", "owner", "force", "games_at_once")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_AT_ONCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     address: str
     owner: str
     force: bool
-    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., force: _Optional[bool] = ...) -> None: ...
+    games_at_once: int
+    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., force: _Optional[bool] = ..., games_at_once: _Optional[int] = ...) -> None: ...
 
 class Refusal(_message.Message):
     __slots__ = ("check", "reason", "game_id", "seq", "kind", "fault")
