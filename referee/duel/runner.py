@@ -35,10 +35,10 @@ from referee.stats import Sequential, Sprt, Summary, Verdict, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
+from .measure import MEASURES, check_margin, default_measure
 from .store import DuelRow, DuelStore, PairRow
 
 DEFAULT_MAX_GAMES = 4000
-MEASURES = ("score", "table", "place")  # what a pair's difference measures (docs/duel.md, "What is measured")
 DEFAULT_FIELD = ("greedy", "counter", "random", "greedy")  # the example bots, as built-in policies: seats 3 to 5
 MAX_CONCURRENCY = 1024
 
@@ -72,6 +72,7 @@ class DuelSettings:
             raise ValueError(f"every bot of a duel needs its own name, got {', '.join(names)}")
         if self.max_games < 2:
             raise ValueError(f"--max-games must be at least 2 (one pair), got {self.max_games}")
+        check_margin(self.test.margin, self.measure, self.table_size)
 
     @property
     def max_pairs(self) -> int:
@@ -116,12 +117,6 @@ def _entrant(d: dict[str, Any]) -> EntrantConfig:
 def new_id(kind: str) -> str:
     """A new duel's or gauntlet's id: ``kind``, the time and a random tail."""
     return f"{kind}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
-
-
-def default_measure(table_size: int) -> str:
-    """The score difference at 2 players, where the table measure is the same up to a factor 2 (so M keeps its
-    meaning); the table-relative score at 3 to 5, where a bot's score also moves the field's (docs/duel.md)."""
-    return "score" if table_size == 2 else "table"
 
 
 def field_size(table_size: int) -> int:
