@@ -60,7 +60,7 @@ def test_a_patch_that_changes_few_deals_keeps_beta_at_the_margin() -> None:
 
 
 def test_a_place_duel_takes_the_place_margin_and_finds_a_real_gain() -> None:
-    """counter against greedy on `--measure place` at 2 players (about +0.4 places a game): with the place
+    """counter against greedy on `--measure place` at 2 players (about +0.3 places a game): with the place
     measure's default margin, 0.1, the duel says H1; with the score margin of 1 it said H0 (1 place a game at 2
     players is "ahead in every game"), and a margin of 1 is now refused."""
     settings = settings_for("counter", "greedy", 2, measure="place")
