@@ -35,12 +35,13 @@ from referee.stats import Sequential, Sprt, Summary, Verdict, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
-from .measure import MEASURES, check_margin, default_measure
+from .measure import DEFAULT_MARGIN, MEASURES, check_margin, default_measure
 from .store import DuelRow, DuelStore, PairRow
 
 DEFAULT_MAX_GAMES = 4000
 DEFAULT_FIELD = ("greedy", "counter", "random", "greedy")  # the example bots, as built-in policies: seats 3 to 5
 MAX_CONCURRENCY = 1024
+MEASURE_DEFAULT = Sprt()  # a duel's test when none is given: its margin becomes the measure's (DEFAULT_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class DuelSettings:
     field: tuple[EntrantConfig, ...]  # field_size(table_size) bots
     table_size: int = 2
     max_games: int = DEFAULT_MAX_GAMES
-    test: Sprt = dataclasses.field(default_factory=Sprt)
+    test: Sprt = MEASURE_DEFAULT  # by default, Sprt's defaults with the measure's default margin
     measure: str = ""  # one of MEASURES; "" is default_measure(table_size)
 
     def __post_init__(self) -> None:
@@ -60,6 +61,8 @@ class DuelSettings:
             object.__setattr__(self, "measure", default_measure(self.table_size))
         if self.measure not in MEASURES:
             raise ValueError(f"--measure must be one of {', '.join(MEASURES)}, got {self.measure!r}")
+        if self.test is MEASURE_DEFAULT:
+            object.__setattr__(self, "test", dataclasses.replace(self.test, margin=DEFAULT_MARGIN[self.measure]))
         if not 2 <= self.table_size <= 5:
             raise ValueError(f"--table-size must be 2 to 5, got {self.table_size}")
         if len(self.field) != field_size(self.table_size):

@@ -16,8 +16,7 @@ from referee.stats import Sequential, Sprt, Verdict, variance
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
-from .measure import DEFAULT_MARGIN, default_measure
-from .runner import DuelSettings, InProcess, PairPlan, default_field, play_pair
+from .runner import MEASURE_DEFAULT, DuelSettings, InProcess, PairPlan, default_field, play_pair
 
 
 def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt | None = None,
@@ -29,7 +28,7 @@ def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt 
         field=default_field(table_size),
         table_size=table_size,
         max_games=max_games,
-        test=test or Sprt(margin=DEFAULT_MARGIN[measure or default_measure(table_size)]),
+        test=test or MEASURE_DEFAULT,
         measure=measure,
     )
 
