@@ -204,3 +204,11 @@ def test_the_spread_is_the_pairs_off_the_most_common_difference_and_the_ladder_s
     path.add(-1.0)
     assert (path.spread, path.looking, path.ladder.started) == (3, True, True) and path.llr == path.current()
     assert summarize(Sprt(), [1.0] * 40 + [0.0, 2.0]).verdict is Verdict.INCONCLUSIVE
+    # 0 and M inside the values seen: the empirical LLR, which needs only MIN_SPREAD differing pairs
+    clear = [0.5] * 27 + [-1.0, 2.0, 3.0]
+    walk = LlrPath(Sprt())
+    for d in clear:
+        walk.add(d)
+    assert (walk.spread, walk.stand_in, walk.verdict) == (3, False, Verdict.H1)
+    assert summarize(Sprt(), clear).verdict is Verdict.H1
+    assert Sprt().verdict(MIN_PAIRS, 100.0, spread=MIN_SPREAD) is Verdict.H1  # not a stand-in unless said
