@@ -290,13 +290,14 @@ def open_duels(data: Path, resume: str | None) -> DuelStore:
     return DuelStore(data)
 
 
-def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: str) -> None:
+def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: str, *, told: bool = False) -> None:
     """Run (or resume) ``state`` to its verdict. Ctrl-C or a bot that cannot start: the state so far and the
-    command (``resume``) that plays on."""
+    command (``resume``) that plays on. ``told``: the caller has said how to resume (a gauntlet, once for all its
+    duels), so the duel's first line says only what it plays."""
     progress = Progress(state.settings.max_games, enabled=not args.no_progress)
     if not args.json:
-        say(f"duel {state.duel_id}: up to {state.settings.max_games} games; stop with Ctrl-C and resume with "
-            f"{resume}", file=sys.stderr)  # fmt: skip
+        how = "" if told else f"; stop with Ctrl-C and resume with {resume}"
+        say(f"duel {state.duel_id}: up to {state.settings.max_games} games{how}", file=sys.stderr)
     tune_gc()
     try:
         run_games(run_duel(state, store, concurrency=args.concurrency, on_pair=progress, workers=workers_from(args)))

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.errors import BadInput
+from referee.errors import BadInput, Unauthenticated
 from referee.netaddr import dial_problem
 from referee.terminal import say
 
-from .args import add_table_formats, add_tournament_arg
+from .args import add_order_arg, add_table_formats, add_tournament_arg
 
 if TYPE_CHECKING:
     from .args import Commands
@@ -76,7 +76,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p = command(rsub, "retire", retire, "retire a bot (its owner, or an organiser): it plays no new tournament")
     p.add_argument("name", help="the bot's name on the server")
-    p = command(rsub, "games", games, "finished games on the server")
+    p = command(rsub, "games", games, "finished games on the server, the latest first")
+    add_order_arg(p)
     p.add_argument("id", nargs="?", default="", help="a tournament's id or name (default: every tournament)")
     p.add_argument("--entrant", default="", help="only games this entrant played")
     p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
@@ -97,6 +98,12 @@ def submit(args: argparse.Namespace) -> int:
 
     if problem := dial_problem(args.address, unix=True):
         raise BadInput(problem)
+    if not args.token:  # the server refuses a submission without one (docs/service.md): say so before anything
+        raise Unauthenticated("submitting a bot needs a token: --token T or $ABLUXX_TOKEN (the server's operator "
+                              "gives authors theirs)")  # fmt: skip
+    # The token and the server, checked by a read that changes nothing (a read checks any token it is given):
+    # a refused token or a wrong --server is said before the line that promises a validation game.
+    call(args, "ListEntrants", ref_pb.ListEntrantsRequest(page_size=1))
     say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
     out = call(args, "SubmitBot", ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner))
     if out.HasField("refusal"):

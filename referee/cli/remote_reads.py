@@ -143,7 +143,9 @@ def games(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
     tid = tournament_id(args, args.id) if args.id else ""
-    request = ref_pb.ListGamesRequest(tournament_id=tid, entrant=args.entrant, fault=args.fault)
+    request = ref_pb.ListGamesRequest(
+        tournament_id=tid, entrant=args.entrant, fault=args.fault, oldest_first=args.oldest_first
+    )
     shown = 0
     for g in pages(args, "ListGames", request, "games"):
         shown += 1

@@ -1,8 +1,8 @@
 """What the service keeps beside the tournament store, in the same SQLite file: submitted bot versions, and each
 tournament's lifecycle (created, running, finished, cancelled) and which bot versions it uses.
 
-The tournament store (referee.store) keeps configs, schedules, games and results; this module only adds tables
-of its own and reads the store's through its connection.
+The tournament store (referee.store) keeps configs, schedules, games and results; this module reads and writes
+its own tables (made by the store's migration 2, store/migrations.py) and the store's through its connection.
 """
 
 from __future__ import annotations
@@ -14,34 +14,6 @@ from dataclasses import dataclass
 
 from referee.rating import Ratings
 from referee.store import SqliteStore, TournamentRow
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS service_entrants (
-    name TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    address TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    bot_version TEXT NOT NULL,
-    bot_author TEXT NOT NULL,
-    state TEXT NOT NULL,             -- active, superseded, retired
-    submitted_at REAL NOT NULL,
-    validation_game TEXT NOT NULL,
-    PRIMARY KEY (name, version)
-);
-CREATE TABLE IF NOT EXISTS service_tournaments (
-    id TEXT PRIMARY KEY,             -- tournaments.id in the store
-    state TEXT NOT NULL,             -- created, running, finished, cancelled
-    created_by TEXT NOT NULL,
-    changed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS service_tournament_bots (
-    tournament_id TEXT NOT NULL,
-    entrant TEXT NOT NULL,           -- the name in the tournament's standings
-    bot TEXT NOT NULL,               -- service_entrants.name
-    version INTEGER NOT NULL,        -- service_entrants.version
-    PRIMARY KEY (tournament_id, entrant)
-);
-"""
 
 CREATED, RUNNING, FINISHED, CANCELLED = "created", "running", "finished", "cancelled"
 PAUSED = "paused"  # a ladder an organiser paused: StartTournament resumes it
@@ -69,7 +41,6 @@ class Registry:
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
         self.db = store.db
-        self.db.executescript(_SCHEMA)
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[None]:

@@ -262,7 +262,8 @@ class Run(GameHooks):
         """The hooks ``play_slots`` plays with: this run's own, or for a ladder its rounds' around them."""
         if config.ladder is None:
             return self
-        self.ladder = LadderHooks(self.store, config, Book.load(self.store, config), addresses, inner=self)
+        book = Book.load(self.store, config)
+        self.ladder = LadderHooks(self.store, config, book, addresses, inner=self, slots=config.concurrency)
         self.ladder.stopped = self.stopping
         return self.ladder
 

@@ -24,6 +24,9 @@
     max_event_streams_per_client = 4       # ... per signed-in author, or per address for visitors
     page_size = 50                         # rows in each page of a list
     session_hours = 12                     # how long a sign-in lasts
+    allowed_hosts = ["site.example"]       # Host names the site answers to, beside localhost and its own address
+    header_timeout_s = 10                  # a connection must send a whole request head within this
+    idle_timeout_s = 5                     # an idle kept-alive connection is closed after this
 
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
@@ -70,7 +73,11 @@ _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/securit
     "max_event_streams_per_client": (4, 1, 1_000_000),
     "page_size": (50, 1, 1000),
     "session_hours": (12, 1, 24 * 30),
+    "header_timeout_s": (10, 1, 3600),
+    "idle_timeout_s": (5, 1, 3600),
 }
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # Host names the site always answers to
+HOST_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")  # [::1]: IPv6
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
 
@@ -84,6 +91,15 @@ class HttpSettings:
     max_event_streams_per_client: int = _HTTP_LIMITS["max_event_streams_per_client"][0]
     page_size: int = _HTTP_LIMITS["page_size"][0]
     session_hours: int = _HTTP_LIMITS["session_hours"][0]
+    header_timeout_s: int = _HTTP_LIMITS["header_timeout_s"][0]
+    idle_timeout_s: int = _HTTP_LIMITS["idle_timeout_s"][0]
+    allowed_hosts: tuple[str, ...] = ()  # beside LOCAL_HOSTS and ``host`` (see hosts)
+
+    def hosts(self) -> list[str]:
+        """The Host names the site answers to: localhost, its own address unless a wildcard, and allowed_hosts."""
+        bare = self.host.strip("[]")
+        own = [] if bare in ("0.0.0.0", "::") else [f"[{bare}]" if ":" in bare else bare]
+        return list(dict.fromkeys([*LOCAL_HOSTS, *own, *self.allowed_hosts]))
 
 
 @dataclass(frozen=True)
@@ -182,7 +198,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         validation_opponents=tuple(opponents),
         time_control=time_control(top),
         addresses=policy,
-        http=_http(top.table("http", {"port", "host", *_HTTP_LIMITS})),
+        http=_http(top.table("http", {"port", "host", "allowed_hosts", *_HTTP_LIMITS})),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 
@@ -193,7 +209,12 @@ def _http(table: Table) -> HttpSettings:
         raise table.error("host", f"must be an address to listen on, not {said(host)}")
     port = table.integer("port", 0, 0, 65535) if "port" in table.data else None
     limits = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HTTP_LIMITS.items()}
-    return HttpSettings(port=port, host=host, **limits)
+    hosts = table.get("allowed_hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) and HOST_NAME.fullmatch(h) for h in hosts):
+        raise table.error(
+            "allowed_hosts", 'must be a list of host names without port (e.g. ["referee.example.org", "*.example.org"])'
+        )
+    return HttpSettings(port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), **limits)
 
 
 def _networks(table: Table, key: str, default: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from referee.metrics import RATING_FIT_SECONDS
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import Rating, Ratings
 from referee.records import FAULT_NAME
@@ -311,8 +312,10 @@ class Tally:
         for n, total in sums.items():
             self._dup[n][key] = (total, counts[n])
 
+    @RATING_FIT_SECONDS.time()
     def ratings(self) -> Ratings:
-        """The ratings over every added game in schedule order."""
+        """The ratings over every added game in schedule order (timed as the rating fit: the games added in order
+        were rated as they came, so it costs the games added out of order)."""
         tail = sorted(slot for slot in self.games if slot >= self._next)
         if not tail:
             return self._prefix

@@ -34,9 +34,14 @@ def _number(request: Request, key: str) -> int | None:
     raw = request.query_params.get(key)
     if raw is None or raw == "":
         return None
-    if not raw.isdigit() or len(raw) > 12:
+    if not _digits(raw) or len(raw) > 12:
         raise HTTPException(400, f"{key} must be a whole number")
     return int(raw)
+
+
+def _digits(raw: str) -> bool:
+    """Only 0-9: ``str.isdigit`` also takes other scripts' digits and superscripts (``²``), which int() refuses."""
+    return raw.isascii() and raw.isdigit()
 
 
 def _paged(request: Request, items: list[T], size: int) -> tuple[list[T], int, int | None]:
@@ -189,7 +194,7 @@ class Pages:
         """A version's validation game in the replay viewer, for its owner and organisers only (its record shows
         the bot's faults and their details, the bot's own error texts)."""
         name, version = request.path_params["name"], request.path_params["version"]
-        bot = self.service.registry.bot(name, int(version)) if version.isdigit() and len(version) < 10 else None
+        bot = self.service.registry.bot(name, int(version)) if _digits(version) and len(version) < 10 else None
         if bot is None or not bot.validation_game or not private_to(self.site.who(request), bot.owner):
             raise HTTPException(404, "no such validation game, or it is not yours to see")
         path = record_in(self.service.store.data / VALIDATION, bot.validation_game)
@@ -209,4 +214,3 @@ class Pages:
 
     async def how_to_enter(self, request: Request) -> Response:
         return self.site.render(request, "enter.html", body=how_to_enter())
-

@@ -130,6 +130,19 @@ def test_a_command_bot_given_no_name_is_named_by_its_hello(tmp_path: Path) -> No
     assert '"name": "counter"' in settings and '"name": "greedy"' in settings, settings
 
 
+def test_a_bot_at_an_address_is_named_by_its_hello_as_match_names_it(tmp_path: Path, bots: dict[str, str]) -> None:
+    """It was shown and recorded as its address, where `abluxx match` shows its Hello name. Two bots that give one
+    name are told apart by their order (#i)."""
+    out = abluxx("duel", bots["random"], bots["random2"], "--max-games", "2", "--data", "d", cwd=tmp_path)
+    assert out.returncode == 3, out.stderr
+    assert "random#0 (candidate) vs random#1 (baseline)" in out.stdout, out.stdout
+    assert bots["random"] not in out.stdout
+    with sqlite3.connect(tmp_path / "d" / "duels.db") as db:
+        (settings,) = db.execute("SELECT settings FROM duels").fetchone()
+    assert '"name": "random#0"' in settings and '"name": "random#1"' in settings, settings
+    assert f'"address": "{bots["random"]}"' in settings
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

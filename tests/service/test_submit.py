@@ -115,6 +115,11 @@ def test_every_kind_of_bad_bot_is_refused_with_the_check_and_the_decision(server
             # the refusal names the decision: its sequence number, its kind and its fault
             assert r.seq >= 1 and r.fault == fault and r.kind != 0, (mode, r)
             assert f"at decision {r.seq} (" in r.reason and r.game_id in r.reason, r.reason
+        if fault == rec_pb.FAULT_KIND_TIMEOUT:  # "within 2191 ms" means little without the clock it was held to
+            assert ("the time control: 1000 ms free a decision, a 2000 ms bank a game that a slower decision draws "
+                    "on, 500 ms transport grace; the bank left: ") in r.reason, r.reason  # fmt: skip
+        else:
+            assert "the time control" not in r.reason, r.reason
     # nothing was stored for a refused bot
     listed = {e.name for e in s.ListEntrants(ref_pb.ListEntrantsRequest()).entrants}
     assert not {name for name, _ in jobs.values()} & listed

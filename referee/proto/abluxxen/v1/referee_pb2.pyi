@@ -431,18 +431,20 @@ class GameSummary(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., tournament_id: _Optional[str] = ..., slot: _Optional[int] = ..., table: _Optional[int] = ..., deal: _Optional[int] = ..., seat_order: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatResult, _Mapping]]] = ..., end_reason: _Optional[str] = ..., decisions: _Optional[int] = ..., finished_at: _Optional[str] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
-    __slots__ = ("tournament_id", "entrant", "fault", "page_size", "page_token")
+    __slots__ = ("tournament_id", "entrant", "fault", "page_size", "page_token", "oldest_first")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     ENTRANT_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     entrant: str
     fault: str
     page_size: int
     page_token: str
-    def __init__(self, tournament_id: _Optional[str] = ..., entrant: _Optional[str] = ..., fault: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    oldest_first: bool
+    def __init__(self, tournament_id: _Optional[str] = ..., entrant: _Optional[str] = ..., fault: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., oldest_first: _Optional[bool] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games", "total", "next_page_token")
