@@ -19,7 +19,7 @@ from typing import Any
 
 from referee.metrics import RATING_FIT_SECONDS
 from referee.proto.abluxxen.v1 import record_pb2
-from referee.rating import Ratings
+from referee.rating import Rating, Ratings
 from referee.records import FAULT_NAME
 from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
@@ -46,9 +46,8 @@ class Standing:
     dup_ci95: tuple[float, float] | None = None
     # games compared with another holder of the same cards; 0: dup_avg_score is no figure (shown as "-")
     dup_games: int = 0
-    # whether this entrant placed ahead of the next one down the leaderboard, in the games they shared, more often
-    # than behind at 95% (the lower end of lead_over_next's interval above 0); None for the last one, or without an
-    # interval (fewer than two duplicate sets with games of both)
+    # whether this entrant's rating is above the next one's at 95% (``separated``: the order's own quantity, from
+    # both entrants' ratings); None for the last one
     separated_from_next: bool | None = None
     # this entrant's lead over the next one: {"mean": (games placed ahead - games placed behind) / games shared,
     # "ci95": [low, high] or None (cluster-robust over their shared duplicate sets), "games": games shared}
@@ -136,8 +135,8 @@ class Standings:
                 f"{faults}"
             )
         if any(r.separated_from_next is False for r in self.rows):
-            lines.append("~ not separated from the next row at 95%: it did not place ahead of it, in the games they "
-                         "shared, significantly more often than behind (docs/tournaments.md)")  # fmt: skip
+            lines.append("~ not separated from the next row at 95%: its rating is not above the next one's by 1.96 "
+                         "standard deviations of their difference (docs/tournaments.md)")  # fmt: skip
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
             lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any; · for a pair that "
@@ -369,8 +368,8 @@ class Tally:
                 )
             )
         for upper, lower in itertools.pairwise(rows):
-            lead = self._ahead[upper.entrant][lower.entrant]
-            upper.lead_over_next, upper.separated_from_next = _lead(lead), separated(list(lead.values()))
+            upper.lead_over_next = _lead(self._ahead[upper.entrant][lower.entrant])
+            upper.separated_from_next = separated(ratings.get(upper.entrant), ratings.get(lower.entrant))
         keep = (lambda n: True) if shown is None else (lambda n: n in shown)
         h2h = {a: {b: dict(h) for b, h in row.items() if keep(b)} for a, row in self._h2h.items() if keep(a)}
         diff = {a: {b: _score_diff(sets) for b, sets in row.items() if keep(b)} for a, row in self._diff.items()
@@ -398,14 +397,18 @@ def _bounded(ci: Interval) -> tuple[float, float] | None:
     return (ci.low, ci.high) if math.isfinite(ci.low) else None
 
 
-def separated(lead: list[tuple[float, int]]) -> bool | None:
-    """The leaderboard's "separated from the next" (docs/tournaments.md, "Standings"): whether the upper entrant
-    placed ahead of the lower one, in the games they shared, more often than behind at 95%. ``lead`` is, for each
-    duplicate set they shared, (games the upper placed ahead minus games behind, games); the rule is the lower end of
-    that pair's own interval (``ratio_ci``: cluster-robust over the sets, Student's t) above 0. None without an
-    interval (fewer than two shared sets). The same quantity as the order: TrueSkill ranks by placings too."""
-    ci = ratio_ci(lead)
-    return ci.low > 0 if math.isfinite(ci.low) else None
+# how many standard deviations of the difference of two ratings' mu make neighbours "separated": two-sided 95%,
+# since the order has already put the higher one first (docs/notes/2026-12-06-separated-mark.md)
+SEPARATED_Z = 1.96
+
+
+def separated(upper: Rating, lower: Rating) -> bool:
+    """The leaderboard's "separated from the next" (docs/tournaments.md, "Standings"): whether the upper entrant's
+    rating is above the lower one's at 95%, mu_upper - mu_lower > SEPARATED_Z * sqrt(sigma_upper² +
+    sigma_lower²). The ratings are the order's own quantity (it ranks by mu - 3 sigma), fitted on every game of
+    both entrants, not only the games they shared; read through ``referee.rating``'s ``Rating`` only, so the rule
+    holds for whichever estimator gives the ratings."""
+    return upper.mu - lower.mu > SEPARATED_Z * math.hypot(upper.sigma, lower.sigma)
 
 
 def _lead(lead: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:
