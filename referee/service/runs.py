@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import cast
 
 from referee.engine import cards_of, deck_from_seed, event_for, new_game, public_view
 from referee.fleet import EntrantError, match_player
@@ -26,7 +25,7 @@ from referee.store import SqliteStore
 from referee.store.void import VoidGame
 from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.health import Health
-from referee.tournament.ladder_run import Book, LadderHooks, Presence, spent
+from referee.tournament.ladder_run import Book, LadderHooks, spent
 from referee.tournament.play import open_games
 from referee.tournament.runner import GameHooks, OnDecision, entrant_names, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
@@ -267,11 +266,10 @@ class Run(GameHooks):
         if config.ladder is None:
             return self
         book = Book.load(self.store, config)
-        # the server's Health stands in for the ladder's own Presence (the same four calls): a bot down in one
-        # ladder is down in all, probed with Hello, kept in the store, and shown everywhere (docs/bot-health.md)
-        presence = cast(Presence, self.health) if self.health is not None else None
+        # the server's Health, not the ladder's own Presence: a bot down in one ladder is down in all, probed with
+        # Hello, kept in the store, and shown everywhere (docs/bot-health.md)
         self.ladder = LadderHooks(
-            self.store, config, book, addresses, inner=self, slots=config.concurrency, presence=presence
+            self.store, config, book, addresses, inner=self, slots=config.concurrency, presence=self.health
         )
         self.ladder.stopped = self.stopping
         return self.ladder

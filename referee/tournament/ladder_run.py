@@ -15,7 +15,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from referee.log import get_logger
 from referee.match.spec import GameResult, GameSpec
@@ -144,6 +144,19 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
     return out
 
 
+class Attendance(Protocol):
+    """Who may be seated: what a ladder tells and asks of it. ``Presence`` is the ladder's own; the service's
+    ``tournament.health.Health`` keeps the same calls, in the store and across ladders."""
+
+    def available(self, name: str) -> bool: ...
+
+    def absent(self, name: str, reason: str) -> None: ...
+
+    def missed(self, name: str) -> None: ...
+
+    def played(self, name: str) -> None: ...
+
+
 @dataclass
 class _Down:
     since: float
@@ -213,7 +226,7 @@ class LadderHooks(GameHooks):
         inner: GameHooks | None = None,
         *,
         slots: int = 8,
-        presence: Presence | None = None,
+        presence: Attendance | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         assert config.ladder is not None
@@ -226,7 +239,7 @@ class LadderHooks(GameHooks):
         self.log = get_logger(tournament=self.tid)
         self.stopped = False  # True: no more choices (the service's StopTournament); those stored are played
         self.slots = min(slots, self.settings.max_concurrent or slots)
-        self.presence = presence or Presence()
+        self.presence: Attendance = presence or Presence()
         self.clock = clock
         self.began, self.started = clock(), 0  # for games_per_hour
         self.open: dict[int, _DealSet] = {}
