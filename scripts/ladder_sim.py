@@ -4,6 +4,7 @@ the pairing cannot fix").
 
     python3 scripts/ladder_sim.py [--json] [--seeds N] [--entrants N] [--span MU] [--budget G]
                                   [--pairing ladder|true-order] [--jobs J]
+    python3 scripts/ladder_sim.py --calibration [--json] [--seeds N] [--jobs J]
 
 The bench's ``convergence`` (the ladder's own ``Book`` and ``choose`` on a simulated clock, the leaderboard's
 TrueSkill, tau of mu - 3 sigma to the known order), but each game's places come from TrueSkill's model instead of
@@ -13,6 +14,10 @@ be asked over a hundred seeds; what carries over to real games must still be mea
 
 - ``--pairing true-order``: the ladder's rule given the known order instead of its ratings, once it has seen a
   result, as if its estimates were exact.
+
+- ``--calibration``: instead, the ratings' calibration on random tables of 4 (``rating_calibration.py``): the
+  coverage of mu +- 1.96 sigma and Kendall's tau, whole-history fit beside the one-pass update, on the same
+  games, for 16, 32 and 64 entrants at 50, 200 and 1,000 games (default 24 seeds).
 
 Prints the games to tau 0.9 for the pairing and for uniformly random tables on the same seeds, their ratio with a
 90% bootstrap interval (as bench_ladder), and when each first reached tau 0.9 (averaged over the seeds).
@@ -27,6 +32,7 @@ import statistics
 from concurrent.futures import ProcessPoolExecutor
 
 import bench_ladder as bench
+import rating_calibration
 
 from referee.log import configure
 from referee.rating import Ratings, environment
@@ -82,15 +88,19 @@ def one(method: str, seed: int, n: int, span: float, budget: int) -> tuple[int, 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    p.add_argument("--seeds", type=int, default=48, help="seeds (default 48)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds (default 48; 24 with --calibration)")
+    p.add_argument("--calibration", action="store_true", help="the ratings' calibration instead (see above)")
     p.add_argument("--entrants", type=int, default=32, help="entrants (default 32, as the wide field)")
     p.add_argument("--span", type=float, default=27.0, help="true mu from best to worst (default 27)")
     p.add_argument("--budget", type=int, default=1000, help="games per run (default 1000)")
     p.add_argument("--pairing", choices=("ladder", "true-order"), default="ladder", help="default ladder")
     p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     args = p.parse_args()
+    if args.calibration:
+        return calibration(args.seeds or 24, args.jobs, args.json)
     if args.entrants < 8 or args.entrants % 4:
         p.error("--entrants must be a multiple of 4, at least 8 (tables of 4, everyone seated)")
+    args.seeds = args.seeds or 48
     seeds = list(range(1, args.seeds + 1))
     runs: dict[str, list[tuple[int, int]]] = {}
     with ProcessPoolExecutor(args.jobs, initializer=_init) as pool:
@@ -109,6 +119,16 @@ def main() -> int:
         "seeds": args.seeds, "entrants": args.entrants, "span": args.span, "budget": args.budget,
     }  # fmt: skip
     bench.report(out, args.json)
+    return 0
+
+
+def calibration(seeds: int, jobs: int, as_json: bool) -> int:
+    cells = [(field, n, seed) for field in ("prior", "graded") for n in (16, 32, 64) for seed in range(1, seeds + 1)]
+    with ProcessPoolExecutor(jobs, initializer=configure, initargs=("warning",)) as pool:
+        outs = list(pool.map(rating_calibration.one, *zip(*cells, strict=True)))
+    runs = [(field, n, out) for (field, n, _), out in zip(cells, outs, strict=True)]
+    out = {"calibration": rating_calibration.summary(runs), "seeds": seeds}
+    bench.report(out, as_json)
     return 0
 
 

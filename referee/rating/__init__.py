@@ -1,25 +1,45 @@
-"""TrueSkill ratings from game placings (R15), applied in schedule order.
+"""Ratings from game placings (R15): TrueSkill's model fitted to a whole history of games at once.
 
-Ratings are derived data: the same results in the same (schedule) order give bit-identical ratings, whatever
-order the games finished in. Ties share a rank; the match runner already places retired seats last.
+TrueSkill's model is kept (Gaussian performances, beta, the draw margin, the prior mu and sigma, a free-for-all of
+2 to 5 places with ties), but instead of updating one game at a time and never going back, expectation propagation
+runs over every game until it converges (TrueSkill Through Time, Dangauthier et al. 2007, with each entrant one
+fixed skill: no dynamics). The fit does not depend on the order of the games (docs/ratings.md).
+
+``Ratings`` fits lazily: ``add`` only records a game; a read folds the games added since into the fit by a few
+local passes, and sweeps over every game to convergence once the games added since the last full fit reach a
+share of the history (``REFIT_SHARE``; None: never on a read, for a service that refits off its event loop).
+``fit`` converges on demand.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import trueskill
+
+from .history import Fit
 
 # trueskill 0.4.5 with draw_probability=0 silently raises sigma on a tie; ties happen (R15), so keep it above 0.
 DRAW_PROBABILITY = 0.05
 MU = 25.0
 SIGMA = MU / 3
+BETA = SIGMA / 2
+REFIT_SHARE = 0.05  # a read converges again once the games added since the last full fit reach this share
 
 
 def environment() -> trueskill.TrueSkill:
-    """The one explicit environment every rating is computed in (never trueskill's global one)."""
-    return trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=SIGMA / 2, tau=SIGMA / 100, draw_probability=DRAW_PROBABILITY)
+    """TrueSkill's parameters as one explicit environment (never trueskill's global one): the one-pass update
+    the simulations compare against, and beta and the draw margin of the fit. No dynamics (tau 0): a bot version
+    does not drift."""
+    return trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=BETA, tau=0.0, draw_probability=DRAW_PROBABILITY)
+
+
+def draw_margin() -> float:
+    """TrueSkill's margin eps between two players' performances below which they tie."""
+    return float(trueskill.calc_draw_margin(DRAW_PROBABILITY, 2, environment()))
 
 
 @dataclass(frozen=True)
@@ -33,50 +53,122 @@ class Rating:
         return self.mu - 3 * self.sigma
 
 
-class Ratings:
-    """Ratings of a field of entrants, updated one game at a time (call ``add`` in schedule order)."""
+def order(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[list[int], list[bool]]:
+    """Seats best place first, and for each neighbouring pair whether they tie."""
+    if len(seats) != len(places) or not 2 <= len(seats) <= 5:
+        raise ValueError(f"a game needs 2 to 5 seats with one place each, got {seats} and {places}")
+    ranked = sorted(range(len(seats)), key=lambda i: places[i])
+    ties = [places[a] == places[b] for a, b in itertools.pairwise(ranked)]
+    return [seats[i] for i in ranked], ties
 
-    def __init__(self, names: Iterable[str]) -> None:
+
+class Ratings:
+    """Ratings of a field of entrants over every game added (in any order)."""
+
+    def __init__(self, names: Iterable[str], refit_share: float | None = REFIT_SHARE) -> None:
         self.env = environment()
-        self._r = {n: self.env.create_rating() for n in names}
+        self.refit_share = refit_share
+        self._index: dict[str, int] = {}
+        self._fit = Fit(1 / SIGMA**2, MU / SIGMA**2, BETA**2, draw_margin())
         self.games = 0
+        self._since_full = 0
+        self._restored = False
+        for n in names:
+            self.join(n)
 
     def add(self, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
         """One game: entrant names by seat and their places (1 is best; equal places are a tie)."""
-        if len(seats) != len(places) or len(seats) < 2:
-            raise ValueError(f"a game needs 2 or more seats with one place each, got {seats} and {places}")
-        groups = [(self._r[n],) for n in seats]
-        rated = self.env.rate(groups, ranks=[p - 1 for p in places])
-        for name, (r,) in zip(seats, rated, strict=True):
-            self._r[name] = r
+        if len(set(seats)) != len(seats):
+            raise ValueError(f"an entrant cannot hold two seats of one game: {seats}")
+        players, ties = order(tuple(self._index[n] for n in seats), places)
+        self._fit.add(players, ties)
         self.games += 1
+        self._since_full += 1
 
     def join(self, name: str) -> None:
-        """A new entrant, at the starting rating (a ladder's entrants arrive as it goes; nothing if known)."""
-        if name not in self._r:
-            self._r[name] = self.env.create_rating()
+        """A new entrant, at the prior (a ladder's entrants arrive as it goes; nothing if known)."""
+        if name not in self._index:
+            self._index[name] = len(self._index)
+            self._fit.grow(len(self._index))
 
     def copy(self) -> Ratings:
-        """An independent copy (trueskill's ratings are immutable, so sharing them is safe)."""
-        other = Ratings(())
-        other.env, other._r, other.games = self.env, dict(self._r), self.games
+        """An independent copy."""
+        other = Ratings((), self.refit_share)
+        other._index, other._fit = dict(self._index), self._fit.copy()
+        other.games, other._since_full, other._restored = self.games, self._since_full, self._restored
         return other
 
+    def fit(self) -> int:
+        """Converges over every game now, from nothing (so the result depends on the games alone, not on what was
+        read before); returns the sweeps it took."""
+        if self._restored:
+            raise RuntimeError("ratings restored from a store hold no games to fit again: rate the stored games")
+        self._since_full = 0
+        names = list(self._index)
+        rank = np.empty(len(names), np.int64)
+        rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+        return self._fit.fit(rank)
+
+    @property
+    def local(self) -> int:
+        """Games folded in by local updates since the last full fit."""
+        return self._since_full
+
+    @property
+    def converged(self) -> bool:
+        """True when every game is in a full fit (no local update since)."""
+        return not self._since_full
+
+    def names(self) -> list[str]:
+        return list(self._index)
+
+    def _current(self) -> tuple[np.ndarray, np.ndarray]:
+        share = self.refit_share
+        if self._since_full and share is not None and self._since_full >= share * self.games:
+            self.fit()
+        else:
+            self._fit.settle()
+        return self._fit.mu_sigma()
+
     def get(self, name: str) -> Rating:
-        r = self._r[name]
-        return Rating(r.mu, r.sigma)
+        mu, sigma = self._current()
+        i = self._index[name]
+        return Rating(float(mu[i]), float(sigma[i]))
 
     def all(self) -> dict[str, Rating]:
-        return {n: self.get(n) for n in self._r}
+        mu, sigma = self._current()
+        return {n: Rating(float(mu[i]), float(sigma[i])) for n, i in self._index.items()}
 
     def leaderboard(self) -> list[tuple[str, Rating]]:
         """Best first, by mu - 3 sigma (then by name, so equal ratings list in a stable order)."""
         return sorted(self.all().items(), key=lambda x: (-x[1].conservative, x[0]))
 
 
+def state(ratings: Ratings, names: Iterable[str] | None = None) -> dict[str, tuple[float, float, float]]:
+    """Each entrant's marginal (of ``names``, default all) as natural parameters (1 / sigma^2, mu / sigma^2 of the
+    per-skill marginal) and the factor its sigma is widened by (the fit's sites taken jointly): what a store keeps
+    of a fit."""
+    ratings._current()
+    fit, index = ratings._fit, ratings._index
+    return {n: (float(fit.pi[index[n]]), float(fit.tau[index[n]]), float(fit.widen[index[n]])) for n in names or index}
+
+
+def restored(marginals: dict[str, tuple[float, float, float]], games: int) -> Ratings:
+    """Ratings from a stored fit (``state``) of ``games`` games: games added later fold in by local updates; a full
+    fit needs every game again (``rate``), so these never refit on a read."""
+    ratings = Ratings(marginals, refit_share=None)
+    fit = ratings._fit
+    for n, (pi, tau, widen) in marginals.items():
+        i = ratings._index[n]
+        fit.pi[i], fit.tau[i], fit.widen[i] = pi, tau, widen
+    ratings.games, ratings._restored = games, True
+    return ratings
+
+
 def rate(names: Iterable[str], games: Iterable[tuple[tuple[str, ...], tuple[int, ...]]]) -> Ratings:
-    """Ratings after ``games`` (seats, places), applied in the order given: pass them in schedule order."""
+    """Ratings fitted to ``games`` (seats, places), in any order."""
     ratings = Ratings(names)
     for seats, places in games:
         ratings.add(seats, places)
+    ratings.fit()
     return ratings

@@ -3,7 +3,10 @@ flight never wait for them (docs/service.md):
 
 - ``Reader``: one thread with its own SQLite connection (WAL lets it read while the loop commits games);
 - ``Boards``: each tournament's standings, built once on the reader thread and then kept up to date by every
-  finished game (standings.Tally), so GetStandings and every watcher share one copy whatever their number.
+  finished game (standings.Tally), so GetStandings and every watcher share one copy whatever their number. The
+  ratings come from the fit kept in the store (store/ratings.py) when it covers the stored games; each finished
+  game is folded in by a local update and kept, and the whole fit is made again on a thread of its own once the
+  games since the last reach ``REFIT_SHARE`` of them (docs/ratings.md).
 """
 
 from __future__ import annotations
@@ -17,14 +20,20 @@ from pathlib import Path
 from typing import TypeVar
 
 from referee.errors import NoTournament
+from referee.rating import REFIT_SHARE, Ratings, rate, restored, state
 from referee.store import GameRow, SqliteStore
-from referee.tournament.board import dressed, tally_of
+from referee.store import ratings as kept_fits
+from referee.tournament.board import dressed, planned
+from referee.tournament.runner import entrant_names
 from referee.tournament.standings import Standings, Tally
 
 T = TypeVar("T")
 # tournaments whose standings stay in memory; each costs about 50 bytes per stored decision (22 MB for 12,000
 # games of 40 decisions), mostly the decision times that the median needs
 MAX_TALLIES = 8
+# up to this many games a tournament's ratings are fitted in full on the event loop as each game comes (a few
+# milliseconds); beyond, on the refit thread, and the standings between are local updates (docs/ratings.md)
+INLINE_FIT_GAMES = 300
 
 
 class Reader:
@@ -44,6 +53,10 @@ class Reader:
     async def run(self, fn: Callable[[SqliteStore], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(self._store()))
 
+    def submit(self, fn: Callable[[SqliteStore], object]) -> None:
+        """Runs ``fn(store)`` on the reader's thread, in turn, without waiting for it (a write nobody awaits)."""
+        self._pool.submit(lambda: fn(self._store()))
+
     def close(self) -> None:
         def close_store() -> None:
             if (store := getattr(self._local, "store", None)) is not None:
@@ -57,9 +70,33 @@ def _tally(store: SqliteStore, tid: str) -> Tally:
     row = store.tournament(tid)
     if row is None:
         raise NoTournament(tid, "on this server")
-    tally = tally_of(store, row)
+    tally = Tally(tid, entrant_names(store, row), planned(row), converge=False)
+    for g in store.games(tid):
+        tally.count(g)
+    tally.load(_fit(store, tid, tally))
     tally.standings()  # sorts the decision times here rather than on the loop
     return tally
+
+
+def _fit(store: SqliteStore, tid: str, tally: Tally) -> Ratings:
+    """The tally's ratings: the fit kept in the store when it covers exactly the stored games, else every game
+    rated again (and that fit kept)."""
+    kept = kept_fits.load(store, tid)
+    if kept is not None:
+        ratings = restored(kept.state, kept.games)
+        for n in tally.names:
+            ratings.join(n)
+        return ratings
+    ratings = _rated(tally.names, list(tally.games.values()))
+    kept_fits.save(store, tid, state(ratings), kept_fits.mark_of(tally.games))
+    return ratings
+
+
+def _rated(names: list[str], games: list[GameRow]) -> Ratings:
+    """A full fit of ``games``, kept up to date by local updates from then on (its owner refits it)."""
+    ratings = rate(names, ((g.names, g.places) for g in games))
+    ratings.refit_share = None
+    return ratings
 
 
 class Boards:
@@ -73,6 +110,10 @@ class Boards:
         self._building: dict[str, asyncio.Future[Tally]] = {}
         self._early: dict[str, list[GameRow]] = {}  # games finished while their tally was being built
         self.builds = 0  # tallies built from the store (each costs every stored game of its tournament)
+        self.refits = 0  # full fits made again as games came
+        self._marks: dict[str, kept_fits.Mark] = {}  # what each tally's ratings cover, as the store marks it
+        self._refitting: dict[str, asyncio.Future[None]] = {}
+        self._fitter = ThreadPoolExecutor(1, thread_name_prefix="refit")
 
     async def standings(self, tid: str, done: int, shown: Collection[str] | None = None) -> Standings:
         """The standings of ``tid`` as every surface shows them (tournament/board.py), whose store holds ``done``
@@ -120,9 +161,48 @@ class Boards:
             if not set(game.names) <= set(tally.names):  # a ladder's new entrant: build it again when asked
                 del self._tallies[tid]
                 return
-            tally.add(game)
+            self._rate(tid, tally, game)
         elif tid in self._early:
             self._early[tid].append(game)
+
+    def _rate(self, tid: str, tally: Tally, game: GameRow) -> None:
+        """Folds ``game`` into ``tally`` and keeps its seats' new ratings in the store; starts a full fit again
+        once the games since the last reach REFIT_SHARE of them."""
+        if game.slot in tally.games:
+            return
+        tally.add(game)
+        games, slots, squares = self._marks[tid]
+        mark = self._marks[tid] = (games + 1, slots + game.slot, squares + game.slot**2)
+        seats = state(tally.rated, game.names)
+        self.reader.submit(lambda store: kept_fits.save(store, tid, seats, mark, whole=False))
+        ratings = tally.rated
+        if tid in self._refitting or not ratings.games or ratings.local < REFIT_SHARE * ratings.games:
+            return
+        if ratings.games <= INLINE_FIT_GAMES:  # milliseconds: here, so that every standings sent is a full fit
+            tally.rerate(_rated(tally.names, list(tally.games.values())))
+            fitted = state(tally.rated)
+            self.reader.submit(lambda store: kept_fits.save(store, tid, fitted, mark))
+        else:
+            self._refitting[tid] = asyncio.ensure_future(self._refit(tid, tally))
+
+    async def _refit(self, tid: str, tally: Tally) -> None:
+        """Rates ``tally``'s games again on the refit thread, then adds the games that came meanwhile."""
+        try:
+            games = list(tally.games.values())
+            loop = asyncio.get_running_loop()
+            ratings = await loop.run_in_executor(self._fitter, _rated, tally.names, games)
+            if self._tallies.get(tid) is not tally:
+                return
+            known = {g.slot for g in games}
+            for g in tally.games.values():
+                if g.slot not in known:
+                    ratings.add(g.names, g.places)
+            tally.rerate(ratings)
+            self.refits += 1
+            fitted, mark = state(ratings), self._marks[tid]
+            self.reader.submit(lambda store: kept_fits.save(store, tid, fitted, mark))
+        finally:
+            self._refitting.pop(tid, None)
 
     async def _tally(self, tid: str) -> Tally:
         if (tally := self._tallies.get(tid)) is not None:
@@ -142,8 +222,9 @@ class Boards:
         try:
             tally = await self.reader.run(lambda store: _tally(store, tid))
             self.builds += 1
+            self._marks[tid] = kept_fits.mark_of(tally.games)
             for game in self._early[tid]:
-                tally.add(game)
+                self._rate(tid, tally, game)
             self._keep(tid, tally)
             return tally
         finally:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from referee.rating import Ratings
+from referee.rating import rate
 from referee.store import SqliteStore, TournamentRow
 from referee.store import ladder as ladder_store
 
@@ -233,7 +233,7 @@ def bot_links(store: SqliteStore, tid: str | None = None) -> dict[tuple[str, str
 
 def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
     """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
-    tournament by tournament in creation order, each in schedule order. A new version starts fresh."""
+    fitted to all of them at once. A new version is a new player."""
     links = bot_links(store)
     if not links:
         return {}
@@ -253,9 +253,7 @@ def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float,
             for s in seats:
                 played[s] = played.get(s, 0) + 1
             games.append((seats, g.places))
-    ratings = Ratings(sorted(keys))
-    for seats, places in games:
-        ratings.add(seats, places)
+    ratings = rate(sorted(keys), games)
     out = {}
     for b, v in set(links.values()):
         key = f"{b}\0{v}"

@@ -107,15 +107,12 @@ def game_spec(
 
 
 class _InOrder:
-    """Live ratings over the finished games that form an unbroken prefix of the schedule (for the progress bar's
-    top three). Once the whole schedule is done they are the final ratings: the same stored results, in the same
-    order, as a recomputation from the store would use."""
+    """Live ratings over every finished game (for the progress bar's top three); the fit does not depend on the
+    order games finished in, so once the whole schedule is done they are the final ratings (converged when the
+    standings are computed)."""
 
     def __init__(self, names: list[str], slots: list[Slot]) -> None:
         self.ratings = Ratings(names)
-        self.slots = slots
-        self.next = 0
-        self.waiting: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
 
     @classmethod
     def stored(cls, store: SqliteStore, config: TournamentConfig, slots: list[Slot]) -> _InOrder:
@@ -126,12 +123,9 @@ class _InOrder:
         return live
 
     def add(self, slot: int, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
-        self.waiting[slot] = (seats, places)
         for name in seats:  # a ladder's entrant that joined after the run began
             self.ratings.join(name)
-        while self.next < len(self.slots) and self.slots[self.next].slot in self.waiting:
-            self.ratings.add(*self.waiting.pop(self.slots[self.next].slot))
-            self.next += 1
+        self.ratings.add(seats, places)
 
     def top(self) -> list[tuple[str, float]]:
         return [(n, r.conservative) for n, r in self.ratings.leaderboard()[:3]]

@@ -17,9 +17,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from referee.metrics import RATING_FIT_SECONDS
 from referee.proto.abluxxen.v1 import record_pb2
-from referee.rating import Rating, Ratings
+from referee.rating import Rating, Ratings, rate
 from referee.records import FAULT_NAME
 from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
@@ -176,14 +175,16 @@ def _diff_cell(d: dict[str, Any]) -> str:
 
 
 def rating_history(names: list[str], games: list[GameRow]) -> tuple[Ratings, dict[str, list[tuple[int, float]]]]:
-    """The ratings after ``games`` (in schedule order), and for each entrant its conservative rating (mu - 3 sigma)
-    before its first game and after each of its games: ``[(0, start), (1, after one game), ...]``."""
+    """The ratings fitted to ``games`` (converged), and for each entrant its conservative rating (mu - 3 sigma)
+    before its first game and after each of its games as they stood then (games taken in schedule order, each
+    folded in by a local update, the fit converged now and then): ``[(0, start), (1, after one game), ...]``."""
     ratings = Ratings(names)
     history = {n: [(0, ratings.get(n).conservative)] for n in names}
     for g in games:
         ratings.add(g.names, g.places)
         for n in g.names:
             history[n].append((len(history[n]), ratings.get(n).conservative))
+    ratings.fit()
     return ratings, history
 
 
@@ -202,7 +203,7 @@ class History:
             self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
 
     def add(self, names: Iterable[str], ratings: Ratings) -> None:
-        """The ratings after one more game (in schedule order) of ``names``."""
+        """The ratings after one more game of ``names``."""
         for n in names:
             if n not in self.lines:  # an entrant that joined after the start (a ladder's)
                 self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
@@ -218,21 +219,30 @@ class History:
 
 class Tally:
     """Standings kept up to date one finished game at a time, in any order: ``standings()`` after adding a set of
-    games is what ``compute`` gives for them, bit for bit.
+    games is what ``compute`` gives for them (the ratings converged, docs/ratings.md; with ``converge`` False, as
+    a service keeps them, each game is folded in by a local update and the service refits off its event loop).
 
     Adding a game costs that game and its duplicate set, not the games before it, so a service that publishes the
-    standings after every game of a 1,000-game tournament does not redo 1,000 games each time. The ratings are
-    kept over the unbroken prefix of the schedule (slots 0, 1, ... all finished); only the finished games past the
-    first gap are rated again, on a copy, when the standings are asked for."""
+    standings after every game of a 1,000-game tournament does not redo 1,000 games each time. ``ratings``: the
+    ratings to keep up to date (default: fresh ones that refit on a read now and then; a service passes ones
+    that never do, and refits off its event loop)."""
 
-    def __init__(self, tournament_id: str, names: list[str], scheduled: int) -> None:
+    def __init__(
+        self,
+        tournament_id: str,
+        names: list[str],
+        scheduled: int,
+        ratings: Ratings | None = None,
+        *,
+        converge: bool = True,
+    ) -> None:
         self.tournament_id = tournament_id
+        self.converge = converge  # standings() converges the ratings first (False: a service refits elsewhere)
         self.names = names
         self.scheduled = scheduled
         self.games: dict[int, GameRow] = {}  # slot -> game
-        self._prefix = Ratings(names)  # the games of slots 0 .. _next - 1, all finished
-        self.history = History(self._prefix, names)  # the prefix's ratings after each game, thinned
-        self._next = 0
+        self.rated = Ratings(names) if ratings is None else ratings  # over every finished game
+        self.history = History(self.rated, names)  # the ratings after each game, thinned
         self._played: dict[str, int] = defaultdict(int)
         self._wins: dict[str, int] = defaultdict(int)
         self._score_sum: dict[str, int] = defaultdict(int)
@@ -258,6 +268,20 @@ class Tally:
         """One finished game (a game already added is ignored)."""
         if g.slot in self.games:
             return
+        self.count(g)
+        self.rated.add(g.names, g.places)
+        self.history.add(g.names, self.rated)
+
+    def load(self, ratings: Ratings) -> None:
+        """Ratings that already hold the counted games (a stored or a full fit); the rating plot starts at them."""
+        self.rated, self.history, self._standings = ratings, History(ratings, self.names), None
+
+    def rerate(self, ratings: Ratings) -> None:
+        """New ratings of the same games (a full fit made elsewhere); the rating plot goes on from them."""
+        self.rated, self._standings = ratings, None
+
+    def count(self, g: GameRow) -> None:
+        """Every figure of the standings but the ratings: wins, scores, faults, head to head, duplicate sets."""
         self.games[g.slot] = g
         self._standings = None
         for s in g.seats:
@@ -290,11 +314,6 @@ class Tally:
                     self._h2h[a.entrant][b.entrant]["ties"] += 1
                     self._h2h[b.entrant][a.entrant]["ties"] += 1
         self._add_to_set(g)
-        while self._next in self.games:
-            done = self.games[self._next]
-            self._prefix.add(done.names, done.places)
-            self.history.add(done.names, self._prefix)
-            self._next += 1
 
     def _add_to_set(self, g: GameRow) -> None:
         """The duplicate-adjusted sums of ``g``'s set (one table's rotations, or a section's tables) again: each
@@ -313,25 +332,18 @@ class Tally:
             return
         sums: dict[str, float] = defaultdict(float)
         counts: dict[str, int] = defaultdict(int)
+        totals = {seat: sum(scores) for seat, scores in by_seat.items()}  # once a seat: not once a game (issue 43)
         for x in games:
             for seat, s in enumerate(x.seats):
                 others = by_seat[seat]
-                sums[s.entrant] += s.score - (sum(others) - s.score) / (len(others) - 1)
+                sums[s.entrant] += s.score - (totals[seat] - s.score) / (len(others) - 1)
                 counts[s.entrant] += 1
         for n, total in sums.items():
             self._dup[n][key] = (total, counts[n])
 
-    @RATING_FIT_SECONDS.time()
     def ratings(self) -> Ratings:
-        """The ratings over every added game in schedule order (timed as the rating fit: the games added in order
-        were rated as they came, so it costs the games added out of order)."""
-        tail = sorted(slot for slot in self.games if slot >= self._next)
-        if not tail:
-            return self._prefix
-        ratings = self._prefix.copy()
-        for slot in tail:
-            ratings.add(self.games[slot].names, self.games[slot].places)
-        return ratings
+        """The ratings over every added game."""
+        return self.rated
 
     def standings(self, ratings: Ratings | None = None, shown: Collection[str] | None = None) -> Standings:
         """``ratings``, when given, must be the ratings of these games already computed (the runner's live ratings
@@ -341,6 +353,8 @@ class Tally:
             return self._standings
         if ratings is None or ratings.games != len(self.games):
             ratings = self.ratings()
+        if self.converge and not ratings.converged:
+            ratings.fit()
         for n in self._unsorted:
             self._times[n].sort()
         self._unsorted.clear()
@@ -431,12 +445,17 @@ def _median(ordered: list[int]) -> float:
 def compute(
     tournament_id: str, names: list[str], games: list[GameRow], scheduled: int, ratings: Ratings | None = None
 ) -> Standings:
-    """The standings of ``games``. ``ratings``, when given, must be the ratings of ``games`` in schedule order already
-    computed (the runner's live ratings after the whole schedule); otherwise they are computed here."""
+    """The standings of ``games``, their ratings converged. ``ratings``, when given, must be the ratings of ``games``
+    already computed (the runner's live ratings after the whole schedule); otherwise they are computed here."""
     tally = Tally(tournament_id, names, scheduled)
     for g in games:
-        tally.add(g)
-    return tally.standings(ratings)
+        tally.count(g)
+    if ratings is None or ratings.games != len(tally.games):
+        ratings = rate(names, ((g.names, g.places) for g in tally.games.values()))
+    elif not ratings.converged:
+        ratings.fit()
+    tally.load(ratings)
+    return tally.standings()
 
 
 def dumps(standings: Standings) -> str:

@@ -1,0 +1,83 @@
+"""A leaderboard's rating fit kept in the store (docs/ratings.md), so that a restart shows standings without
+fitting every game again.
+
+``rating_fits`` holds each entrant's marginal (``referee.rating.state``: precision, precision times mu, and the
+factor its sigma is widened by); ``rating_fit_marks`` says which of the tournament's games the fit covers, by
+their count and the sums of their slots and squared slots. A fit whose mark is not the stored games' (a game
+committed after the fit was last kept, or a void deal that took games out) is stale: the games are rated again.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .sqlite import SqliteStore
+
+RATINGS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rating_fits (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    entrant TEXT NOT NULL,
+    pi REAL NOT NULL,              -- the entrant's marginal: 1 / sigma^2 of the per-entrant fit
+    tau REAL NOT NULL,             -- mu / sigma^2
+    widen REAL NOT NULL,           -- the joint sigma over the per-entrant one at the last full fit
+    PRIMARY KEY (tournament_id, entrant)
+);
+CREATE TABLE IF NOT EXISTS rating_fit_marks (
+    tournament_id TEXT PRIMARY KEY REFERENCES tournaments(id),
+    games INTEGER NOT NULL,        -- the games the fit covers: how many,
+    slots INTEGER NOT NULL,        -- the sum of their slots,
+    squares INTEGER NOT NULL       -- and of their slots squared
+);
+"""
+
+_ready: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+State = dict[str, tuple[float, float, float]]
+Mark = tuple[int, int, int]
+
+
+def _ensure(store: SqliteStore) -> None:
+    if store not in _ready:
+        store.db.executescript(RATINGS_SCHEMA)
+        _ready.add(store)
+
+
+@dataclass(frozen=True)
+class Kept:
+    state: State
+    games: int
+
+
+def mark_of(slots: Iterable[int]) -> Mark:
+    """The mark of a fit of the games at ``slots``."""
+    games = total = squares = 0
+    for s in slots:
+        games, total, squares = games + 1, total + s, squares + s * s
+    return games, total, squares
+
+
+def save(store: SqliteStore, tid: str, state: State, mark: Mark, whole: bool = True) -> None:
+    """Keeps ``state`` as the fit of the games ``mark`` says, in one transaction: every entrant's rows when
+    ``whole``, else only these entrants' rows change (the rest of the fit is as it was)."""
+    _ensure(store)
+    with store._tx():
+        if whole:
+            store.db.execute("DELETE FROM rating_fits WHERE tournament_id = ?", (tid,))
+        store.db.executemany(
+            "INSERT OR REPLACE INTO rating_fits VALUES (?, ?, ?, ?, ?)",
+            [(tid, name, pi, tau, widen) for name, (pi, tau, widen) in state.items()],
+        )
+        store.db.execute("INSERT OR REPLACE INTO rating_fit_marks VALUES (?, ?, ?, ?)", (tid, *mark))
+
+
+def load(store: SqliteStore, tid: str) -> Kept | None:
+    """The kept fit of ``tid`` if it covers exactly the stored games, else None."""
+    _ensure(store)
+    q = "SELECT games, slots, squares FROM rating_fit_marks WHERE tournament_id = ?"
+    kept = store.db.execute(q, (tid,)).fetchone()
+    q = "SELECT COUNT(*), COALESCE(SUM(slot), 0), COALESCE(SUM(slot * slot), 0) FROM games WHERE tournament_id = ?"
+    if kept is None or tuple(kept) != tuple(store.db.execute(q, (tid,)).fetchone()):
+        return None
+    q = "SELECT entrant, pi, tau, widen FROM rating_fits WHERE tournament_id = ?"
+    return Kept({name: (pi, tau, widen) for name, pi, tau, widen in store.db.execute(q, (tid,))}, kept[0])
