@@ -89,9 +89,9 @@ def open_site(data: Path, tid: str) -> tuple[float, int]:
 async def updates(data: Path, tid: str, count: int) -> list[float]:
     """Milliseconds from a committed game handed to Boards to the standings that count it, for ``count`` games."""
     reader = Reader(data)
-    boards = Boards(reader)
     rng = random.Random(2)
     with open_store(data) as store:
+        boards = Boards(reader, store)
         done = store.tournament(tid).done  # type: ignore[union-attr]
         await boards.standings(tid, done)
         skill = {n: rng.gauss(MU, SIGMA) for n in {n for s in store.slots(tid) for n in s.seats}}

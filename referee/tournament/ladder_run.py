@@ -14,8 +14,8 @@ import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, TextIO
+from dataclasses import dataclass
+from typing import TextIO
 
 from referee.log import get_logger
 from referee.match.spec import GameResult, GameSpec
@@ -27,6 +27,7 @@ from referee.store.ladder import Choice, LadderEntrant, ResultRow
 from . import deals
 from .config import LadderSettings, TournamentConfig, WorkerSettings
 from .ladder import Meetings, Member, choose
+from .presence import Attendance, Presence
 from .progress import Progress
 from .runner import (
     GameHooks,
@@ -142,58 +143,6 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
         out.append((r.round, r.tables, tuple(again)))
         book.record(r.tables)
     return out
-
-
-class Attendance(Protocol):
-    """Who may be seated: what a ladder tells and asks of it. ``Presence`` is the ladder's own; the service's
-    ``tournament.health.Health`` keeps the same calls, in the store and across ladders."""
-
-    def available(self, name: str) -> bool: ...
-
-    def absent(self, name: str, reason: str) -> None: ...
-
-    def missed(self, name: str) -> None: ...
-
-    def played(self, name: str) -> None: ...
-
-
-@dataclass
-class _Down:
-    since: float
-    wait: float
-    retry_at: float
-    why: str
-
-
-@dataclass
-class Presence:
-    """Who may be seated now. An entrant whose bot could not be reached at its game's start, or whose bot was gone
-    mid-game, is down: it stands aside until ``retry_at``, when the next table that seats it asks its Hello
-    again (that table does not play if it is still absent). The wait starts at ``first_retry_s`` and doubles up
-    to ``max_retry_s``."""
-
-    first_retry_s: float = 5.0
-    max_retry_s: float = 600.0
-    clock: Callable[[], float] = time.monotonic
-    down: dict[str, _Down] = field(default_factory=dict)
-    missed_games: Counter[str] = field(default_factory=Counter)
-
-    def available(self, name: str) -> bool:
-        d = self.down.get(name)
-        return d is None or self.clock() >= d.retry_at
-
-    def absent(self, name: str, why: str) -> None:
-        now = self.clock()
-        d = self.down.get(name)
-        wait = self.first_retry_s if d is None else min(self.max_retry_s, 2 * d.wait)
-        self.down[name] = _Down(now if d is None else d.since, wait, now + wait, why)
-
-    def missed(self, name: str) -> None:
-        self.missed_games[name] += 1
-
-    def played(self, name: str) -> None:
-        """It played a game to its end: up."""
-        self.down.pop(name, None)
 
 
 @dataclass

@@ -13,7 +13,7 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +22,8 @@ from referee.rating import Rating, Ratings, rate
 from referee.records import FAULT_NAME
 from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
+
+from .history import History
 
 # Fault kinds that cost no strike: the referee's own failures, and the fallback's turns for a retired seat.
 NOT_STRIKES = frozenset(FAULT_NAME[k] for k in (record_pb2.FAULT_KIND_REFEREE, record_pb2.FAULT_KIND_RETIRED))
@@ -172,49 +174,6 @@ def _diff_cell(d: dict[str, Any]) -> str:
         return "-"
     ci = d["ci95"]
     return f"{d['mean_diff']:+.1f}" + ("" if ci is None else f"±{(ci[1] - ci[0]) / 2:.1f}")
-
-
-def rating_history(names: list[str], games: list[GameRow]) -> tuple[Ratings, dict[str, list[tuple[int, float]]]]:
-    """The ratings fitted to ``games`` (converged), and for each entrant its conservative rating (mu - 3 sigma)
-    before its first game and after each of its games as they stood then (games taken in schedule order, each
-    folded in by a local update, the fit converged now and then): ``[(0, start), (1, after one game), ...]``."""
-    ratings = Ratings(names)
-    history = {n: [(0, ratings.get(n).conservative)] for n in names}
-    for g in games:
-        ratings.add(g.names, g.places)
-        for n in g.names:
-            history[n].append((len(history[n]), ratings.get(n).conservative))
-    ratings.fit()
-    return ratings, history
-
-
-class History:
-    """Each entrant's conservative rating (mu - 3 sigma) before its first game and after its games, as
-    ``[(games played, rating), ...]``, kept to at most ``points`` points per entrant: when a list fills, every other
-    point goes and the step between points doubles, so a plot of a 100,000-game tournament costs a few hundred
-    points per entrant (the last point is always the current rating)."""
-
-    def __init__(self, ratings: Ratings, names: Iterable[str], points: int = 256) -> None:
-        self.points = points
-        self.step: dict[str, int] = {}
-        self.lines: dict[str, list[tuple[int, float]]] = {}
-        self.played: dict[str, int] = {}
-        for n in names:
-            self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
-
-    def add(self, names: Iterable[str], ratings: Ratings) -> None:
-        """The ratings after one more game of ``names``."""
-        for n in names:
-            if n not in self.lines:  # an entrant that joined after the start (a ladder's)
-                self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
-            k = self.played[n] = self.played[n] + 1
-            line = self.lines[n]
-            if line[-1][0] % self.step[n]:
-                line.pop()  # the last point was only the current rating, off the step
-            line.append((k, ratings.get(n).conservative))
-            if len(line) > self.points:
-                self.step[n] *= 2
-                line[:] = [p for p in line if p[0] % self.step[n] == 0 or p is line[-1]]
 
 
 class Tally:

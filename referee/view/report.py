@@ -17,7 +17,8 @@ from referee.errors import NoTournament
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import MU, SIGMA
 from referee.store import SqliteStore
-from referee.tournament.standings import Standing, Standings, compute, dup_shown, rating_history
+from referee.tournament.history import rating_history
+from referee.tournament.standings import Standing, Standings, compute, dup_shown
 
 from .page import asset, json_block, page
 from .plot import rating_plot

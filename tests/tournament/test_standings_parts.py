@@ -16,8 +16,9 @@ from referee.store import open_store
 from referee.store.sqlite import GameRow, SeatRow
 from referee.tournament import schedule
 from referee.tournament.config import parse
+from referee.tournament.history import History, rating_history
 from referee.tournament.runner import write_standings
-from referee.tournament.standings import History, Standings, Tally, compute, dumps, rating_history, separated
+from referee.tournament.standings import Standings, Tally, compute, dumps, separated
 
 
 def _game(slot: int, seats: list[tuple[str, int]], times: tuple[int, ...] = (1000,), table: int = 0,

@@ -223,7 +223,7 @@ class TournamentConfig(_message.Message):
     def __init__(self, name: _Optional[str] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., seed: _Optional[int] = ..., table_size: _Optional[int] = ..., deals: _Optional[int] = ..., tables: _Optional[int] = ..., seat_orders: _Optional[str] = ..., concurrency: _Optional[int] = ..., max_strikes: _Optional[int] = ..., options: _Optional[_Union[OptionsConfig, _Mapping]] = ..., time_control: _Optional[_Union[TimeControlConfig, _Mapping]] = ..., public_deals: _Optional[bool] = ..., ladder: _Optional[_Union[LadderConfig, _Mapping]] = ...) -> None: ...
 
 class LadderConfig(_message.Message):
-    __slots__ = ("tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open")
+    __slots__ = ("tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open", "games_per_hour", "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables")
     TABLES_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     SIGMA_TARGET_FIELD_NUMBER: _ClassVar[int]
@@ -231,6 +231,11 @@ class LadderConfig(_message.Message):
     MAX_MEETINGS_FIELD_NUMBER: _ClassVar[int]
     MEETING_WINDOW_FIELD_NUMBER: _ClassVar[int]
     OPEN_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_HOUR_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
+    GAMES_AT_ONCE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_AT_ONCE_CAP_FIELD_NUMBER: _ClassVar[int]
+    DEAL_TABLES_FIELD_NUMBER: _ClassVar[int]
     tables: int
     games: int
     sigma_target: float
@@ -238,7 +243,12 @@ class LadderConfig(_message.Message):
     max_meetings: int
     meeting_window: int
     open: bool
-    def __init__(self, tables: _Optional[int] = ..., games: _Optional[int] = ..., sigma_target: _Optional[float] = ..., new_games: _Optional[int] = ..., max_meetings: _Optional[int] = ..., meeting_window: _Optional[int] = ..., open: _Optional[bool] = ...) -> None: ...
+    games_per_hour: int
+    max_concurrent: int
+    games_at_once: int
+    games_at_once_cap: int
+    deal_tables: int
+    def __init__(self, tables: _Optional[int] = ..., games: _Optional[int] = ..., sigma_target: _Optional[float] = ..., new_games: _Optional[int] = ..., max_meetings: _Optional[int] = ..., meeting_window: _Optional[int] = ..., open: _Optional[bool] = ..., games_per_hour: _Optional[int] = ..., max_concurrent: _Optional[int] = ..., games_at_once: _Optional[int] = ..., games_at_once_cap: _Optional[int] = ..., deal_tables: _Optional[int] = ...) -> None: ...
 
 class PauseTournamentRequest(_message.Message):
     __slots__ = ("tournament_id",)
