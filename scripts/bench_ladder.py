@@ -230,7 +230,7 @@ def settle_new(seed: int, k: int) -> int:
     book, present = Book(config), file_entrants(config)
     slots = len(present) // k
     def field_settled(seats: tuple[str, ...], places: tuple[int, ...]) -> bool:
-        return all(book.ratings.get(e.name).sigma < target for e in present) or book.seen >= 4000
+        return all(e.name in book.view and book.view[e.name].sigma < target for e in present) or book.seen >= 4000
 
     def pick(idle: list[LadderEntrant], free: int) -> list[tuple[str, ...]]:
         return book.choose(idle, free, book.pending)
@@ -238,12 +238,11 @@ def settle_new(seed: int, k: int) -> int:
     simulate(book, present, pick, play, slots, seed, field_settled)
     new = LadderEntrant(f"new-{NEWCOMER}", "new", "new", joined_round=book.choices)
     present.append(new)
-    book.ratings.join(new.name)
     played = Counter[str]()
 
     def settled(seats: tuple[str, ...], places: tuple[int, ...]) -> bool:
         played.update(seats)
-        return book.ratings.get(new.name).sigma < target or played[new.name] >= 300
+        return (new.name in book.view and book.view[new.name].sigma < target) or played[new.name] >= 300
 
     simulate(book, present, pick, play, slots, seed + 1, settled)
     return played[new.name]

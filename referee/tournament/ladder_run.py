@@ -19,7 +19,7 @@ from typing import TextIO
 
 from referee.log import get_logger
 from referee.match.spec import GameResult, GameSpec
-from referee.rating import Ratings
+from referee.rating import MU, SIGMA, Rating, Ratings
 from referee.store import SqliteStore
 from referee.store import ladder as ladder_store
 from referee.store.ladder import Choice, LadderEntrant, ResultRow
@@ -66,6 +66,7 @@ class Book:
         self.next_deal = 0
         self.last: dict[str, int] = {}  # the table (numbered as recorded) each entrant was last seated at
         self.tables = 0
+        self.view: dict[str, Rating] = {}  # the ratings after the last result seen
 
     @classmethod
     def load(cls, store: SqliteStore, config: TournamentConfig) -> Book:
@@ -88,10 +89,14 @@ class Book:
         return book
 
     def add_result(self, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
+        """A result seen: the ratings take it in at once, so that what a choice reads of them depends on the
+        results seen alone, not on when (or how often) choices were asked for (``replay`` asks only at stored
+        choices)."""
         for name in seats:
             self.ratings.join(name)
         self.ratings.add(seats, places)
         self.seen += 1
+        self.view = self.ratings.all()
 
     def budget_left(self) -> int | None:
         return None if self.settings.games is None else self.settings.games - self.scheduled
@@ -100,10 +105,10 @@ class Book:
         """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice.
         With ``in_flight`` (the games in flight, when the ladder waits for entrants to mix; 0 when it does not), no
         table seats again the entrants of one table that just ended: they wait for others to come free and mix."""
+        prior = Rating(MU, SIGMA)  # an entrant with no result seen yet
         members = []
         for e in idle:
-            self.ratings.join(e.name)
-            r = self.ratings.get(e.name)
+            r = self.view.get(e.name, prior)
             members.append(Member(e.name, e.owner, r.mu, r.sigma, self.games[e.name], self.last.get(e.name, -1)))
         return choose(self.choices, members, self.settings, self.table_size, self.seed, self.meetings, free,
                       no_repeat=in_flight > 0)  # fmt: skip

@@ -14,10 +14,7 @@ DOCS = ROOT / "docs"
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)")
 MAX_USER_PAGE_LINES = 300
 # Pages allowed over MAX_USER_PAGE_LINES for now, each with why. Remove an entry once its page is split.
-OVER_LENGTH_ALLOWED = {
-    # being rewritten on another branch by the lead (issue 47); the ladder's measurements move to docs/notes there
-    "tournaments.md",
-}
+OVER_LENGTH_ALLOWED: set[str] = set()  # none: every user page is under the limit
 
 
 def doc_pages() -> list[Path]:

@@ -24,7 +24,7 @@ from referee.engine import EndReason
 from referee.fleet import Crash
 from referee.match import GameResult, GameSpec
 from referee.match.spec import SeatStats
-from referee.rating import Ratings
+from referee.rating import MU, SIGMA, Rating, Ratings
 from referee.store import SqliteStore, open_store
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
@@ -65,21 +65,24 @@ def reference_choice(store: SqliteStore, config: TournamentConfig, k: int) -> li
     rows = ladder_store.rounds(store, tid)
     row = rows[k]
     assert row.results_seen is not None and row.idle is not None and row.free is not None
-    rated = Ratings(())
-    for r in ladder_store.results(store, tid)[: row.results_seen]:
+    rated, view = Ratings(()), {}
+    for r in ladder_store.results(store, tid)[: row.results_seen]:  # taken in one at a time, in the order seen
         for name in r.seats:
             rated.join(name)
         rated.add(r.seats, r.places)
+        view = rated.all()
     meetings = Meetings(settings.meeting_window)
     for earlier in rows[:k]:
         meetings.add_round(list(earlier.tables or ()))
     scheduled = Counter(n for earlier in rows[:k] for t in earlier.tables or () for n in t)
+    last = {n: i for i, t in enumerate(t for earlier in rows[:k] for t in earlier.tables or ()) for n in t}
     owners = {e.name: e.owner for e in ladder_store.entrants(store, tid)}
     members = []
     for name in row.idle:
-        rated.join(name)
-        members.append(Member(name, owners[name], rated.get(name).mu, rated.get(name).sigma, scheduled[name]))
-    return choose(k, members, settings, config.table_size, config.seed, meetings, row.free)
+        r = view.get(name, Rating(MU, SIGMA))  # the prior before its first result
+        members.append(Member(name, owners[name], r.mu, r.sigma, scheduled[name], last.get(name, -1)))
+    return choose(k, members, settings, config.table_size, config.seed, meetings, row.free,
+                  no_repeat=bool(row.in_flight))  # fmt: skip
 
 
 @pytest.mark.parametrize("public", [True, False], ids=["public", "secret"])
