@@ -81,6 +81,18 @@ class GameLost(Unavailable):
     duplicate set is dealt again with a fresh deck (tournament/redeal.py)."""
 
 
+class SeatsAbsent(Unavailable):
+    """A game that did not start because some of its seats' bots could not be reached (no connection, no Hello):
+    no seat was sent anything of its deal. A ladder seats the others again and counts the absent as down."""
+
+    def __init__(self, absent: dict[str, str]) -> None:
+        super().__init__("absent at the start: " + "; ".join(f"{n}: {why}" for n, why in absent.items()))
+        self.absent = absent  # name -> why
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:  # crosses to the coordinator from a worker
+        return (SeatsAbsent, (self.absent,))
+
+
 class Interrupted(RefereeError, status=StatusCode.CANCELLED, exit_code=130):
     """Stopped by the user (Ctrl-C)."""
 

@@ -20,9 +20,10 @@ stalled the event loop for 50-80 ms: longer than some bots' whole decision time.
   ``YOUNG`` 1000 it collects about eleven times a second, 1-3 ms each (about 2.5 us a decision in all), and the
   middle generation about every 90 s (``MIDDLE`` 1000; it was about every 50 s); the cycles a finished game
   leaves behind are young or middle-aged and go with those. A middle collection still walks every game in play,
-  5-15 ms of CPU at 64 games: the one stall left over 5 ms (docs/match.md, "Eighth pass"; what the wire's memos
-  keep is bounded for the same reason, engine/cache.py). A collection that does stall the loop still costs no bot
-  anything: the runner's lag monitor (match/clock.py) takes the stall off the bot's time.
+  5-15 ms of CPU at 64 games: the one stall left over 5 ms (docs/notes/2026-12-03-referee-cpu-and-stalls.md,
+  "Eighth pass"; what the wire's memos keep is bounded for the same reason, engine/cache.py). A collection that
+  does stall the loop still costs no bot anything: the runner's lag monitor (match/clock.py) takes the stall off
+  the bot's time.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ generalised from five outcomes to the values seen. M is in score points, not in 
 not the "normalized" SPRT. Under each hypothesis the likelihood is maximised over the distributions on the observed
 values with that mean: the maximum is an exponential tilting of the empirical one, p_i = p̂_i / (1 + λ (x_i - s)), λ the
 root of sum_i p̂_i (x_i - s) / (1 + λ (x_i - s)) = 0 (Owen's empirical likelihood, 1988; fishtest's MLE under a mean
-constraint), and the LLR is the difference of the two maximised log-likelihoods. One pseudo-value, -a_n (mean - s) with
-a_n = log(n) / 2, joins the values for each hypothesis (the adjusted empirical likelihood of Chen, Variyath and Abraham
-2008), kept within the range of the values seen: it corrects the empirical likelihood's small-sample optimism. No normal
-approximation of the mean is made, so skewed differences (a low mean that comes with a low variance) do not overstate
-the evidence as the normal GSPRT's n M (2m - M) / (2 s²) did (0.07-0.10 for 0.05 on real counter-vs-greedy pairs). Where
+constraint), and the LLR is the difference of the two maximised log-likelihoods. One pseudo-value, -a_n (mean - s)
+with a_n = max(1, log(n) / 2), joins the values for each hypothesis (the adjusted empirical likelihood of Chen,
+Variyath and Abraham 2008), kept within the range of the values seen: it corrects the empirical likelihood's
+small-sample optimism. No normal approximation of the mean is made, so skewed differences (a low mean that comes
+with a low variance) do not overstate the evidence as the normal GSPRT's n M (2m - M) / (2 s²) did (0.07-0.10 for
+0.05 on real counter-vs-greedy pairs). Where
 0 or M is not strictly inside the range of the values seen, the values say nothing of that mean but "impossible" (a duel
-of nearly identical bots, all ties but one gain, would say H1 at once), and the normal GSPRT's LLR is used. To either
+of nearly identical bots, all ties but one gain, would say H1 at once), and the normal GSPRT's LLR stands in, with
+no verdict on it before STAND_IN_SPREAD pairs differ from the most common difference (**Spread**, below). To either
 LLR a skewness term is added, SKEW_WEIGHT g1 M / sd (g1 the sample skewness): the first pairs of a skewed duel have
 more likely missed some of its long tail than not, which left the error the skew favours at 0.058 and the other at
 0.038 for 0.05; in units of the mean the term is about a shift of SKEW_WEIGHT g1 sd / n, Johnson's (1978) skewness
@@ -26,6 +28,15 @@ the last step, estimated as the duel goes from the LLR's own ladder heights (eac
 last, each new maximum's rise) from MIN_PAIRS on: E[H²] / (2 E[H]) (Siegmund 1985, "Sequential Analysis",
 Corollary 8.33; fishtest's dynamic overshoot correction). Without it the LLR stops past the bound and the
 realised error rates sit below alpha and beta. No verdict before MIN_PAIRS pairs.
+
+**Spread.** No verdict either before MIN_SPREAD pairs differ from the most common difference (the *spread* pairs,
+n minus the mode's count). Pairs that all differ alike (a patch that changes play on few deals: mostly ties) say
+how often the bots play alike, not how much the rare differing deals gain or lose, and their variance, near 0, is
+no estimate of the truth's: the normal LLR then stopped at pair 30 with near certainty, whatever the gain
+(docs/notes/2026-12-06-duel-ties.md). No variance floor can stand in for the differing pairs: the truth's variance
+is that of the rare differences, which no fixed scale bounds. The test waits for them; the first look, and the
+overshoot's ladder, start at the first pair count with both MIN_PAIRS pairs and MIN_SPREAD spread pairs. Where the
+normal LLR stands in, its variance rests on the spread pairs alone: no verdict on it before STAND_IN_SPREAD.
 """
 
 from __future__ import annotations
@@ -40,10 +51,18 @@ if TYPE_CHECKING:
     import numpy as np
 
 MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution of fewer is too rough to stop on
+# no verdict before this many pairs differ from the most common difference: ties (or any one repeated value) carry
+# no evidence of the size of the gain, only of how rarely the bots differ (docs/duel.md, "Ties")
+MIN_SPREAD = 3
+# the same where the normal LLR stands in for the empirical one (a hypothesis outside the values seen): its variance
+# is then estimated from the differing pairs alone, so it needs more of them (docs/duel.md, "Ties")
+STAND_IN_SPREAD = 6
 # the LLR's skewness term, SKEW_WEIGHT * g1 * M / sd (docs/duel.md, "Skewed differences"): measured on real skewed
 # pairs, it brings the error the skew favours and the other one both to alpha (0.058 and 0.038 without it)
 SKEW_WEIGHT = 0.75
-VARIANCE_FLOOR = 1e-6  # the normal GSPRT (METHODS' "normal"): pairs that all differ alike still give a finite LLR
+# the normal GSPRT (METHODS' "normal"): a finite LLR for pairs with no spread; no verdict is given on such pairs
+# (MIN_SPREAD), so the floor never decides one
+VARIANCE_FLOOR = 1e-6
 LLR_CAP = 50.0  # the LLR when one hypothesis's mean lies outside the differences' range (its likelihood is 0)
 METHODS = ("empirical", "normal")  # the empirical-likelihood GSPRT; the normal-approximation one (for comparison)
 
@@ -66,6 +85,10 @@ class Sprt:
     method: str = "empirical"
     overshoot: bool = True
     min_pairs: int = MIN_PAIRS
+    # pairs that differ from the most common difference before any verdict (stand_in_spread of them where the normal
+    # LLR stands in); 0: no such rule, the test before issue 49 (for comparison, scripts/duel_sim.py)
+    min_spread: int = MIN_SPREAD
+    stand_in_spread: int = STAND_IN_SPREAD
     skew_weight: float = SKEW_WEIGHT  # of the empirical LLR's skewness term; 0 leaves it out
 
     def __post_init__(self) -> None:
@@ -90,11 +113,20 @@ class Sprt:
             return 0.0
         return n * self.margin * (2 * mean - self.margin) / (2 * max(variance, VARIANCE_FLOOR))
 
-    def verdict(self, n: int, llr: float, bounds: tuple[float, float] | None = None) -> Verdict:
+    def looks(self, n: int, spread: int, stand_in: bool = False) -> bool:
+        """Whether the test may stop at this count: ``min_pairs`` pairs, of which ``min_spread`` differ from the
+        most common difference (``spread``); ``stand_in_spread`` of them when the normal LLR stands in for the empirical
+        one (``stand_in``: its variance is then estimated from the differing pairs alone)."""
+        need = max(self.stand_in_spread, self.min_spread) if stand_in and self.min_spread else self.min_spread
+        return n >= self.min_pairs and spread >= need
+
+    def verdict(self, n: int, llr: float, bounds: tuple[float, float] | None = None, spread: int | None = None,
+                stand_in: bool = False) -> Verdict:  # fmt: skip
         """H1 at or above the upper bound, H0 at or below the lower (``bounds``: as corrected for overshoot,
-        Wald's by default), from ``min_pairs`` pairs on."""
+        Wald's by default), once the test ``looks`` (``spread``: the pairs that differ from the most common
+        difference, None: every pair; ``stand_in``: the LLR is the normal one standing in for the empirical)."""
         lower, upper = bounds or self.bounds
-        if n < self.min_pairs:
+        if not self.looks(n, n if spread is None else spread, stand_in):
             return Verdict.INCONCLUSIVE
         if llr >= upper:
             return Verdict.H1
@@ -278,8 +310,8 @@ def moments(diffs: Sequence[float]) -> tuple[float, float]:
 
 @dataclass
 class LlrPath:
-    """The test's LLR pair after pair, in the pairs' order, with the ladder of its values from ``min_pairs`` on
-    (the overshoot estimate that moves the bounds)."""
+    """The test's LLR pair after pair, in the pairs' order, with the ladder of its values from the first look on
+    (``Sprt.looks``: the overshoot estimate that moves the bounds)."""
 
     test: Sprt
     n: int = 0
@@ -287,19 +319,29 @@ class LlrPath:
     sums: tuple[float, float] = (0.0, 0.0)  # of d and d² (the normal GSPRT)
     lams: tuple[float, float] = (0.0, 0.0)  # the last λ under H0 and H1 (Newton's warm start)
     llr: float = 0.0
+    stand_in: bool = False  # the last LLR is the normal one, standing in for the empirical one (or the method)
     ladder: Ladder = field(default_factory=Ladder)
 
     def add(self, d: float) -> None:
         self.n += 1
         self.counts[d] = self.counts.get(d, 0) + 1
         self.sums = (self.sums[0] + d, self.sums[1] + d * d)
-        if self.n >= self.test.min_pairs:  # before it no verdict: the LLR is computed when asked (``current``)
+        if self.looking:  # before the first look no verdict: the LLR is computed when asked (``current``)
             self.llr = self._llr()
             self.ladder.add(self.llr)
 
+    @property
+    def spread(self) -> int:
+        """The pairs that differ from the most common difference so far."""
+        return self.n - max(self.counts.values(), default=0)
+
+    @property
+    def looking(self) -> bool:
+        return self.test.looks(self.n, self.spread)
+
     def current(self) -> float:
-        """The LLR at this count (computed now if the count is below ``min_pairs``)."""
-        return self.llr if self.n >= self.test.min_pairs else self._llr()
+        """The LLR at this count (computed now if the test does not look yet)."""
+        return self.llr if self.looking else self._llr()
 
     def _llr(self) -> float:
         n = self.n
@@ -307,6 +349,7 @@ class LlrPath:
             return 0.0
         empirical = self.test.method == "empirical"
         found = empirical_llr(self.counts, self.test.margin, self.lams) if empirical else None
+        self.stand_in = empirical and found is None
         if found is None:  # the normal GSPRT, or a hypothesis outside the values seen (the normal one then)
             mean = self.sums[0] / n
             llr = self.test.llr(n, mean, max(0.0, self.sums[1] - n * mean * mean) / (n - 1))
@@ -334,7 +377,7 @@ class LlrPath:
 
     @property
     def verdict(self) -> Verdict:
-        return self.test.verdict(self.n, self.llr, self.bounds)
+        return self.test.verdict(self.n, self.llr, self.bounds, self.spread, self.stand_in)
 
 
 def summarize(test: Sprt, diffs: Sequence[float], path: LlrPath | None = None) -> Summary:
@@ -352,7 +395,7 @@ def summarize(test: Sprt, diffs: Sequence[float], path: LlrPath | None = None) -
         ci95=(ci.low, ci.high),
         llr=llr,
         bounds=path.bounds,
-        verdict=test.verdict(len(diffs), llr, path.bounds),
+        verdict=test.verdict(len(diffs), llr, path.bounds, path.spread, path.stand_in),
         skew=moments(diffs)[1],
         wins=sum(d > 0 for d in diffs),
         losses=sum(d < 0 for d in diffs),

@@ -92,9 +92,9 @@ async def updates(data: Path, tid: str, count: int) -> list[tuple[float, float]]
     """Milliseconds from a committed game handed to Boards to the standings that count it, and of that its
     ``Boards.add`` (the ratings' local update, keeping its seats' ratings), for ``count`` games."""
     reader = Reader(data)
-    boards = Boards(reader)
     rng = random.Random(2)
     with open_store(data) as store:
+        boards = Boards(reader, store)
         done = store.tournament(tid).done  # type: ignore[union-attr]
         await boards.standings(tid, done)
         skill = {n: rng.gauss(MU, SIGMA) for n in {n for s in store.slots(tid) for n in s.seats}}

@@ -2,20 +2,18 @@
 """Simulation: bench_ladder's convergence on games drawn from TrueSkill's own model (docs/tournaments.md, "What
 the pairing cannot fix").
 
-    python3 scripts/ladder_sim.py [--json] [--seeds N] [--entrants N] [--span MU] [--budget G] [--lag L]
+    python3 scripts/ladder_sim.py [--json] [--seeds N] [--entrants N] [--span MU] [--budget G]
                                   [--pairing ladder|true-order] [--jobs J]
     python3 scripts/ladder_sim.py --calibration [--json] [--seeds N] [--jobs J]
 
-The bench's ``convergence`` (the ladder's own ``Book``, ``choose`` and ``round_slots``, the leaderboard's
+The bench's ``convergence`` (the ladder's own ``Book`` and ``choose`` on a simulated clock, the leaderboard's
 TrueSkill, tau of mu - 3 sigma to the known order), but each game's places come from TrueSkill's model instead of
 the policies: entrant i (best first) has a true mu of 32 - span * i / (N - 1), each plays mu + N(0, beta), beta =
 25/6, seeded by the game. A seed takes seconds instead of the bench's minutes, so a question about the pairing can
 be asked over a hundred seeds; what carries over to real games must still be measured there (bench_ladder.py).
 
-- ``--pairing true-order``: the ladder's rule given the known order instead of its ratings, after its blind
-  rounds, as if its estimates were exact.
-- ``--lag L``: the rounds between a result and the round it steers. The product's lag is the constant
-  ``referee.tournament.ladder.LAG`` (2); this script sets it in its own worker processes only, to price it.
+- ``--pairing true-order``: the ladder's rule given the known order instead of its ratings, once it has seen a
+  result, as if its estimates were exact.
 
 - ``--calibration``: instead, the ratings' calibration on random tables of 4 (``rating_calibration.py``): the
   coverage of mu +- 1.96 sigma and Kendall's tau, whole-history fit beside the one-pass update, on the same
@@ -38,7 +36,6 @@ import rating_calibration
 
 from referee.log import configure
 from referee.rating import Ratings, environment
-from referee.tournament import ladder_run
 from referee.tournament.schedule import _derive
 
 BETA = environment().beta  # the leaderboard's: 25/6
@@ -58,7 +55,7 @@ def model_game(mus: list[float], seats: tuple[str, ...], deck: int, game_id: str
 
 
 class _Firsts:
-    """Wraps the bench's tau to note when it first reached 0.9 (in rounds)."""
+    """Wraps the bench's tau to note when it first reached 0.9 (in games: it is asked after each)."""
 
     def __init__(self) -> None:
         self.rounds: int | None = None
@@ -75,9 +72,8 @@ class _Firsts:
 _TAU = bench.tau
 
 
-def _init(lag: int) -> None:
+def _init() -> None:
     configure("warning")
-    ladder_run.LAG = lag  # the ready/choose of Book read the module's constant
 
 
 def one(method: str, seed: int, n: int, span: float, budget: int) -> tuple[int, int]:
@@ -86,8 +82,7 @@ def one(method: str, seed: int, n: int, span: float, budget: int) -> tuple[int, 
     firsts = _Firsts()
     bench.tau = firsts
     out = bench.convergence(method, seed, budget, 4, n, games=functools.partial(model_game, mus))
-    per_round = n // 4
-    return out, (firsts.rounds or budget // per_round) * per_round
+    return out, firsts.rounds or budget
 
 
 def main() -> int:
@@ -98,7 +93,6 @@ def main() -> int:
     p.add_argument("--entrants", type=int, default=32, help="entrants (default 32, as the wide field)")
     p.add_argument("--span", type=float, default=27.0, help="true mu from best to worst (default 27)")
     p.add_argument("--budget", type=int, default=1000, help="games per run (default 1000)")
-    p.add_argument("--lag", type=int, default=ladder_run.LAG, help=f"rounds of lag (default {ladder_run.LAG})")
     p.add_argument("--pairing", choices=("ladder", "true-order"), default="ladder", help="default ladder")
     p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     args = p.parse_args()
@@ -106,19 +100,16 @@ def main() -> int:
         return calibration(args.seeds or 24, args.jobs, args.json)
     if args.entrants < 8 or args.entrants % 4:
         p.error("--entrants must be a multiple of 4, at least 8 (tables of 4, everyone seated)")
-    if args.lag < 1:
-        p.error("--lag must be at least 1 (a round cannot be chosen from its own results)")
     args.seeds = args.seeds or 48
     seeds = list(range(1, args.seeds + 1))
     runs: dict[str, list[tuple[int, int]]] = {}
-    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(args.lag,)) as pool:
+    with ProcessPoolExecutor(args.jobs, initializer=_init) as pool:
         for method in (args.pairing, "uniform"):
             same = ([args.entrants] * len(seeds), [args.span] * len(seeds), [args.budget] * len(seeds))
             runs[method] = list(pool.map(one, [method] * len(seeds), seeds, *same))
     pairing, uniform = [r[0] for r in runs[args.pairing]], [r[0] for r in runs["uniform"]]
     out = {
         "pairing": args.pairing,
-        "lag": args.lag,
         "games_to_tau90": statistics.mean(pairing),
         "games_to_tau90_uniform": statistics.mean(uniform),
         "ratio": round(statistics.mean(pairing) / statistics.mean(uniform), 3),

@@ -22,7 +22,7 @@ ROOT = Path(referee.__file__).parent
 TIERS: list[set[str]] = [
     # the rules; protobuf code; terminal text; error types; stats; the collector's settings and the event loop
     {"engine", "proto", "terminal", "errors", "stats", "gc_policy", "event_loop"},
-    {"wire", "log", "netaddr"},  # engine <-> protobuf; structured logs; addresses to dial or listen on
+    {"wire", "log", "netaddr", "metrics"},  # engine <-> protobuf; structured logs; addresses; Prometheus metrics
     {"records"},  # the game-record format
     {"match", "rating"},  # one game; TrueSkill
     # SQLite persistence, with its own row types; where games are played (worker backends, bot processes). Siblings:

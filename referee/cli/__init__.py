@@ -16,7 +16,9 @@ from referee.errors import RefereeError
 from referee.terminal import say
 
 # One module per subcommand (or group of subcommands), in the order `abluxx --help` lists them.
-COMMAND_MODULES = ["demo", "bot", "match", "duel", "gauntlet", "records", "view", "tournament", "serve", "remote"]
+COMMAND_MODULES = [
+    "demo", "bot", "match", "duel", "gauntlet", "records", "view", "tournament", "serve", "backup", "remote",
+]  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

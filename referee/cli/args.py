@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from referee.records.paths import DEFAULT_DATA_DIR
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # generic only in typeshed
     Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]  # what each register() adds to
@@ -34,6 +37,13 @@ def add_table_formats(p: argparse.ArgumentParser) -> None:
     out.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
 
+def add_versions_arg(p: argparse.ArgumentParser) -> None:
+    """``--all`` (``--all-versions``): a ladder's every bot version, not only each bot's latest; local or remote."""
+    p.add_argument("--all", "--all-versions", dest="all_versions", action="store_true",
+                   help="every version of each bot, superseded and retired ones marked (default: each bot's "
+                   "latest)")  # fmt: skip
+
+
 def add_worker_args(p: argparse.ArgumentParser, default: str = "the config's [workers], else in this process") -> None:
     """--workers, --backend and --ray-address (docs/scale.md): tournament run|resume, serve, duel and gauntlet."""
     p.add_argument("--workers", type=int, metavar="N", help=f"play the games on N workers (default: {default}; N "
@@ -43,3 +53,15 @@ def add_worker_args(p: argparse.ArgumentParser, default: str = "the config's [wo
                    'ray (Ray actors; needs pip install -e ".[ray]")')  # fmt: skip
     p.add_argument("--ray-address", metavar="A", help="the Ray cluster to join (host:port); without it a local Ray "
                    "is started")  # fmt: skip
+
+
+def add_order_arg(p: argparse.ArgumentParser) -> None:
+    """The one order of games everywhere (the CLI, the API, the site): the latest first; ``--oldest-first`` for the
+    schedule's own order."""
+    p.add_argument("--oldest-first", action="store_true", help="list games in schedule order (default: the latest "
+                   "first, as the site lists them)")  # fmt: skip
+
+
+def in_order(games: Sequence[T], oldest_first: bool) -> list[T]:
+    """``games`` in schedule order, as the order flag asks (``add_order_arg``)."""
+    return list(games) if oldest_first else list(reversed(games))

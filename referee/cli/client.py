@@ -73,12 +73,36 @@ def call(args: argparse.Namespace, method: str, request: Any, stream: bool = Fal
         fn = getattr(stub(args), method)
         return fn(request, metadata=metadata(args), timeout=None if stream else args.timeout)
     except grpc.RpcError as e:
-        raise refused(e, f"{method}: ") from None
+        raise refused(e, args.server, f"{method}: ") from None
 
 
-def refused(e: grpc.RpcError, method: str = "") -> RefereeError:
+# What gRPC says when it cannot reach a Referee service at all, and the words a user needs instead. The first
+# match wins; the text is gRPC's own (C core), so each is a fragment it has said for years.
+_UNREACHABLE = (
+    ("Failed parsing HTTP/2", "that port speaks HTTP/1, not gRPC: is it the site's port? --server takes the port "
+     "of `abluxx serve --port`, not --http-port"),
+    ("Connection refused", "nothing answers at {server}: is abluxx serve running there, on that port?"),
+    ("DNS resolution failed", "{server}: the host name does not resolve"),
+)  # fmt: skip
+
+
+def unreachable(e: grpc.RpcError, server: str) -> str | None:
+    """What an UNAVAILABLE error means in words, or None when it is not one of those above."""
+    if e.code() != grpc.StatusCode.UNAVAILABLE:
+        return None
+    details = e.details() or ""
+    for fragment, words in _UNREACHABLE:
+        if fragment in details:
+            return words.format(server=server)
+    return None
+
+
+def refused(e: grpc.RpcError, server: str, method: str = "") -> RefereeError:
     """A failed call as the error of its kind (``errors.from_status``), exiting as docs/cli.md says: 2 for
-    INVALID_ARGUMENT (the request was wrong) and DATA_LOSS (a record the server cannot read), 1 for the others."""
+    INVALID_ARGUMENT (the request was wrong) and DATA_LOSS (a record the server cannot read), 1 for the others.
+    A server that cannot be reached is said in words (``unreachable``) instead of gRPC's text."""
+    if words := unreachable(e, server):
+        return from_status(e.code(), words)
     return from_status(e.code(), f"{method}{e.code().name}: {e.details()}")
 
 
@@ -100,7 +124,7 @@ def handled(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         try:
             return fn(args)
         except grpc.RpcError as e:  # raised while reading a stream
-            raise refused(e) from None
+            raise refused(e, args.server) from None
 
     return wrapped
 
@@ -112,7 +136,15 @@ def state_name(t) -> str:
 
 
 def tournament_line(t) -> str:
-    return f"tournament {t.tournament_id}: {state_name(t)}, {t.finished}/{t.games} games, {t.in_flight} in flight"
+    """A tournament's state and progress: games played against its schedule, or a ladder's budget, or for a ladder
+    without one the games played alone; and what a ladder waits for, when it cannot seat a table."""
+    import json
+
+    ladder = "ladder" in json.loads(t.config_json or "{}")
+    total = t.budget if ladder else t.games
+    played = f"{t.finished}/{total} games" if total else f"{t.finished} games played"
+    waiting = f"; waiting: {t.waiting}" if t.waiting else ""
+    return f"tournament {t.tournament_id}: {state_name(t)}, {played}, {t.in_flight} in flight{waiting}"
 
 
 # The keys of a local tournament file that a server has no use for, and why.

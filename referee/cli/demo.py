@@ -97,8 +97,10 @@ def run(args) -> int:
     elsewhere = f" --data {args.data}" if args.data != DEFAULT_DATA_DIR else ""
     say(f"\nall games: abluxx games {out.tournament_id}{elsewhere}")
     say(f"\nreport: {report}")
-    say(f"\nthe site, live, on this data: abluxx serve{' --data ' + str(args.data) if elsewhere else ''} --port 0 "
-        "--http-port 8080 --open")
+    say(
+        f"\nthe site, live, on this data: abluxx serve{' --data ' + str(args.data) if elsewhere else ''} --port 0 "
+        "--http-port 8080 --open"
+    )
     if best_page is not None:
         say(f"best game's viewer: {best_page}")
     return 0

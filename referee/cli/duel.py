@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from referee.duel.measure import DEFAULT_MARGIN, MEASURES, check_margin, default_measure, unit
 from referee.duel.runner import (
     DEFAULT_MAX_GAMES,
     MAX_CONCURRENCY,
-    MEASURES,
     DuelError,
     DuelSettings,
     DuelState,
@@ -46,8 +46,8 @@ def register(sub: Any) -> None:
         "duel",
         help="is CANDIDATE better than BASELINE? paired games on the same deals, a sequential test (exit 0/1/3)",
         description="Plays pairs of games on the same fresh deal, seat and field, once with each bot, until a "
-        "sequential test (GSPRT) decides: H1 (candidate better by MARGIN points a game, exit 0), H0 (not better "
-        "by MARGIN, exit 1), or inconclusive after --max-games (exit 3). A bot is HOST:PORT, NAME=HOST:PORT, a "
+        "sequential test (GSPRT) decides: H1 (candidate better by MARGIN in the measure's unit, exit 0), H0 (not "
+        "better by MARGIN, exit 1), or inconclusive after --max-games (exit 3). A bot is HOST:PORT, NAME=HOST:PORT, a "
         'built-in policy, or a command line with a space ("python3 bot.py --port 0"), started afresh for every '
         "game. docs/duel.md",
     )
@@ -69,8 +69,11 @@ def _common(p: argparse.ArgumentParser, field: bool = True) -> None:
                    "budget for the stored duel)")  # fmt: skip
     p.add_argument("--alpha", type=float, default=test.alpha, help="false positive rate, 0 to 0.5 (default 0.05)")
     p.add_argument("--beta", type=float, default=test.beta, help="false negative rate, 0 to 0.5 (default 0.05)")
-    p.add_argument("--margin", type=float, default=test.margin,
-                   help=f"M: the gain worth detecting, in score points a game (default {test.margin})")  # fmt: skip
+    p.add_argument("--margin", type=float, default=None,
+                   help="M: the gain worth detecting, in the measure's unit: points a game for score (default "
+                   f"{DEFAULT_MARGIN['score']:g}), points a game against the table for table (default "
+                   f"{DEFAULT_MARGIN['table']:g}), places a game for place (default {DEFAULT_MARGIN['place']:g}); "
+                   "below what the measure can reach (docs/duel.md)")  # fmt: skip
     p.add_argument("--measure", choices=MEASURES, default=None,
                    help="what a pair's difference measures: score (points a game), table (the score minus the mean of "
                    "the other seats', against the baseline's) or place; default score at 2 players, table at 3 to 5 "
@@ -105,10 +108,14 @@ def check_test(args: argparse.Namespace) -> Sprt:
         value = getattr(args, flag)
         if not 0 < value < 0.5:
             raise BadInput(f"--{flag} must be between 0 and 0.5 (both excluded), got {value}")
-    if not (args.margin > 0 and math.isfinite(args.margin)):
-        raise BadInput(f"--margin must be above 0 (score points a game), got {args.margin}")
+    measure = args.measure or default_measure(args.table_size)
+    margin = DEFAULT_MARGIN[measure] if args.margin is None else args.margin
+    try:
+        check_margin(margin, measure, args.table_size)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
     check_common(args)
-    return Sprt(args.alpha, args.beta, args.margin)
+    return Sprt(args.alpha, args.beta, margin)
 
 
 def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> DuelSettings:
@@ -233,11 +240,8 @@ def report(state: DuelState, as_json: bool) -> str:
         f"mean place difference {state.place_diff():+.2f} (positive: the candidate placed better)",
         *_later_line(state),
         f"verdict: {verdict_words(s, state.games, st.test.margin)}  "
-        f"(alpha {st.test.alpha:g}, beta {st.test.beta:g}, margin {st.test.margin:g} {_UNIT[st.measure]})",
+        f"(alpha {st.test.alpha:g}, beta {st.test.beta:g}, margin {st.test.margin:g} {unit(st.measure)})",
     ])  # fmt: skip
-
-
-_UNIT = {"score": "points a game", "table": "points a game against the table", "place": "places a game"}
 
 
 def _later_line(state: DuelState) -> list[str]:
@@ -286,13 +290,14 @@ def open_duels(data: Path, resume: str | None) -> DuelStore:
     return DuelStore(data)
 
 
-def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: str) -> None:
+def drive(state: DuelState, store: DuelStore, args: argparse.Namespace, resume: str, *, told: bool = False) -> None:
     """Run (or resume) ``state`` to its verdict. Ctrl-C or a bot that cannot start: the state so far and the
-    command (``resume``) that plays on."""
+    command (``resume``) that plays on. ``told``: the caller has said how to resume (a gauntlet, once for all its
+    duels), so the duel's first line says only what it plays."""
     progress = Progress(state.settings.max_games, enabled=not args.no_progress)
     if not args.json:
-        say(f"duel {state.duel_id}: up to {state.settings.max_games} games; stop with Ctrl-C and resume with "
-            f"{resume}", file=sys.stderr)  # fmt: skip
+        how = "" if told else f"; stop with Ctrl-C and resume with {resume}"
+        say(f"duel {state.duel_id}: up to {state.settings.max_games} games{how}", file=sys.stderr)
     tune_gc()
     try:
         run_games(run_duel(state, store, concurrency=args.concurrency, on_pair=progress, workers=workers_from(args)))

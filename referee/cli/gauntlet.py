@@ -110,8 +110,12 @@ def run(args: argparse.Namespace) -> int:
                 state = DuelState(f"{gauntlet_id}-d{i}", settings, {})
                 store.create(state.duel_id, settings.to_json(), gauntlet=gauntlet_id)
                 states.append(state)
+        resume = f"abluxx gauntlet --resume {gauntlet_id} --data {args.data}"
+        if not args.json:
+            say(f"gauntlet {gauntlet_id}: {len(states)} duels; stop with Ctrl-C and resume with {resume}",
+                file=sys.stderr)  # fmt: skip
         for state in states:
-            drive(state, store, args, f"abluxx gauntlet --resume {gauntlet_id} --data {args.data}")
+            drive(state, store, args, resume, told=True)
         say(report(gauntlet_id, states, args.json))
         if not args.json:
             say(f"(each duel: abluxx duel --resume DUEL_ID --data {args.data} with a bigger --max-games plays on)",

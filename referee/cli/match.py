@@ -13,15 +13,15 @@ from referee.errors import BadInput
 from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, builtin_names, play_game
-from referee.match.hello import HelloError, hello
 from referee.match.spec import RANGES
 from referee.records import RecordError, read_record, record_path
+from referee.records.private import private_folder
 from referee.terminal import say
 from referee.tournament.deals import fresh_seed
 
 from .args import add_data_arg
 from .logs import add_log_format, configure_logs
-from .seats import hello_name, parse_seats
+from .seats import asked_name, parse_seats
 
 
 def register(sub) -> None:
@@ -59,10 +59,7 @@ async def _named(entrants: tuple[EntrantRef, ...], args: list[str]) -> tuple[Ent
     async def name_of(e: EntrantRef, arg: str) -> str:
         if e.address is None or "=" in arg:
             return e.name
-        try:
-            return hello_name((await hello(e.address)).name) or e.address
-        except HelloError:
-            return e.address
+        return await asked_name(e.address) or e.address
 
     names = await asyncio.gather(*(name_of(e, a) for e, a in zip(entrants, args, strict=True)))
     out = []
@@ -98,6 +95,7 @@ def run(args) -> int:
         raise BadInput(str(e)) from None
     if path.exists():
         raise BadInput(f"{path} exists: game {game_id} was played before; choose another --game-id")
+    private_folder(args.data)  # owner-only, as every other command leaves it, even where an older one left it open
     entrants = asyncio.run(_named(entrants, args.seats))
     spec = GameSpec(
         game_id=game_id,

@@ -16,7 +16,7 @@ from referee.errors import BadInput, RefereeError
 from referee.proto.abluxxen.v1.record_pb2 import GameRecord
 from referee.records import resolve_record
 from referee.records.bulk import MAX_JOBS, load_record, record_files, verify_files
-from referee.records.text import replay_turns
+from referee.records.text import replay_turns, seat_of
 from referee.records.verify import VerifyError
 from referee.terminal import say
 
@@ -45,7 +45,11 @@ def register(sub) -> None:
     p = sub.add_parser("replay", help="tell a recorded game turn by turn")
     _add_record_args(p)
     view = p.add_mutually_exclusive_group()
-    view.add_argument("--seat", type=int, metavar="N", help="as seat N saw it: only its hand, others' draws hidden")
+    view.add_argument(
+        "--seat",
+        metavar="N|NAME",
+        help="as seat N (or entrant NAME's seat) saw it: its hand only, others' draws hidden",
+    )
     view.add_argument("--public", action="store_true", help="as a spectator saw it: no hands")
     p.add_argument("--step", action="store_true", help="wait for Enter between turns (q to quit)")
     p.set_defaults(func=run_replay)
@@ -87,7 +91,8 @@ def run_export(args) -> int:
 def run_replay(args) -> int:
     record = _load(args)
     try:
-        turns = replay_turns(record, seat=args.seat, public=args.public)
+        seat = None if args.seat is None else seat_of(record.header, args.seat)
+        turns = replay_turns(record, seat=seat, public=args.public)
         for i, lines in enumerate(turns):
             if i and args.step:
                 try:

@@ -18,16 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.errors import BadInput
+from referee.errors import BadInput, Unauthenticated
 from referee.netaddr import dial_problem
 from referee.terminal import say
 
-from .args import add_table_formats, add_tournament_arg
+from .args import add_order_arg, add_table_formats, add_tournament_arg, add_versions_arg
 
 if TYPE_CHECKING:
     from .args import Commands
 from .client import call, connection_args, game_line, handled, state_name, tournament_id, tournament_line
-from .remote_reads import entrants, games, record, standings, standings_of, tournaments, watch_game
+from .remote_reads import entrants, games, health_words, record, standings, standings_of, tournaments, watch_game
 
 
 def register(sub: Commands) -> None:
@@ -43,6 +43,10 @@ def register(sub: Commands) -> None:
     p.add_argument("name", help="the bot's name on the server; the same name again submits a new version")
     p.add_argument("address", help="HOST:PORT where the bot serves, reachable from the referee")
     p.add_argument("--owner", default="", help="the owning author (default: the token's author)")
+    p.add_argument("--force", action="store_true", help="a new version even if the bot is unchanged (same address, "
+                   "same Hello version)")  # fmt: skip
+    p.add_argument("--games-at-once", type=int, default=0, metavar="N",
+                   help="games at once in a ladder (default: the ladder's; at most its cap and 64)")  # fmt: skip
 
     r = sub.add_parser("remote", help="drive a referee service: tournaments, standings, entrants, games")
     rsub = r.add_subparsers(dest="remote_command", metavar="WHAT", required=True)
@@ -69,14 +73,15 @@ def register(sub: Commands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p = command(rsub, "standings", standings, "a tournament's standings from the server")
     add_tournament_arg(p)
-    p.add_argument("--all-versions", action="store_true", help="a ladder: every version of each bot (default: "
-                   "each bot's latest)")  # fmt: skip
+    add_versions_arg(p)
     add_table_formats(p)
-    p = command(rsub, "entrants", entrants, "the bots submitted to the server")
+    p = command(rsub, "entrants", entrants, "the bots submitted to the server: each bot's latest version")
     p.add_argument("--json", action="store_true", help="print JSON lines")
+    add_versions_arg(p)
     p = command(rsub, "retire", retire, "retire a bot (its owner, or an organiser): it plays no new tournament")
     p.add_argument("name", help="the bot's name on the server")
-    p = command(rsub, "games", games, "finished games on the server")
+    p = command(rsub, "games", games, "finished games on the server, the latest first")
+    add_order_arg(p)
     p.add_argument("id", nargs="?", default="", help="a tournament's id or name (default: every tournament)")
     p.add_argument("--entrant", default="", help="only games this entrant played")
     p.add_argument("--fault", default="", help="'any', or a fault kind (timeout, invalid, ...)")
@@ -97,8 +102,16 @@ def submit(args: argparse.Namespace) -> int:
 
     if problem := dial_problem(args.address, unix=True):
         raise BadInput(problem)
+    if not args.token:  # the server refuses a submission without one (docs/service.md): say so before anything
+        raise Unauthenticated("submitting a bot needs a token: --token T or $ABLUXX_TOKEN (the server's operator "
+                              "gives authors theirs)")  # fmt: skip
+    # The token and the server, checked by a read that changes nothing (a read checks any token it is given):
+    # a refused token or a wrong --server is said before the line that promises a validation game.
+    call(args, "ListEntrants", ref_pb.ListEntrantsRequest(page_size=1))
     say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
-    out = call(args, "SubmitBot", ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner))
+    request = ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner, force=args.force,
+                                      games_at_once=args.games_at_once)  # fmt: skip
+    out = call(args, "SubmitBot", request)
     if out.HasField("refusal"):
         check = ref_pb.ComplianceCheck.Name(out.refusal.check).removeprefix("COMPLIANCE_CHECK_").lower()
         say(f"refused ({check} check): {out.refusal.reason}")
@@ -135,7 +148,11 @@ def create(args: argparse.Namespace) -> int:
     data.setdefault("name", args.config.stem)
     config = message_from(data, ref_pb.TournamentConfig(), str(args.config), hints=_NOT_REMOTE)
     t = call(args, "CreateTournament", ref_pb.CreateTournamentRequest(config=config))
-    say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
+    if "ladder" in data:  # its games are chosen as it runs: say who it has, not a schedule it does not have
+        budget = f"a budget of {t.budget} games" if t.budget else "no budget (it runs until stopped)"
+        say(f"created ladder {t.tournament_id}: {budget}; entrants: {', '.join(t.entrants) or 'none yet'}")
+    else:
+        say(f"created {t.tournament_id}: {t.games} games between {', '.join(t.entrants)}")
     if args.start:
         t = call(args, "StartTournament", ref_pb.StartTournamentRequest(tournament_id=t.tournament_id))
         say(tournament_line(t))
@@ -185,6 +202,8 @@ def watch(args: argparse.Namespace) -> int:
             say(f"finished  {game_line(ev.finished.game)}", flush=True)
         elif which == "standings":
             last = ev.standings
+        elif which == "health":
+            say(f"health    {ev.health.entrant}: {health_words(ev.health.health)}", flush=True)
     if last is not None:
         say()
         say(standings_of(last).table())

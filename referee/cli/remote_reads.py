@@ -72,16 +72,24 @@ def standings(args: argparse.Namespace) -> int:
 def entrants(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    for e in pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(), "entrants"):
+    for e in pages(args, "ListEntrants", ref_pb.ListEntrantsRequest(all_versions=args.all_versions), "entrants"):
         state = ref_pb.EntrantState.Name(e.state).removeprefix("ENTRANT_STATE_").lower()
         if args.json:
             say(json.dumps({**message_json(e), "state": state}))
         else:
             say(
-                f"{e.entrant_id:<24} {state:<10} owner {e.owner:<12} {e.address:<22} "
-                f"mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}"
+                f"{e.entrant_id:<24} {'(' + (e.bot_version or '-') + ')':<12} {state:<10} owner {e.owner:<12} "
+                f"{e.address:<22} mu {e.mu:.2f} sigma {e.sigma:.2f} games {e.games}  {health_words(e.health)}"
             )
     return 0
+
+
+def health_words(h) -> str:
+    """An entrant's health (an EntrantHealth message) in a few words: "up", or "down since ... (why), missed N"."""
+    words = h.status or "up"
+    if words != "up":
+        words += f" since {h.since} ({h.reason})"
+    return words + (f", missed {h.missed}" if h.missed else "")
 
 
 @handled
@@ -143,7 +151,9 @@ def games(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
     tid = tournament_id(args, args.id) if args.id else ""
-    request = ref_pb.ListGamesRequest(tournament_id=tid, entrant=args.entrant, fault=args.fault)
+    request = ref_pb.ListGamesRequest(
+        tournament_id=tid, entrant=args.entrant, fault=args.fault, oldest_first=args.oldest_first
+    )
     shown = 0
     for g in pages(args, "ListGames", request, "games"):
         shown += 1

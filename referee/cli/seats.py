@@ -7,7 +7,6 @@ command starts bots itself, a command line with a space in it (or ``NAME=COMMAND
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shlex
 from collections.abc import Sequence
@@ -75,33 +74,55 @@ def parse_seats(
     )  # fmt: skip
 
 
+async def asked_name(address: str) -> str | None:
+    """The name the bot at ``address`` gives in Hello, as `match` shows it (``hello_name``); None when it gives
+    none or cannot be reached (the game then plays it with the fallback and says so)."""
+    from referee.match.hello import HelloError, hello
+
+    try:
+        return hello_name((await hello(address)).name) or None
+    except HelloError:
+        return None
+
+
+def _unnamed(e: EntrantConfig) -> bool:
+    """Whether ``parse_seats`` made ``e``'s name of its address or command line (the user gave it none)."""
+    made = e.address if e.address else _command_name(list(e.command)) if e.command else None
+    return made is not None and e.name.split("#")[0] == made
+
+
 def named_by_hello(bots: tuple[EntrantConfig, ...], log_dir: Path) -> tuple[EntrantConfig, ...]:
-    """``bots`` with each command bot that was given no name (``parse_seats`` made one of its command line,
-    ``tmp_nc_gopath_src_gobot_gobot_--port_0``) named by its Hello name instead: each such bot is started once,
-    asked Hello, and stopped. A bot that gives no usable name keeps the one made of its command line."""
-    unnamed = [i for i, e in enumerate(bots) if e.command and e.name.split("#")[0] == _command_name(list(e.command))]
+    """``bots`` with each bot that was given no name named by its Hello name, as `match` names them: a bare
+    ``host:port`` is asked at its address; a command bot (``parse_seats`` made its name of its command line,
+    ``tmp_nc_gopath_src_gobot_gobot_--port_0``) is started once, asked Hello, and stopped. A bot that gives no
+    usable name keeps the one made of its address or command line."""
+    unnamed = [i for i, e in enumerate(bots) if _unnamed(e)]
     if not unnamed:
         return bots
     import asyncio
 
     from referee.fleet import Bot, EntrantError, LocalBots
-    from referee.match.hello import HelloError, hello
 
     async def ask() -> dict[int, str]:
-        names = {}
-        starting = tuple(Bot(f"hello-{i}", command=bots[i].command) for i in unnamed)
+        names = {i: await asked_name(a) for i in unnamed if (a := bots[i].address)}
+        commands = [i for i in unnamed if bots[i].command]
+        starting = tuple(Bot(f"hello-{i}", command=bots[i].command) for i in commands)
         try:
-            async with LocalBots(starting, log_dir, "hello") as started:
-                for i, e in zip(unnamed, starting, strict=True):
-                    with contextlib.suppress(HelloError):
-                        names[i] = _NAME_CHARS.sub("_", hello_name((await hello(started.addresses[e.name])).name))
+            if starting:
+                async with LocalBots(starting, log_dir, "hello") as started:
+                    for i, e in zip(commands, starting, strict=True):
+                        names[i] = await asked_name(started.addresses[e.name])
         except EntrantError:  # it does not start: the duel says so when it starts it
             pass
-        return {i: n.strip("_")[:MAX_COMMAND_NAME_CHARS] for i, n in names.items() if n.strip("_")}
+        made = {i: _NAME_CHARS.sub("_", n).strip("_")[:MAX_COMMAND_NAME_CHARS] for i, n in names.items() if n}
+        return {i: n for i, n in made.items() if n}
 
     names = asyncio.run(ask())
     out = [EntrantConfig(names.get(i, e.name.split("#")[0]), address=e.address, command=e.command, policy=e.policy)
            for i, e in enumerate(bots)]  # fmt: skip
     taken = [e.name for e in out]
-    return tuple(EntrantConfig(f"{e.name}#{i}", command=e.command) if e.command and taken.count(e.name) > 1 else e
-                 for i, e in enumerate(out))  # fmt: skip
+    return tuple(
+        EntrantConfig(f"{e.name}#{i}", address=e.address, command=e.command)
+        if i in unnamed and taken.count(e.name) > 1 else e
+        for i, e in enumerate(out)
+    )  # fmt: skip

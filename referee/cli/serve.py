@@ -34,6 +34,9 @@ def register(sub) -> None:
     )
     p.add_argument("--open", action="store_true", help="open the site in a web browser once it serves")
     p.add_argument("--http-host", help="address the site listens on (default: [http] host, or 127.0.0.1)")
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics at /metrics on this port (0 picks a "
+                   "free one; docs/operations.md)")  # fmt: skip
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address the metrics listen on (default 127.0.0.1)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     from .args import add_worker_args
 
@@ -74,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     configure(level=args.log_level)
+    if args.metrics_port is not None:
+        _serve_metrics(args.metrics_host, args.metrics_port)
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     tune_gc()
     try:
@@ -92,6 +97,23 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as e:  # the data folder: found once the server starts, so it did not serve
         raise RefereeError(str(e)) from None
     return 0
+
+
+def _serve_metrics(host: str, port: int) -> None:
+    """Prometheus' text format on ``host:port``, from a thread of its own (prometheus_client's server), so that a
+    scrape never waits on the event loop. Prints ``metrics on http://HOST:PORT/metrics``."""
+    from prometheus_client import start_http_server
+
+    from referee.netaddr import listen_problem
+
+    if problem := listen_problem(host, port):
+        raise BadInput(f"--metrics-port/--metrics-host: {problem}")
+    try:
+        server, _ = start_http_server(port, host.strip("[]"))
+    except OSError as e:
+        raise BadInput(f"cannot serve metrics on {host}:{port}: {e.strerror}") from None
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    say(f"metrics on http://{shown}:{server.server_port}/metrics", flush=True)
 
 
 def _check_site_host(host: str, allow_insecure_remote: bool) -> None:

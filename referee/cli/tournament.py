@@ -13,7 +13,15 @@ from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.terminal import say
 
-from .args import add_data_arg, add_table_formats, add_tournament_arg, add_worker_args
+from .args import (
+    add_data_arg,
+    add_order_arg,
+    add_table_formats,
+    add_tournament_arg,
+    add_versions_arg,
+    add_worker_args,
+    in_order,
+)
 from .logs import add_log_format, configure_logs
 from .lookup import open_tournament
 
@@ -38,12 +46,14 @@ def register(sub) -> None:
     add_tournament_arg(p)
     add_data_arg(p)
     add_table_formats(p)
+    add_versions_arg(p)
     p.set_defaults(func=standings)
 
-    p = sub.add_parser("games", help="list a tournament's finished games and their records")
+    p = sub.add_parser("games", help="list a tournament's finished games and their records, the latest first")
     add_tournament_arg(p)
     add_data_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    add_order_arg(p)
     p.set_defaults(func=games)
 
 
@@ -146,12 +156,12 @@ def _run(config, args, source: str) -> int:
 
 
 def standings(args) -> int:
-    from referee.tournament.runner import standings_of
+    from referee.tournament.board import board
     from referee.tournament.standings import dumps
 
     store, tid = open_tournament(args.data, args.id)
     with store:
-        s = standings_of(store, tid)
+        s = board(store, tid, args.all_versions)
     say(dumps(s) if args.json else s.to_csv().rstrip("\n") if args.csv else s.table())
     return 0
 
@@ -162,7 +172,7 @@ def games(args) -> int:
 
     store, tid = open_tournament(args.data, args.id)
     with store:
-        rows = store.games(tid)
+        rows = in_order(store.games(tid), args.oldest_first)
         row = store.tournament(tid)
         assert row is not None  # _open_tournament found it
         scheduled = row.games
@@ -182,7 +192,7 @@ def games(args) -> int:
             if any(s.faults or s.retired for s in g.seats):
                 seats = "! " + seats  # a game with a fault or a retirement, as --json's faults and retired say
             say(f"{g.slot:>5}  {g.game_id}  {seats}  [{g.end_reason}]  {record or '-'}")
-        void = void_games(store, tid)
+        void = in_order(void_games(store, tid), args.oldest_first)
     for v in void:  # out of the results: their deal was dealt again (docs/tournaments.md, "Interrupted games")
         record = (v.result or {}).get("record")
         if args.json:

@@ -35,12 +35,13 @@ from referee.stats import Sequential, Sprt, Summary, Verdict, summarize
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
+from .measure import DEFAULT_MARGIN, MEASURES, check_margin, default_measure
 from .store import DuelRow, DuelStore, PairRow
 
 DEFAULT_MAX_GAMES = 4000
-MEASURES = ("score", "table", "place")  # what a pair's difference measures (docs/duel.md, "What is measured")
 DEFAULT_FIELD = ("greedy", "counter", "random", "greedy")  # the example bots, as built-in policies: seats 3 to 5
 MAX_CONCURRENCY = 1024
+MEASURE_DEFAULT = Sprt()  # a duel's test when none is given: its margin becomes the measure's (DEFAULT_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class DuelSettings:
     field: tuple[EntrantConfig, ...]  # field_size(table_size) bots
     table_size: int = 2
     max_games: int = DEFAULT_MAX_GAMES
-    test: Sprt = dataclasses.field(default_factory=Sprt)
+    test: Sprt = MEASURE_DEFAULT  # by default, Sprt's defaults with the measure's default margin
     measure: str = ""  # one of MEASURES; "" is default_measure(table_size)
 
     def __post_init__(self) -> None:
@@ -60,6 +61,8 @@ class DuelSettings:
             object.__setattr__(self, "measure", default_measure(self.table_size))
         if self.measure not in MEASURES:
             raise ValueError(f"--measure must be one of {', '.join(MEASURES)}, got {self.measure!r}")
+        if self.test is MEASURE_DEFAULT:
+            object.__setattr__(self, "test", dataclasses.replace(self.test, margin=DEFAULT_MARGIN[self.measure]))
         if not 2 <= self.table_size <= 5:
             raise ValueError(f"--table-size must be 2 to 5, got {self.table_size}")
         if len(self.field) != field_size(self.table_size):
@@ -72,6 +75,7 @@ class DuelSettings:
             raise ValueError(f"every bot of a duel needs its own name, got {', '.join(names)}")
         if self.max_games < 2:
             raise ValueError(f"--max-games must be at least 2 (one pair), got {self.max_games}")
+        check_margin(self.test.margin, self.measure, self.table_size)
 
     @property
     def max_pairs(self) -> int:
@@ -116,12 +120,6 @@ def _entrant(d: dict[str, Any]) -> EntrantConfig:
 def new_id(kind: str) -> str:
     """A new duel's or gauntlet's id: ``kind``, the time and a random tail."""
     return f"{kind}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
-
-
-def default_measure(table_size: int) -> str:
-    """The score difference at 2 players, where the table measure is the same up to a factor 2 (so M keeps its
-    meaning); the table-relative score at 3 to 5, where a bot's score also moves the field's (docs/duel.md)."""
-    return "score" if table_size == 2 else "table"
 
 
 def field_size(table_size: int) -> int:

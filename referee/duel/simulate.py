@@ -16,7 +16,7 @@ from referee.stats import Sequential, Sprt, Verdict, variance
 from referee.tournament.config import EntrantConfig
 from referee.tournament.deals import fresh_seed
 
-from .runner import DuelSettings, InProcess, PairPlan, default_field, play_pair
+from .runner import MEASURE_DEFAULT, DuelSettings, InProcess, PairPlan, default_field, play_pair
 
 
 def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt | None = None,
@@ -28,7 +28,7 @@ def settings_for(candidate: str, baseline: str, table_size: int = 2, test: Sprt 
         field=default_field(table_size),
         table_size=table_size,
         max_games=max_games,
-        test=test or Sprt(),
+        test=test or MEASURE_DEFAULT,
         measure=measure,
     )
 
@@ -102,14 +102,25 @@ async def pairing(settings: DuelSettings, pairs: int) -> Pairing:
     return Pairing(pairs, sum(paired) / pairs, math.sqrt(variance(paired)), math.sqrt(variance(unpaired)))
 
 
+def shifted(pool: Sequence[float], mean: float, keep_ties: bool = False) -> list[float]:
+    """``pool`` moved to have mean ``mean``: every value by the same shift; or, with ``keep_ties``, the ties (0)
+    kept and the differing pairs moved alone, so far that the whole pool's mean is ``mean`` (a patch that changes
+    play on few deals gains all it gains there)."""
+    differing = [d for d in pool if d != 0] if keep_ties else list(pool)
+    if not differing:
+        raise ValueError("a pool of ties only cannot be moved to another mean with its ties kept")
+    shift = (mean - statistics.fmean(pool)) * len(pool) / len(differing)
+    return [d + shift if d != 0 or not keep_ties else 0.0 for d in pool]
+
+
 def bootstrap_duels(
-    pool: Sequence[float], mean: float, test: Sprt, count: int, seed: int, max_pairs: int = 2000
-) -> list[DuelOutcome]:
+    pool: Sequence[float], mean: float, test: Sprt, count: int, seed: int, max_pairs: int = 2000,
+    keep_ties: bool = False,
+) -> list[DuelOutcome]:  # fmt: skip
     """``count`` duels whose pairs are drawn at random (with replacement, seeded) from ``pool``, real pairs'
-    differences shifted to have mean ``mean``: the shape of real differences (their spread, skew and ties) at a
-    true mean the test should call H0 (0) or H1 (M). Each runs the duel's own test (stats.Sequential)."""
-    shift = mean - statistics.fmean(pool)
-    values = [d + shift for d in pool]
+    differences shifted to have mean ``mean`` (``shifted``): the shape of real differences (their spread, skew and
+    ties) at a true mean the test should call H0 (0) or H1 (M). Each runs the duel's own test (stats.Sequential)."""
+    values = shifted(pool, mean, keep_ties)
     rng = random.Random(seed)
     out = []
     for _ in range(count):

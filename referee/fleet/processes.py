@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from referee.errors import SeatsAbsent
 from referee.log import json_lines
 from referee.match.spec import GameResult, GameSpec
 
@@ -78,6 +79,8 @@ class ProcessWorker:
                         on_decision(message[2])
                 elif kind == "done":
                     future.set_result((message[2], message[3]))
+                elif kind == "absent":
+                    future.set_exception(SeatsAbsent(message[2]))
                 else:  # "failed": the game raised in the worker (a referee failure, as inline)
                     future.set_exception(FleetError(f"failed in worker {self.name}: {message[2]}"))
         finally:

@@ -20,6 +20,7 @@ from typing import Any
 import ray
 from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, WorkerCrashedError
 
+from referee.errors import SeatsAbsent
 from referee.gc_policy import tune_gc
 from referee.log import configure, json_lines
 from referee.match.spec import GameResult, GameSpec
@@ -59,7 +60,8 @@ class GameActor:
         return self.worker.crashes()
 
     async def play(self, spec: GameSpec, want: bool) -> AsyncIterator[tuple[Any, ...]]:
-        """("decision", bytes) for each decision when ``want``, then ("done", result, record) or ("failed", why)."""
+        """("decision", bytes) for each decision when ``want``, then ("done", result, record), ("absent", who) or
+        ("failed", why)."""
         decisions: asyncio.Queue[bytes] = asyncio.Queue()
         game = asyncio.ensure_future(self.worker.play(spec, decisions.put_nowait if want else None))
         try:
@@ -72,7 +74,10 @@ class GameActor:
                     waiting.cancel()
             while not decisions.empty():
                 yield ("decision", decisions.get_nowait())
-            if (e := game.exception()) is not None:
+            if isinstance(e := game.exception(), SeatsAbsent):
+                yield ("absent", e.absent)
+                return
+            if e is not None:
                 yield ("failed", repr(e))
                 return
             result, record = game.result()
@@ -99,6 +104,8 @@ class RayWorker:
                     on_decision(message[1])
                 elif message[0] == "done":
                     return message[1], message[2]
+                elif message[0] == "absent":
+                    raise SeatsAbsent(message[1])
                 else:
                     raise FleetError(f"failed in worker {self.name}: {message[1]}")
         except _LOST as e:

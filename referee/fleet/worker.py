@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from referee.errors import SeatsAbsent
 from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.log import configure, get_logger
@@ -139,6 +140,9 @@ async def _serve(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> Non
     async def one(rid: int, spec: GameSpec, want: bool) -> None:
         try:
             result, record = await worker.play(spec, (lambda d: send(("decision", rid, d))) if want else None)
+        except SeatsAbsent as e:  # no seat was sent anything: the coordinator seats the others again
+            send(("absent", rid, e.absent))
+            return
         except Exception as e:
             log.error("game failed in the worker", game_id=spec.game_id, error=repr(e))
             send(("failed", rid, repr(e)))

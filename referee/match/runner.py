@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.engine import RULES_VERSION, Action, Event, State, apply, deck_from_seed, event_for, new_game
+from referee.errors import SeatsAbsent
 from referee.event_loop import as_game_work, game_work
 from referee.log import get_logger
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
@@ -194,6 +195,8 @@ class _Game:
                 self._retire(i, UNREACHABLE, f"could not connect: {reason(e)}")
 
         await asyncio.gather(*(as_game_work(connect, i) for i in range(self.n)))
+        if spec.absent_aborts and any(self.retired):
+            raise SeatsAbsent({e.name: why[1] for e, why in zip(spec.entrants, self.why_retired, strict=True) if why})
         tc = spec.time_control
         common = bot_pb.GameStart(
             game_id=spec.game_id,
@@ -404,6 +407,8 @@ class _Game:
         self.log.debug("game over", decisions=self.seq, scores=list(scores), places=list(places),
                        retired=list(end.retired), referee_faults=self.referee_faults)  # fmt: skip
         assert state.end_reason is not None
+        for stats, seat in zip(self.stats, self.seats, strict=True):
+            stats.transport = seat.transport
         return GameResult(
             game_id=self.spec.game_id,
             scores=scores,

@@ -50,6 +50,9 @@ class GameSpec:
     tournament_id: str = ""
     # GameOverNotice reveals the deck and salt; a tournament says False while another game still uses this deal
     reveal_deal: bool = True
+    # a seat whose bot cannot be reached at the start (no connection, no Hello): False, the fallback plays it from
+    # the start; True (a ladder), the game does not start and raises SeatsAbsent, so nobody wins by its absence
+    absent_aborts: bool = False
 
 
 @dataclass
@@ -58,6 +61,7 @@ class SeatStats:
     decision_us: list[int] = field(default_factory=list)  # the bot's time for each decision it answered
     retired: bool = False
     first_fault: str = ""  # "invalid at decision 31: the bot raised KeyError: 7", the first strike's fault line
+    transport: str = ""  # how the seat was asked: "stream", "unary" or "builtin" ("" if it never connected)
 
 
 @dataclass

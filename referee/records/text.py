@@ -7,6 +7,7 @@ sees it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 from referee.engine import Abluxxed, GameOver, State, TurnStarted, card_name, cards_of, event_for, scores
@@ -31,6 +32,22 @@ def seat_names(h: rpb.RecordHeader) -> list[str]:
     if all(names) and len(set(names)) == len(names):
         return names
     return [f"seat {i}" for i in range(len(h.players))]
+
+
+def seat_of(h: rpb.RecordHeader, which: str) -> int:
+    """The seat ``which`` names: its number, or the name of the entrant in it (a ladder seats a bot differently
+    every game, so its name is what its author knows; ``cppbot`` finds a ladder's ``cppbot.v5``). ValueError,
+    naming the seats, when it names none or two."""
+    players = [f"{i} ({p.name})" if p.name else str(i) for i, p in enumerate(h.players)]
+    if which.strip().isdigit():
+        return int(which)
+    seats = [i for i, p in enumerate(h.players) if p.name == which]
+    if not seats:  # a ladder's entrant is NAME.vN: its name alone will do while one seat has it
+        seats = [i for i, p in enumerate(h.players) if re.sub(r"\.v\d+$", "", p.name) == which]
+    if len(seats) == 1:
+        return seats[0]
+    why = "names two seats" if seats else "is no seat's number or entrant"
+    raise ValueError(f"--seat {which!r} {why}; the seats are {', '.join(players)}")
 
 
 def replay_turns(record: rpb.GameRecord, seat: int | None = None, public: bool = False) -> Iterator[list[str]]:

@@ -15,13 +15,17 @@ from referee.log import get_logger
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.store import SqliteStore
+from referee.store.health import HealthRow
+from referee.tournament.board import planned
 from referee.tournament.config import TournamentConfig, WorkerSettings
+from referee.tournament.health import Health, hello_at
 from referee.tournament.runner import NoDealKey, check_deal_key, entrant_names
 
+from . import ladders
 from .auth import Auth, Principal
-from .convert import TOURNAMENT_STATE, rfc3339, standings_pb
+from .convert import TOURNAMENT_STATE, health_pb, rfc3339, standings_pb
 from .reads import Boards, Reader
-from .registry import FINISHED, Registry, bot_ratings
+from .registry import FINISHED, Registry, bot_ratings, health_address
 from .runs import Hub, LiveGame, Run
 from .settings import Settings
 from .streams import Streams
@@ -38,7 +42,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
         self.workers = workers or WorkerSettings()  # where every tournament's games are played (docs/scale.md)
         self.registry = Registry(store)
         self.reader = Reader(store.data)
-        self.boards = Boards(self.reader)
+        self.boards = Boards(self.reader, store)
         self.auth = Auth(settings)
         self.hub = Hub(settings.watch_queue)
         self.streams = Streams(settings.max_watchers, settings.max_watchers_per_client)
@@ -49,11 +53,16 @@ class ServiceBase(ref_grpc.RefereeServicer):
         self.submitting: dict[str, tuple[str, str]] = {}  # bots under validation: name -> (owner, address dialled)
         self.own_ports: set[int] = set()  # the ports the referee listens on: never a bot's address
         self.log = get_logger(service="referee")
+        # every ladder's bot health (docs/bot-health.md): one for the server, as a bot is down for all
+        self.health = Health(store, self._probe, settings=settings.health, on_change=self._health_changed)
+        self.prober: asyncio.Task | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
     def resume_running(self) -> None:
-        """Start a run for every tournament that was running when the server stopped."""
+        """Start the health prober, and a run for every tournament that was running when the server stopped."""
+        if self.prober is None:
+            self.prober = asyncio.get_running_loop().create_task(self.health.run(), name="bot health prober")
         for tid in self.registry.running():
             row = self.store.tournament(tid)
             if row is None:
@@ -68,6 +77,8 @@ class ServiceBase(ref_grpc.RefereeServicer):
             self._start_run(config)
 
     def _start_run(self, config: TournamentConfig) -> Run:
+        if joined := ladders.enter_all(self.store, self.registry, config.tournament_id):
+            self.log.info("bots submitted earlier joined the ladder", tournament=config.tournament_id, bots=joined)
         run = Run(
             self.store,
             config,
@@ -79,6 +90,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
             boards=self.boards,
             standings_pb=standings_pb,
             workers=self.workers,
+            health=self.health,
         )
         self.runs[config.tournament_id] = run
         run.start()
@@ -90,9 +102,28 @@ class ServiceBase(ref_grpc.RefereeServicer):
         self.hub.publish(tid, ref_pb.TournamentEvent(tournament=self._tournament(tid)))
         self.hub.publish(tid, None)
 
+    async def _probe(self, name: str) -> bool:
+        """A down entrant's Hello probe: True at a good Hello from the address it plays at."""
+        address = health_address(self.store, self.registry, name)
+        return await hello_at({name: address} if address else {})(name)
+
+    def _health_changed(self, name: str, row: HealthRow) -> None:
+        """Every running ladder that has ``name`` hears that its health changed."""
+        event = ref_pb.TournamentEvent(health=ref_pb.EntrantHealthChanged(entrant=name, health=health_pb(row)))
+        for tid, run in list(self.runs.items()):
+            if run.config.ladder is not None and name in run.entrant_names():
+                self.hub.publish(tid, event)
+
+    def waiting(self, tid: str) -> str:
+        """What a running ladder that cannot seat a table waits for (the scheduler's ``waiting``); else empty."""
+        run = self.runs.get(tid)
+        return (getattr(run.ladder, "waiting", None) or "") if run is not None else ""
+
     async def drain(self, grace_s: float) -> None:
         """Stop taking work; let the games in flight finish within ``grace_s``; end every stream."""
         self.draining = True
+        if self.prober is not None:
+            self.prober.cancel()
         await asyncio.gather(*(run.drain(grace_s) for run in list(self.runs.values())))
         self.hub.close_all()
         for game in list(self.live.values()):
@@ -124,6 +155,8 @@ class ServiceBase(ref_grpc.RefereeServicer):
             created_at=rfc3339(row.created_at),
             created_by=created_by,
             config_json=json.dumps(row.config if addresses else config_for(who, row.config), sort_keys=True),
+            waiting=self.waiting(tid),
+            budget=planned(row) if "ladder" in row.config else 0,
         )
 
     def _tid(self, tid: str) -> str:

@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.store import GameRow
+from referee.store.health import HealthRow
 from referee.tournament.config import said
 from referee.tournament.standings import Standings
 
@@ -35,9 +36,11 @@ def rfc3339(t: float | None) -> str:
     return "" if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None, private: bool) -> ref_pb.Entrant:
-    """The bot version as a message; its private details (address, validation game) only when ``private`` (for its
-    owner and organisers: visibility.private_to)."""
+def entrant_pb(
+    b: BotVersion, rating: tuple[float, float, int] | None, private: bool, health: HealthRow | None = None
+) -> ref_pb.Entrant:
+    """The bot version as a message, with its health; its private details (address, validation game) only when
+    ``private`` (for its owner and organisers: visibility.private_to)."""
     from referee.rating import MU, SIGMA
 
     mu, sigma, games = rating or (MU, SIGMA, 0)
@@ -55,7 +58,16 @@ def entrant_pb(b: BotVersion, rating: tuple[float, float, int] | None, private: 
         mu=mu,
         sigma=sigma,
         games=games,
+        health=health_pb(health),
     )
+
+
+def health_pb(row: HealthRow | None) -> ref_pb.EntrantHealth:
+    """An entrant's health as a message; no row: up, and never down."""
+    if row is None:
+        return ref_pb.EntrantHealth(status="up")
+    return ref_pb.EntrantHealth(status=row.status, since=rfc3339(row.since) if row.since else "", missed=row.missed,
+                                reason=row.reason, probes=row.probes)  # fmt: skip
 
 
 def standings_pb(s: Standings) -> ref_pb.Standings:
@@ -78,6 +90,8 @@ def standings_pb(s: Standings) -> ref_pb.Standings:
                 retired=r.retired,
                 median_decision_ms=-1 if r.median_decision_ms is None else r.median_decision_ms,
                 separated_from_next=r.separated_from_next,
+                state=r.state,
+                health=r.health,
             )
             for r in s.rows
         ],

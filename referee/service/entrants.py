@@ -5,6 +5,7 @@ from __future__ import annotations
 from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import VALIDATION
+from referee.store import health as health_store
 from referee.tournament.config import ConfigError, check_address
 
 from . import ladders
@@ -12,10 +13,12 @@ from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
 from .base import ServiceBase, handle
 from .convert import entrant_pb
 from .paging import page
-from .registry import ACTIVE, RETIRED
+from .registry import ACTIVE, RETIRED, BotVersion
 from .settings import NAME
-from .submit import UNREACHABLE, Passed, check_bot
+from .submit import UNREACHABLE, Passed, check_bot, check_hello
 from .visibility import private_to
+
+MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (each ladder also caps it)
 
 
 class EntrantCalls(ServiceBase):
@@ -35,6 +38,8 @@ class EntrantCalls(ServiceBase):
                 raise BadInput(f"address: {e.reason}") from None
         if owner and not NAME.fullmatch(owner):
             raise BadInput(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
+        if request.games_at_once > MAX_GAMES_AT_ONCE:
+            raise BadInput(f"games_at_once: {request.games_at_once} is more than {MAX_GAMES_AT_ONCE}")
         if not who.organiser:
             if owner and owner != who.name:
                 raise Denied(f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}")
@@ -55,6 +60,8 @@ class EntrantCalls(ServiceBase):
             )
         if name in self.submitting:
             raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
+        if not request.force and (same := await self._unchanged(latest, owner, dial)) is not None:
+            return same
         self._room_for(name, owner, address, dial, pending=True)  # before the validation game's cost
         self.submitting[name] = (owner, dial)  # no await since the check: the next call counts this one
         try:
@@ -69,10 +76,30 @@ class EntrantCalls(ServiceBase):
         # again, with no await between the check and the insert: the calls validated meanwhile may have taken the
         # author's last place or this address (the loop runs one coroutine at a time; the registry is its own)
         self._room_for(name, owner, address, dial)
-        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id)
+        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id,
+                                    request.games_at_once)  # fmt: skip
         joined = ladders.enter(self.store, self.registry, bot)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
+
+    async def _unchanged(self, latest: BotVersion | None, owner: str, dial: str) -> ref_pb.SubmitBotResponse | None:
+        """A resubmission of ``owner``'s active bot ``latest`` at the same address whose Hello gives the same
+        version and author: ALREADY_EXISTS naming the current version, or, when that version is down or suspended
+        (docs/bot-health.md), that version up again (its author submitted it again). None: not
+        unchanged, a new version follows."""
+        if latest is None or latest.state != ACTIVE or latest.owner != owner or not same_place(latest.address, dial):
+            return None
+        said = await check_hello(dial)
+        if isinstance(said, ref_pb.Refusal) or (said.version, said.author) != (latest.bot_version, latest.bot_author):
+            return None
+        if self.health.status(latest.entrant_id) != "up":
+            self.health.cleared(latest.entrant_id)
+            self.log.info("bot submitted again unchanged: up again", bot=latest.entrant_id)
+            return ref_pb.SubmitBotResponse(entrant=self._entrant(latest, await self._ratings(), True))
+        raise AlreadyExists(
+            f"bot {latest.name!r} is unchanged since {latest.entrant_id} (same address, Hello version "
+            f"{latest.bot_version!r}); submit with force (abluxx submit --force) for a new version anyway"
+        )
 
     def _room_for(self, name: str, owner: str, address: str, dial: str, pending: bool = False) -> None:
         """Exhausted when ``owner`` has max_bots_per_author active bots and ``name`` is not one of them;
@@ -97,11 +124,13 @@ class EntrantCalls(ServiceBase):
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:
         who = self.auth.reader(context)
         after, size = page(request)
-        rows = self.registry.bots_page(request.active_only, after or None, size + 1)
+        rows = self.registry.bots_page(request.active_only, after or None, size + 1, request.all_versions)
         ratings = await self._ratings()
+        health = health_store.get(self.store, [b.entrant_id for _, b in rows[:size]])
         return ref_pb.ListEntrantsResponse(
             entrants=[
-                entrant_pb(b, ratings.get((b.name, b.version)), private_to(who, b.owner)) for _, b in rows[:size]
+                entrant_pb(b, ratings.get((b.name, b.version)), private_to(who, b.owner), health.get(b.entrant_id))
+                for _, b in rows[:size]
             ],
             next_page_token=str(rows[size - 1][0]) if len(rows) > size else "",  # the row the next page is older than
         )
@@ -118,7 +147,11 @@ class EntrantCalls(ServiceBase):
     async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
         who = self.auth.reader(context)
         bot = self._bot(request.name, request.version)
-        return entrant_pb(bot, (await self._ratings()).get((bot.name, bot.version)), private_to(who, bot.owner))
+        return self._entrant(bot, await self._ratings(), private_to(who, bot.owner))
+
+    def _entrant(self, bot: BotVersion, ratings: dict, private: bool) -> ref_pb.Entrant:
+        health = health_store.get(self.store, [bot.entrant_id]).get(bot.entrant_id)
+        return entrant_pb(bot, ratings.get((bot.name, bot.version)), private, health)
 
     @handle
     async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
@@ -131,5 +164,4 @@ class EntrantCalls(ServiceBase):
             self.registry.retire_bot(bot.name, bot.version)
             left = ladders.withdraw(self.store, self.registry, bot)
             self.log.info("bot retired", bot=bot.entrant_id, by=who.name, ladders=left)
-        ratings = await self._ratings()
-        return entrant_pb(self._bot(bot.name, bot.version), ratings.get((bot.name, bot.version)), True)
+        return self._entrant(self._bot(bot.name, bot.version), await self._ratings(), True)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from referee.store import SqliteStore
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
+from referee.tournament import board
+from referee.tournament.config import LadderSettings, TournamentConfig
 
 from .registry import CREATED, PAUSED, RUNNING, BotVersion, Registry
 
@@ -34,10 +36,34 @@ def enter(store: SqliteStore, registry: Registry, bot: BotVersion) -> list[str]:
     """``bot`` (just accepted) joins every open ladder at its next round; returns their ids."""
     joined = []
     for tid in _ladders(store, registry, open_only=True):
-        entrant = LadderEntrant(bot.entrant_id, bot.owner, bot.name, bot.version, address=bot.address)
-        ladder_store.submit(store, tid, entrant)
+        ladder_store.submit(store, tid, _entrant(store, tid, bot))
         joined.append(tid)
     return joined
+
+
+def enter_all(store: SqliteStore, registry: Registry, tid: str) -> list[str]:
+    """Every active bot's latest version that is not in the open ladder ``tid`` yet joins it at its next choice,
+    whenever it was submitted (before the ladder existed, or while no ladder was open); returns their names. Called
+    when a ladder starts or resumes, beside ``enter`` at each submission."""
+    row = store.tournament(tid)
+    if row is None or not row.config.get("ladder", {}).get("open", False):
+        return []
+    had = {e.name for e in ladder_store.entrants(store, tid)}
+    joined = []
+    for bot in registry.bots(active_only=True):
+        if bot.entrant_id not in had:
+            ladder_store.submit(store, tid, _entrant(store, tid, bot))
+            joined.append(bot.entrant_id)
+    return joined
+
+
+def _entrant(store: SqliteStore, tid: str, bot: BotVersion) -> LadderEntrant:
+    """``bot`` as an entrant of ladder ``tid``: the games it asked to play at once (else the ladder's), at most the
+    ladder's cap."""
+    row = store.tournament(tid)
+    settings = LadderSettings() if row is None else TournamentConfig.from_json(row.config).ladder or LadderSettings()
+    at_once = min(bot.games_at_once or settings.games_at_once, settings.games_at_once_cap)
+    return LadderEntrant(bot.entrant_id, bot.owner, bot.name, bot.version, address=bot.address, games_at_once=at_once)
 
 
 def withdraw(store: SqliteStore, registry: Registry, bot: BotVersion) -> list[str]:
@@ -51,6 +77,4 @@ def shown(store: SqliteStore, tid: str, all_versions: bool) -> set[str] | None:
     """The entrants a ladder's standings show: each bot's latest version, or (``all_versions``, or not a ladder)
     everyone (None)."""
     row = store.tournament(tid)
-    if all_versions or row is None or "ladder" not in row.config:
-        return None
-    return ladder_store.latest_versions(ladder_store.entrants(store, tid))
+    return None if row is None else board.shown(store, row, all_versions)

@@ -23,6 +23,7 @@ from referee.errors import NoTournament
 from referee.rating import REFIT_SHARE, Ratings, rate, restored, state
 from referee.store import GameRow, SqliteStore
 from referee.store import ratings as kept_fits
+from referee.tournament.board import dressed, planned
 from referee.tournament.runner import entrant_names
 from referee.tournament.standings import Standings, Tally
 
@@ -69,7 +70,7 @@ def _tally(store: SqliteStore, tid: str) -> Tally:
     row = store.tournament(tid)
     if row is None:
         raise NoTournament(tid, "on this server")
-    tally = Tally(tid, entrant_names(store, row), row.games, converge=False)
+    tally = Tally(tid, entrant_names(store, row), planned(row), converge=False)
     for g in store.games(tid):
         tally.count(g)
     tally.load(_fit(store, tid, tally))
@@ -102,8 +103,9 @@ class Boards:
     """The standings of each tournament that someone read or watched. A tally is built once per tournament (one
     build at a time, shared by every caller who asks meanwhile); ``add`` then keeps it current."""
 
-    def __init__(self, reader: Reader) -> None:
+    def __init__(self, reader: Reader, store: SqliteStore) -> None:
         self.reader = reader
+        self.store = store  # the loop's: each board's marks and health are read fresh (tournament/board.py)
         self._tallies: OrderedDict[str, Tally] = OrderedDict()  # least recently used first
         self._building: dict[str, asyncio.Future[Tally]] = {}
         self._early: dict[str, list[GameRow]] = {}  # games finished while their tally was being built
@@ -114,11 +116,16 @@ class Boards:
         self._fitter = ThreadPoolExecutor(1, thread_name_prefix="refit")
 
     async def standings(self, tid: str, done: int, shown: Collection[str] | None = None) -> Standings:
-        """The standings of ``tid``, whose store holds ``done`` finished games (only ``shown``'s rows, if given)."""
+        """The standings of ``tid`` as every surface shows them (tournament/board.py), whose store holds ``done``
+        finished games (only ``shown``'s rows, if given)."""
         tally = self._tallies.get(tid)
         if tally is not None and len(tally.games) != done:  # another process played games of it: build again
             del self._tallies[tid]
-        return (await self._tally(tid)).standings(shown=shown)
+        return self._dressed(tid, (await self._tally(tid)).standings(shown=shown))
+
+    def _dressed(self, tid: str, standings: Standings) -> Standings:
+        row = self.store.tournament(tid)
+        return standings if row is None else dressed(standings, self.store, row)
 
     def _keep(self, tid: str, tally: Tally) -> None:
         """Keep ``tally`` as the most recently used; beyond MAX_TALLIES forget the cheapest to build again (the
@@ -137,7 +144,7 @@ class Boards:
         if tally is None:
             self._start(tid)
             return None
-        return tally.standings()
+        return self._dressed(tid, tally.standings())
 
     def history(self, tid: str) -> dict[str, list[tuple[int, float]]]:
         """Each entrant's rating history (standings.History) in ``tid``'s built tally; empty if it is not built."""

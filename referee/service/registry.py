@@ -1,47 +1,21 @@
 """What the service keeps beside the tournament store, in the same SQLite file: submitted bot versions, and each
 tournament's lifecycle (created, running, finished, cancelled) and which bot versions it uses.
 
-The tournament store (referee.store) keeps configs, schedules, games and results; this module only adds tables
-of its own and reads the store's through its connection.
+The tournament store (referee.store) keeps configs, schedules, games and results; this module reads and writes
+its own tables (made by the store's migration 2, store/migrations.py) and the store's through its connection.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from referee.rating import rate
 from referee.store import SqliteStore, TournamentRow
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS service_entrants (
-    name TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    address TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    bot_version TEXT NOT NULL,
-    bot_author TEXT NOT NULL,
-    state TEXT NOT NULL,             -- active, superseded, retired
-    submitted_at REAL NOT NULL,
-    validation_game TEXT NOT NULL,
-    PRIMARY KEY (name, version)
-);
-CREATE TABLE IF NOT EXISTS service_tournaments (
-    id TEXT PRIMARY KEY,             -- tournaments.id in the store
-    state TEXT NOT NULL,             -- created, running, finished, cancelled
-    created_by TEXT NOT NULL,
-    changed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS service_tournament_bots (
-    tournament_id TEXT NOT NULL,
-    entrant TEXT NOT NULL,           -- the name in the tournament's standings
-    bot TEXT NOT NULL,               -- service_entrants.name
-    version INTEGER NOT NULL,        -- service_entrants.version
-    PRIMARY KEY (tournament_id, entrant)
-);
-"""
+from referee.store import ladder as ladder_store
 
 CREATED, RUNNING, FINISHED, CANCELLED = "created", "running", "finished", "cancelled"
 PAUSED = "paused"  # a ladder an organiser paused: StartTournament resumes it
@@ -59,6 +33,7 @@ class BotVersion:
     state: str
     submitted_at: float
     validation_game: str
+    games_at_once: int = 0  # games it asked to play at once in a ladder; 0: each ladder's games_at_once
 
     @property
     def entrant_id(self) -> str:
@@ -69,7 +44,6 @@ class Registry:
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
         self.db = store.db
-        self.db.executescript(_SCHEMA)
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[None]:
@@ -88,10 +62,13 @@ class Registry:
         rows = self.db.execute(f"SELECT * FROM service_entrants {where} ORDER BY submitted_at DESC, name, version DESC")
         return [BotVersion(*r) for r in rows]
 
-    def bots_page(self, active_only: bool, before: int | None, limit: int) -> list[tuple[int, BotVersion]]:
+    def bots_page(
+        self, active_only: bool, before: int | None, limit: int, every: bool = True
+    ) -> list[tuple[int, BotVersion]]:
         """Up to ``limit`` bot versions, newest first, each with its row number; only those older than the row
-        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile)."""
-        where = ["state = 'active'"] if active_only else []
+        ``before`` when given (a page that follows another, unmoved by submissions made meanwhile); without
+        ``every``, each bot's latest version only (no superseded one)."""
+        where = ["state = 'active'"] if active_only else [] if every else [f"state != '{SUPERSEDED}'"]
         args: list[int] = []
         if before is not None:
             where.append("rowid < ?")
@@ -108,15 +85,11 @@ class Registry:
 
     def linked(self, tid: str) -> dict[str, tuple[str, int]]:
         """Entrant name -> (bot, version) for the submitted bots tournament ``tid`` plays."""
-        rows = self.db.execute("SELECT entrant, bot, version FROM service_tournament_bots WHERE tournament_id = ?",
-                               (tid,))  # fmt: skip
-        return {e: (b, v) for e, b, v in rows}
+        return {e: bv for (t, e), bv in bot_links(self.store, tid).items()}
 
     def entries(self, name: str) -> list[tuple[str, str, int]]:
         """(tournament id, entrant name, version) for each tournament the bot ``name`` plays in."""
-        rows = self.db.execute("SELECT tournament_id, entrant, version FROM service_tournament_bots WHERE bot = ? "
-                               "ORDER BY tournament_id", (name,))  # fmt: skip
-        return [(t, e, v) for t, e, v in rows]
+        return sorted((t, e, v) for (t, e), (b, v) in bot_links(self.store).items() if b == name)
 
     def active_bots_of(self, owner: str) -> int:
         """How many bots ``owner`` has whose current version is active."""
@@ -140,7 +113,14 @@ class Registry:
         return BotVersion(*row) if row else None
 
     def add_bot(
-        self, name: str, address: str, owner: str, bot_version: str, bot_author: str, game_id: str
+        self,
+        name: str,
+        address: str,
+        owner: str,
+        bot_version: str,
+        bot_author: str,
+        game_id: str,
+        games_at_once: int = 0,
     ) -> BotVersion:
         """The next version of ``name``; the older ones are superseded, in the same transaction."""
         with self._tx():
@@ -150,8 +130,8 @@ class Registry:
                 "UPDATE service_entrants SET state = ? WHERE name = ? AND state = ?", (SUPERSEDED, name, ACTIVE)
             )
             self.db.execute(
-                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, version, address, owner, bot_version, bot_author, ACTIVE, time.time(), game_id),
+                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, version, address, owner, bot_version, bot_author, ACTIVE, time.time(), game_id, games_at_once),
             )
         found = self.bot(name, version)
         assert found is not None
@@ -221,10 +201,40 @@ class Registry:
         return (row[0], row[1], row[2], row[3]) if row else None
 
 
+def health_address(store: SqliteStore, registry: Registry, name: str) -> str | None:
+    """The address an entrant plays at, by the name it plays under: a submitted version's (``bot.vN``), or a
+    ladder's file entrant's; None for one the referee does not dial (a built-in policy, a command)."""
+    bot, _, version = name.rpartition(".v")
+    if bot and version.isdigit() and (found := registry.bot(bot, int(version))) is not None:
+        return found.address
+    for t in store.tournaments():
+        if "ladder" in t.config:
+            for e in ladder_store.entrants(store, t.id):
+                if e.name == name and e.address:
+                    return e.address
+    return None
+
+
+def bot_links(store: SqliteStore, tid: str | None = None) -> dict[tuple[str, str], tuple[str, int]]:
+    """(tournament id, entrant name) -> (bot, version) for every submitted bot version a tournament (``tid``, or
+    every one) plays: those its config names, and those that joined an open ladder (``name.vN``)."""
+    rows = store.db.execute("SELECT * FROM service_tournament_bots WHERE ? IS NULL OR tournament_id = ?", (tid, tid))
+    links = {(t, e): (b, v) for t, e, b, v in rows}
+    joined = """SELECT l.tournament_id, l.name, l.bot, l.version FROM ladder_entrants l
+                JOIN service_entrants s ON s.name = l.bot AND s.version = l.version
+                WHERE l.name = l.bot || '.v' || l.version AND (? IS NULL OR l.tournament_id = ?)"""
+    try:
+        for t, e, b, v in store.db.execute(joined, (tid, tid)):
+            links.setdefault((t, e), (b, v))
+    except sqlite3.OperationalError:  # no ladder yet: its table is made with the first (store/ladder.py)
+        pass
+    return links
+
+
 def bot_ratings(store: SqliteStore) -> dict[tuple[str, int], tuple[float, float, int]]:
     """(name, version) -> (mu, sigma, games) over every game a submitted bot version played on this server,
     fitted to all of them at once. A new version is a new player."""
-    links = {(t, e): (b, v) for t, e, b, v in store.db.execute("SELECT * FROM service_tournament_bots")}
+    links = bot_links(store)
     if not links:
         return {}
     games: list[tuple[tuple[str, ...], tuple[int, ...]]] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from referee.errors import BadInput, DataLoss, NotFound, Precondition
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
@@ -52,6 +54,8 @@ class ResultCalls(ServiceBase):
             return out
 
         out = await self.reader.run(matching)
+        if not request.oldest_first:  # the latest first, as the site and the local `abluxx games` list them
+            out.reverse()
         return ref_pb.ListGamesResponse(
             games=out[start : start + size],
             total=len(out),
@@ -102,15 +106,20 @@ class ResultCalls(ServiceBase):
         return record_for(who, record, self.owners(record.header.tournament_id), self.deal_left(request.game_id))
 
     def _validation_record(self, who: Principal | None, game_id: str) -> rec_pb.GameRecord:
-        """A bot's validation game, accepted or refused, for the author who submitted it and organisers
-        (``private_to``); to anyone else it does not exist. Its deal was fresh and is never dealt again."""
-        folder = self.store.data / VALIDATION
-        owner = owner_of(folder, game_id)
-        if owner is None or not private_to(who, owner):
-            raise NotFound(f"no game {game_id!r} on this server")
         try:
-            record = read_record(record_in(folder, game_id))
+            return validation_record(self.store.data, who, game_id)
         except RecordError as e:
             self.log.error("record unreadable", game_id=game_id, error=str(e))
             raise DataLoss(f"the record of {game_id} cannot be read; the server's log says why") from None
-        return record_for(who, record, {p.name: owner for p in record.header.players[:1]}, 0)
+
+
+def validation_record(data: Path, who: Principal | None, game_id: str) -> rec_pb.GameRecord:
+    """A bot's validation game, accepted or refused, for the author who submitted it and organisers
+    (``private_to``); to anyone else it does not exist (NotFound). Its deal was fresh and is never dealt again.
+    The API's GetGameRecord and the site's game page both read it here. RecordError: its record is unreadable."""
+    folder = data / VALIDATION
+    owner = owner_of(folder, game_id)
+    if owner is None or not private_to(who, owner):
+        raise NotFound(f"no game {game_id!r} on this server")
+    record = read_record(record_in(folder, game_id))
+    return record_for(who, record, {p.name: owner for p in record.header.players[:1]}, 0)

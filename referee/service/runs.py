@@ -24,9 +24,10 @@ from referee.rating import Ratings
 from referee.store import SqliteStore
 from referee.store.void import VoidGame
 from referee.tournament.config import TournamentConfig, WorkerSettings
+from referee.tournament.health import Health
 from referee.tournament.ladder_run import Book, LadderHooks, spent
 from referee.tournament.play import open_games
-from referee.tournament.runner import GameHooks, OnDecision, finish_tournament, play_slots
+from referee.tournament.runner import GameHooks, OnDecision, entrant_names, finish_tournament, play_slots
 from referee.tournament.schedule import Slot
 from referee.tournament.standings import Standings
 from referee.wire import END_PB, event_from_pb, event_pb, options_pb
@@ -216,8 +217,10 @@ class Run(GameHooks):
         boards: Boards,
         standings_pb: Callable[[Standings], ref_pb.Standings],
         workers: WorkerSettings | None = None,
+        health: Health | None = None,
     ) -> None:
         self.store = store
+        self.health = health  # the server's bot health, for a ladder's scheduler (docs/bot-health.md)
         self.config = config
         self.tid = config.tournament_id
         self.hub = hub
@@ -262,9 +265,19 @@ class Run(GameHooks):
         """The hooks ``play_slots`` plays with: this run's own, or for a ladder its rounds' around them."""
         if config.ladder is None:
             return self
-        self.ladder = LadderHooks(self.store, config, Book.load(self.store, config), addresses, inner=self)
+        book = Book.load(self.store, config)
+        # the server's Health, not the ladder's own Presence: a bot down in one ladder is down in all, probed with
+        # Hello, kept in the store, and shown everywhere (docs/bot-health.md)
+        self.ladder = LadderHooks(
+            self.store, config, book, addresses, inner=self, slots=config.concurrency, presence=self.health
+        )
         self.ladder.stopped = self.stopping
         return self.ladder
+
+    def entrant_names(self) -> set[str]:
+        """Every entrant this tournament has (a ladder's, every version that joined)."""
+        row = self.store.tournament(self.tid)
+        return set() if row is None else set(entrant_names(self.store, row))
 
     def stop(self) -> None:
         """A ladder chooses no more rounds: the rounds it chose are played out, then it finishes."""

@@ -29,6 +29,7 @@ from referee.store import open_store
 
 from .addresses import is_loopback
 from .entrants import EntrantCalls
+from .metering import CallCounter
 from .settings import Settings
 from .tournaments import TournamentCalls
 from .watching import WatchCalls
@@ -91,7 +92,7 @@ async def serve(
     log = get_logger(service="referee")
     store = open_store(data)
     service = RefereeService(store, settings, workers)
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], interceptors=[CallCounter()])
     ref_grpc.add_RefereeServicer_to_server(service, server)
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -24,6 +24,15 @@
     max_event_streams_per_client = 4       # ... per signed-in author, or per address for visitors
     page_size = 50                         # rows in each page of a list
     session_hours = 12                     # how long a sign-in lasts
+    allowed_hosts = ["site.example"]       # Host names the site answers to, beside localhost and its own address
+    header_timeout_s = 10                  # a connection must send a whole request head within this
+    idle_timeout_s = 5                     # an idle kept-alive connection is closed after this
+
+    [health]                               # a ladder's down bots (docs/bot-health.md)
+    first_probe_s = 5                      # a down bot's first Hello probe; the interval doubles ...
+    max_probe_s = 600                      # ... up to this
+    suspend_after_s = 86400                # down longer than this: suspended until its author submits again
+    probe_timeout_s = 10                   # one probe's wait for the Hello
 
     [time_control]                         # the normal time control: validation games and tournament default
     decision_ms = 1000
@@ -52,6 +61,7 @@ from typing import Any
 
 from referee.match.spec import TimeControl
 from referee.tournament.config import POLICIES, ConfigError, Table, said, time_control
+from referee.tournament.health import HealthSettings
 
 from .addresses import AddressPolicy
 
@@ -70,7 +80,17 @@ _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/securit
     "max_event_streams_per_client": (4, 1, 1_000_000),
     "page_size": (50, 1, 1000),
     "session_hours": (12, 1, 24 * 30),
+    "header_timeout_s": (10, 1, 3600),
+    "idle_timeout_s": (5, 1, 3600),
 }
+_HEALTH_LIMITS = {  # [health] key: (default, lowest, highest allowed) in seconds; docs/security.md lists each
+    "first_probe_s": (5, 1, 3600),
+    "max_probe_s": (600, 1, 86_400),
+    "suspend_after_s": (86_400, 60, 365 * 86_400),
+    "probe_timeout_s": (10, 1, 600),
+}
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # Host names the site always answers to
+HOST_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")  # [::1]: IPv6
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
 
@@ -84,6 +104,15 @@ class HttpSettings:
     max_event_streams_per_client: int = _HTTP_LIMITS["max_event_streams_per_client"][0]
     page_size: int = _HTTP_LIMITS["page_size"][0]
     session_hours: int = _HTTP_LIMITS["session_hours"][0]
+    header_timeout_s: int = _HTTP_LIMITS["header_timeout_s"][0]
+    idle_timeout_s: int = _HTTP_LIMITS["idle_timeout_s"][0]
+    allowed_hosts: tuple[str, ...] = ()  # beside LOCAL_HOSTS and ``host`` (see hosts)
+
+    def hosts(self) -> list[str]:
+        """The Host names the site answers to: localhost, its own address unless a wildcard, and allowed_hosts."""
+        bare = self.host.strip("[]")
+        own = [] if bare in ("0.0.0.0", "::") else [f"[{bare}]" if ":" in bare else bare]
+        return list(dict.fromkeys([*LOCAL_HOSTS, *own, *self.allowed_hosts]))
 
 
 @dataclass(frozen=True)
@@ -103,6 +132,7 @@ class Settings:
     max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
     watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
     http: HttpSettings = field(default_factory=HttpSettings)
+    health: HealthSettings = field(default_factory=HealthSettings)
 
 
 def _token(source: str, key: str, value: Any) -> str:
@@ -124,7 +154,7 @@ def _author(source: str, key: str, name: str) -> None:
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http"})
+    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http", "health"})
     auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
     if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
@@ -182,7 +212,8 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         validation_opponents=tuple(opponents),
         time_control=time_control(top),
         addresses=policy,
-        http=_http(top.table("http", {"port", "host", *_HTTP_LIMITS})),
+        http=_http(top.table("http", {"port", "host", "allowed_hosts", *_HTTP_LIMITS})),
+        health=_health(top.table("health", set(_HEALTH_LIMITS))),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 
@@ -193,7 +224,19 @@ def _http(table: Table) -> HttpSettings:
         raise table.error("host", f"must be an address to listen on, not {said(host)}")
     port = table.integer("port", 0, 0, 65535) if "port" in table.data else None
     limits = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HTTP_LIMITS.items()}
-    return HttpSettings(port=port, host=host, **limits)
+    hosts = table.get("allowed_hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) and HOST_NAME.fullmatch(h) for h in hosts):
+        raise table.error(
+            "allowed_hosts", 'must be a list of host names without port (e.g. ["referee.example.org", "*.example.org"])'
+        )
+    return HttpSettings(port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), **limits)
+
+
+def _health(table: Table) -> HealthSettings:
+    values = {k: table.integer(k, v, lo, hi) for k, (v, lo, hi) in _HEALTH_LIMITS.items()}
+    if values["max_probe_s"] < values["first_probe_s"]:
+        raise table.error("max_probe_s", f"must be at least first_probe_s ({values['first_probe_s']})")
+    return HealthSettings(**{k: float(v) for k, v in values.items()})
 
 
 def _networks(table: Table, key: str, default: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

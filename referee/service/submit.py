@@ -29,7 +29,7 @@ from referee.log import get_logger
 from referee.match import ChannelPool, play_game
 from referee.match.hello import HelloError, hello
 from referee.match.runner import fault_name
-from referee.match.spec import EntrantRef, GameSpec
+from referee.match.spec import EntrantRef, GameSpec, TimeControl
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
@@ -45,6 +45,16 @@ from .settings import Settings
 class Passed:
     hello: bot_pb.HelloReply
     game_id: str
+
+
+def _time_words(tc: TimeControl, bank_left_ms: int) -> str:
+    """A timeout's context: the time control the bot was held to, and its bank after the decision (an allowance
+    such as "within 2191 ms" means little without them)."""
+    empty = " (empty: every decision now has its free time and the grace only)" if bank_left_ms == 0 else ""
+    return (
+        f"; the time control: {tc.decision_ms} ms free a decision, a {tc.bank_ms} ms bank a game that a slower "
+        f"decision draws on, {tc.grace_ms} ms transport grace; the bank left: {bank_left_ms} ms{empty}"
+    )
 
 
 def _refuse(check: ref_pb.ComplianceCheck, reason: str, **more) -> ref_pb.Refusal:
@@ -141,6 +151,8 @@ async def check_bot(
             detail=d.fault_detail,
         )  # fmt: skip
         detail = f": {d.fault_detail}" if d.fault_detail else ""
+        if d.fault == rec_pb.FAULT_KIND_TIMEOUT:
+            detail += _time_words(settings.time_control, d.bank_left_ms)
         return _refuse(
             ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME,
             f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind}){detail}",

@@ -20,6 +20,15 @@ from .paging import page
 from .registry import ACTIVE, CANCELLED, CREATED, FINISHED, PAUSED, RUNNING
 
 
+def checked(data: dict[str, Any]) -> TournamentConfig:
+    """The one check of a config, at Create and again at Start: the mapping parsed, and its stored form (what Start
+    reads back) parsed again, so that Create accepts no config that Start would refuse."""
+    try:
+        return parse(parse(data, "config").to_json(), "config")
+    except ConfigError as e:
+        raise BadInput(f"config.{e.key}: {e.reason}") from None
+
+
 class TournamentCalls(ServiceBase):
     def _config(self, c: ref_pb.TournamentConfig) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
         """The request's config as the TOML file's mapping, with the server's time control where it sets none and
@@ -52,10 +61,7 @@ class TournamentCalls(ServiceBase):
         if not request.HasField("config"):
             raise BadInput("config: missing")
         data, links = self._config(request.config)
-        try:
-            config = parse(data, "config")
-        except ConfigError as e:
-            raise BadInput(f"config.{e.key}: {e.reason}") from None
+        config = checked(data)
         tid = config.tournament_id
         if tid in self.creating or self.store.tournament(tid) is not None:
             raise AlreadyExists(
@@ -97,7 +103,7 @@ class TournamentCalls(ServiceBase):
             return self._tournament(tid, addresses=True)
         row = self.store.tournament(tid)
         assert row is not None
-        config = TournamentConfig.from_json(row.config)
+        config = checked(row.config)
         try:
             check_deal_key(self.store, config)
         except NoDealKey as e:  # its text names the data folder: the log's, not the caller's

@@ -1,10 +1,14 @@
-"""A ladder's own rows in the store: its entrants (who joined at which round, who left) and its rounds.
+"""A ladder's own rows in the store: its entrants (who joined at which choice, who left), its choices, the
+results in the order it saw them, and its deal sets.
 
 A ladder is a tournament (the ``tournaments`` row, its deal key, ``schedule`` and ``games``) whose schedule grows a
-round at a time: ``add_round`` stores a chosen round's slots and its ``ladder_rounds`` row in one transaction, so
-a resume finds every round that was chosen, plays it as it was chosen, and never chooses it again. These
-functions are how anything above the store (the ladder runner, the service, a web site) reads and changes a
-ladder's state.
+choice at a time: ``add_choice`` stores a choice's slots, its ``ladder_rounds`` row (what it was chosen from: the
+results seen, the idle entrants in the order considered, the free slots) and its deal sets in one transaction, so
+a resume finds every choice that was made, plays it as it was chosen, and never chooses it again; and
+``tournament/ladder_run.py``'s ``replay`` recomputes every stored choice from these rows. (The table keeps its
+old name: a ladder stored before continuous choices has one row per round, without the what-from columns.)
+These functions are how anything above the store (the ladder runner, the service, a web site) reads and changes
+a ladder's state.
 """
 
 from __future__ import annotations
@@ -12,35 +16,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from .sqlite import Slot, SqliteStore, StoreError
-
-LADDER_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ladder_entrants (
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    name TEXT NOT NULL,            -- the name it plays under (a service bot's version: bot.vN)
-    owner TEXT NOT NULL,           -- two entrants of one owner never share a table
-    bot TEXT NOT NULL,             -- the bot across its versions
-    version INTEGER NOT NULL,
-    joined_round INTEGER NOT NULL, -- the first round it may be seated in
-    left_round INTEGER,            -- the first round it is no longer seated in (withdrawn or a newer version)
-    address TEXT,
-    policy TEXT,
-    command TEXT,                  -- JSON list of argv
-    PRIMARY KEY (tournament_id, name)
-);
-CREATE TABLE IF NOT EXISTS ladder_rounds (
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    round INTEGER NOT NULL,
-    first_slot INTEGER NOT NULL,
-    games INTEGER NOT NULL,
-    chosen_at REAL NOT NULL,
-    PRIMARY KEY (tournament_id, round)
-);
-"""
 
 
 @dataclass(frozen=True)
@@ -49,43 +28,61 @@ class LadderEntrant:
     owner: str
     bot: str
     version: int = 1
-    joined_round: int = 0
-    left_round: int | None = None
+    joined_round: int = 0  # the first choice it may be seated in
+    left_round: int | None = None  # the first choice it is no longer seated in
     address: str | None = None
     policy: str | None = None
     command: tuple[str, ...] | None = None
+    games_at_once: int = 1  # games it may play at a time
 
-    def present(self, round_no: int) -> bool:
-        """Seated (or seatable) in round ``round_no``."""
-        return self.joined_round <= round_no and (self.left_round is None or round_no < self.left_round)
+    def present(self, choice: int) -> bool:
+        """Seated (or seatable) in choice ``choice``."""
+        return self.joined_round <= choice and (self.left_round is None or choice < self.left_round)
 
 
 @dataclass(frozen=True)
 class RoundRow:
+    """A stored choice (a round, in ladders stored before choices: then the what-from fields are None)."""
+
     round: int
     first_slot: int
     games: int
     chosen_at: float
+    results_seen: int | None = None
+    idle: tuple[str, ...] | None = None
+    free: int | None = None
+    tables: tuple[tuple[str, ...], ...] | None = None
+    in_flight: int | None = None
 
 
-_ready: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+@dataclass(frozen=True)
+class ResultRow:
+    seq: int
+    slot: int
+    seats: tuple[str, ...]
+    places: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DealRow:
+    deal: int
+    deck_seed: int
+    closed: bool
 
 
 def _db(store: SqliteStore) -> sqlite3.Connection:
-    if store not in _ready:
-        store.db.executescript(LADDER_SCHEMA)
-        _ready.add(store)
+    """The store's connection: its ladder tables are made by the numbered migrations (store/migrations.py 4, 7)."""
     return store.db
 
 
-_COLUMNS = "name, owner, bot, version, joined_round, left_round, address, policy, command"
+_COLUMNS = "name, owner, bot, version, joined_round, left_round, address, policy, command, games_at_once"
 
 
 def entrants(store: SqliteStore, tid: str) -> list[LadderEntrant]:
     """Every entrant the ladder ever had (every version), in the order they joined."""
     q = f"SELECT {_COLUMNS} FROM ladder_entrants WHERE tournament_id = ? ORDER BY joined_round, rowid"
     return [
-        LadderEntrant(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])) if r[8] else None)
+        LadderEntrant(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])) if r[8] else None, r[9])
         for r in _db(store).execute(q, (tid,))
     ]
 
@@ -101,9 +98,9 @@ def join(store: SqliteStore, tid: str, new: Iterable[LadderEntrant]) -> None:
     _db(store)
     with store._tx():
         store.db.executemany(
-            f"INSERT OR IGNORE INTO ladder_entrants (tournament_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT OR IGNORE INTO ladder_entrants (tournament_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [(tid, e.name, e.owner, e.bot, e.version, e.joined_round, e.left_round, e.address, e.policy,
-              json.dumps(list(e.command)) if e.command else None) for e in new],
+              json.dumps(list(e.command)) if e.command else None, e.games_at_once) for e in new],
         )  # fmt: skip
 
 
@@ -121,8 +118,8 @@ def submit(store: SqliteStore, tid: str, new: LadderEntrant) -> LadderEntrant:
         )
         e = replace(new, joined_round=at, left_round=None)
         store.db.execute(
-            f"INSERT OR IGNORE INTO ladder_entrants (tournament_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (tid, e.name, e.owner, e.bot, e.version, e.joined_round, None, e.address, e.policy, None),
+            f"INSERT OR IGNORE INTO ladder_entrants (tournament_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (tid, e.name, e.owner, e.bot, e.version, e.joined_round, None, e.address, e.policy, None, e.games_at_once),
         )
     return e
 
@@ -142,25 +139,102 @@ def withdraw(store: SqliteStore, tid: str, bot: str, owner: str) -> int | None:
 
 
 def add_round(store: SqliteStore, tid: str, round_no: int, slots: list[Slot]) -> None:
-    """A chosen round: its slots and its row, in one transaction. Refused unless it is the next round and its
-    slots follow the schedule's last one, so no round is stored twice."""
-    _db(store)
+    """A round of a ladder stored before choices, or a test's: its slots and its row, nothing of what it was
+    chosen from (``add_choice``)."""
+    add_choice(store, tid, Choice(round_no, slots))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A choice to store: its number, its slots, what it was chosen from, and its deal sets' changes (sets opened:
+    (deal, deck seed); sets closed, full)."""
+
+    number: int
+    slots: list[Slot]
+    results_seen: int | None = None
+    idle: tuple[str, ...] | None = None
+    free: int | None = None
+    tables: tuple[tuple[str, ...], ...] | None = None
+    opened: tuple[tuple[int, int], ...] = ()
+    closed: tuple[int, ...] = ()
+    in_flight: int | None = None
+
+
+def add_choice(store: SqliteStore, tid: str, c: Choice) -> None:
+    """A choice: its slots, its row and its deal sets, in one transaction. Refused unless it is the next choice and
+    its slots follow the schedule's last one, so no choice is stored twice."""
+    db = _db(store)
     with store._tx():
-        if next_round(store, tid) != round_no:
-            raise StoreError(f"round {round_no} of ladder {tid} is not its next round: refusing to store it twice")
-        first = store.db.execute("SELECT COUNT(*) FROM schedule WHERE tournament_id = ?", (tid,)).fetchone()[0]
-        if slots and slots[0].slot != first:
-            raise StoreError(f"round {round_no} of ladder {tid} starts at slot {slots[0].slot}, not {first}")
-        store.insert_slots(tid, slots)
-        store.db.execute(
-            "INSERT INTO ladder_rounds VALUES (?, ?, ?, ?, ?)", (tid, round_no, first, len(slots), time.time())
-        )
+        if next_round(store, tid) != c.number:
+            raise StoreError(f"choice {c.number} of ladder {tid} is not its next one: refusing to store it twice")
+        first = next_slot(store, tid)
+        if c.slots and c.slots[0].slot != first:
+            raise StoreError(f"choice {c.number} of ladder {tid} starts at slot {c.slots[0].slot}, not {first}")
+        store.insert_slots(tid, c.slots)
+        db.execute(
+            "INSERT INTO ladder_rounds (tournament_id, round, first_slot, games, chosen_at, results_seen, idle, free,"
+            " tables, in_flight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tid, c.number, first, len(c.slots), time.time(), c.results_seen,
+             None if c.idle is None else json.dumps(c.idle), c.free,
+             None if c.tables is None else json.dumps(c.tables), c.in_flight),
+        )  # fmt: skip
+        db.executemany("INSERT INTO ladder_deals VALUES (?, ?, ?, 0)", [(tid, d, seed) for d, seed in c.opened])
+        db.executemany("UPDATE ladder_deals SET closed = 1 WHERE tournament_id = ? AND deal = ?",
+                       [(tid, d) for d in c.closed])  # fmt: skip
+
+
+def next_slot(store: SqliteStore, tid: str) -> int:
+    """The number the ladder's next slot takes (slots of absent tables are gone: numbers are never reused)."""
+    row = _db(store).execute("SELECT MAX(slot) FROM schedule WHERE tournament_id = ?", (tid,)).fetchone()
+    return 0 if row[0] is None else row[0] + 1
 
 
 def rounds(store: SqliteStore, tid: str) -> list[RoundRow]:
-    """The ladder's rounds so far, in order."""
-    q = "SELECT round, first_slot, games, chosen_at FROM ladder_rounds WHERE tournament_id = ? ORDER BY round"
-    return [RoundRow(*r) for r in _db(store).execute(q, (tid,))]
+    """The ladder's choices (or rounds) so far, in order."""
+    q = ("SELECT round, first_slot, games, chosen_at, results_seen, idle, free, tables, in_flight FROM ladder_rounds"
+         " WHERE tournament_id = ? ORDER BY round")  # fmt: skip
+    return [
+        RoundRow(r[0], r[1], r[2], r[3], r[4], None if r[5] is None else tuple(json.loads(r[5])), r[6],
+                 None if r[7] is None else tuple(tuple(t) for t in json.loads(r[7])), r[8])
+        for r in _db(store).execute(q, (tid,))
+    ]  # fmt: skip
+
+
+def add_result(store: SqliteStore, tid: str, r: ResultRow) -> None:
+    """A result as the ladder saw it, after the game's own commit (``load_results`` mends a kill in between)."""
+    _db(store).execute("INSERT OR IGNORE INTO ladder_results VALUES (?, ?, ?, ?, ?)",
+                       (tid, r.seq, r.slot, json.dumps(r.seats), json.dumps(r.places)))  # fmt: skip
+
+
+def results(store: SqliteStore, tid: str) -> list[ResultRow]:
+    """The results in the order the ladder saw them. A game committed and not yet logged (the referee was killed
+    between the two) is logged now, in the order the games finished: no choice can have seen it."""
+    db = _db(store)
+    q = "SELECT seq, slot, seats, places FROM ladder_results WHERE tournament_id = ? ORDER BY seq"
+    seen = [ResultRow(r[0], r[1], tuple(json.loads(r[2])), tuple(json.loads(r[3]))) for r in db.execute(q, (tid,))]
+    logged = {r.slot for r in seen}
+    for g in store.games(tid):
+        if g.slot not in logged:
+            seen.append(ResultRow(len(seen), g.slot, g.names, g.places))
+            add_result(store, tid, seen[-1])
+    return seen
+
+
+def deals(store: SqliteStore, tid: str) -> list[DealRow]:
+    q = "SELECT deal, deck_seed, closed FROM ladder_deals WHERE tournament_id = ? ORDER BY deal"
+    return [DealRow(r[0], r[1], bool(r[2])) for r in _db(store).execute(q, (tid,))]
+
+
+def close_deals(store: SqliteStore, tid: str, deal: int | None = None) -> None:
+    """No more tables join deal set ``deal`` (None: every set of the ladder, as a resume does)."""
+    q = "UPDATE ladder_deals SET closed = 1 WHERE tournament_id = ?"
+    _db(store).execute(q if deal is None else q + " AND deal = ?", (tid,) if deal is None else (tid, deal))
+
+
+def drop_absent(store: SqliteStore, tid: str, slot: int) -> None:
+    """The slot of a table that did not play because a seat's bot could not be reached at its start (no bot was
+    sent anything of its deal): it leaves the schedule; its choice's row still names the table."""
+    _db(store).execute("DELETE FROM schedule WHERE tournament_id = ? AND slot = ? AND done = 0", (tid, slot))
 
 
 def latest_versions(all_entrants: Iterable[LadderEntrant]) -> set[str]:

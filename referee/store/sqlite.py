@@ -21,93 +21,12 @@ from referee.errors import BadInput
 from referee.records.paths import DEFAULT_DATA_DIR, RECORDS
 from referee.records.private import private_folder, tighten
 
+from .migrations import StoreTooNew, migrate, refuse_newer
+
 if TYPE_CHECKING:
     from referee.match.spec import GameResult
 
-SCHEMA_VERSION = 1
 DATABASE = "abluxx.db"  # the store's file in the data folder
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tournaments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    config TEXT NOT NULL,          -- the checked config, as JSON
-    source TEXT NOT NULL,          -- where it came from (the TOML file's path)
-    created_at REAL NOT NULL,
-    finished_at REAL               -- NULL while games remain
-);
-CREATE TABLE IF NOT EXISTS deal_keys (
-    tournament_id TEXT PRIMARY KEY REFERENCES tournaments(id),
-    key BLOB NOT NULL              -- the secret the decks come from (tournament/deals.py); never leaves the store
-);
-CREATE TABLE IF NOT EXISTS entrants (
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    name TEXT NOT NULL,
-    address TEXT,
-    command TEXT,                  -- JSON list of argv
-    policy TEXT,
-    PRIMARY KEY (tournament_id, name)
-);
-CREATE TABLE IF NOT EXISTS schedule (
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    slot INTEGER NOT NULL,
-    game_id TEXT NOT NULL UNIQUE,
-    table_no INTEGER NOT NULL,
-    deal INTEGER NOT NULL,
-    seat_order INTEGER NOT NULL,
-    deck_seed INTEGER NOT NULL,
-    seats TEXT NOT NULL,           -- JSON list of entrant names by seat
-    start_seat INTEGER NOT NULL,
-    done INTEGER NOT NULL DEFAULT 0,
-    started INTEGER NOT NULL DEFAULT 0,  -- 1 once its game began: bots may have seen the deal (store/void.py)
-    attempt INTEGER NOT NULL DEFAULT 0,  -- how often its duplicate set was dealt again
-    PRIMARY KEY (tournament_id, slot)
-);
-CREATE TABLE IF NOT EXISTS games (
-    game_id TEXT PRIMARY KEY REFERENCES schedule(game_id),
-    tournament_id TEXT NOT NULL,
-    slot INTEGER NOT NULL,
-    end_reason TEXT NOT NULL,
-    decisions INTEGER NOT NULL,
-    final_digest TEXT NOT NULL,
-    record_path TEXT,              -- relative to the data folder when inside it
-    referee_faults INTEGER NOT NULL,
-    finished_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS results (
-    game_id TEXT NOT NULL REFERENCES games(game_id),
-    seat INTEGER NOT NULL,
-    entrant TEXT NOT NULL,
-    score INTEGER NOT NULL,
-    place INTEGER NOT NULL,
-    retired INTEGER NOT NULL,
-    faults TEXT NOT NULL,          -- JSON {kind: count}
-    decision_us TEXT NOT NULL,     -- JSON list of the bot's time per decision
-    PRIMARY KEY (game_id, seat)
-);
-CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, slot);
-CREATE INDEX IF NOT EXISTS schedule_by_deck ON schedule (deck_seed, done);
-CREATE INDEX IF NOT EXISTS schedule_done ON schedule (tournament_id, done);  -- a tournament's progress, from the index
-CREATE TABLE IF NOT EXISTS void_games (
-    game_id TEXT PRIMARY KEY,      -- a game of a deal that was dealt again: out of the results and ratings
-    tournament_id TEXT NOT NULL,
-    slot INTEGER NOT NULL,
-    attempt INTEGER NOT NULL,      -- the attempt of its deal that it played
-    finished INTEGER NOT NULL,     -- 1: played to its end before its deal was void; 0: interrupted
-    seats TEXT NOT NULL,           -- JSON list of entrant names by seat
-    result TEXT,                   -- JSON: end_reason, decisions, scores, places, record path (finished games)
-    voided_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ratings (
-    tournament_id TEXT NOT NULL,
-    entrant TEXT NOT NULL,
-    mu REAL NOT NULL,
-    sigma REAL NOT NULL,
-    games INTEGER NOT NULL,        -- how many games the snapshot covers
-    PRIMARY KEY (tournament_id, entrant)
-);
-"""
 
 
 class StoreError(BadInput):
@@ -234,24 +153,19 @@ class SqliteStore:
             private_folder(folder)
         self.path = self.data / DATABASE
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        try:
+            refuse_newer(self.db, self.path)  # before anything is written to it, the journal mode included
+        except StoreTooNew:
+            self.db.close()
+            raise
         # SQLite gives the -wal and -shm files the database file's mode: that one is made owner-only first.
         private_files(self.path)
         self.db.execute("PRAGMA journal_mode=WAL")
         # A process killed at any moment loses nothing committed with NORMAL in WAL mode; only power loss could.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(_SCHEMA)
-        self._add_columns()
-        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        migrate(self.db, self.path)
         private_files(self.path)
-
-    def _add_columns(self) -> None:
-        """The schedule's columns a store from before void deals lacks (its games in flight were not marked)."""
-        have = {r[1] for r in self.db.execute("PRAGMA table_info(schedule)")}
-        for column in ("started", "attempt"):
-            if column not in have:
-                with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
-                    self.db.execute(f"ALTER TABLE schedule ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         self.db.close()
@@ -398,11 +312,12 @@ class SqliteStore:
 
     def deal_in_play(self, deck_seed: int, game_id: str) -> int:
         """How many games other than ``game_id`` still have the deck ``deck_seed`` to play (or are playing it), in
-        any tournament of this store: while there are any, its deck is secret. A cancelled or interrupted
+        any tournament of this store, counting a ladder's deal set that more tables may still join as one: while there
+        are any, its deck is secret. A cancelled or interrupted
         tournament's games count, since it may be resumed."""
-        return self.db.execute(
-            "SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?", (deck_seed, game_id)
-        ).fetchone()[0]
+        q = """SELECT (SELECT COUNT(*) FROM schedule WHERE deck_seed = ? AND done = 0 AND game_id != ?)
+                    + (SELECT COUNT(*) FROM ladder_deals WHERE deck_seed = ? AND closed = 0)"""
+        return self.db.execute(q, (deck_seed, game_id, deck_seed)).fetchone()[0]
 
     def record_file(self, stored: str | None) -> Path | None:
         """The file of a game's record from its stored path (GameRow.record_path: relative to the data folder, or

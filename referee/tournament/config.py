@@ -5,6 +5,7 @@ A mistake is refused with a ``ConfigError`` that names the file, the key and the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -44,18 +45,24 @@ class EntrantConfig:
 
 @dataclass(frozen=True)
 class LadderSettings:
-    """The ``[ladder]`` table: the tournament is a ladder, played in rounds chosen as results come in
-    (tournament/ladder.py, docs/tournaments.md "Ladders"). Every key has a default."""
+    """The ``[ladder]`` table: the tournament is a ladder, its tables chosen whenever a game slot and idle
+    entrants are free, from the results so far (tournament/ladder.py, docs/tournaments.md "Ladders"). Every key
+    has a default."""
 
-    tables: int = 0  # tables per round; 0: as many as the present entrants fill
+    tables: int = 0  # at most this many tables a choice; 0: as many as the free slots and idle entrants fill
     games: int | None = None  # the games budget; None: until stopped
     sigma_target: float = 2.0  # an entrant whose sigma is under it is settled: seated only as an opponent
     new_games: int = 10  # an entrant with fewer scheduled games than this is seated first (0: no preference)
     # one pair meets at most this often within `meeting_window` rounds (relaxed when no other opponent is left);
     # 0, the default: no cap, as neighbours in mu should meet often (docs/tournaments.md, "Ladders")
     max_meetings: int = 0
-    meeting_window: int = 10
-    open: bool = False  # the service adds submitted bots at the next round (docs/service.md)
+    meeting_window: int = 10  # in choices
+    open: bool = False  # the service adds submitted bots at the next choice (docs/service.md)
+    games_per_hour: int = 0  # pacing: at most this many games started an hour; 0: as fast as slots free up
+    max_concurrent: int = 0  # at most this many games at once; 0: the run's concurrency
+    games_at_once: int = 1  # games one entrant plays at a time, unless its submission asks for more
+    games_at_once_cap: int = 4  # the most a submission may ask for
+    deal_tables: int = 0  # tables that share one deal (a duplicate set); 0: as many as the owners allow
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,9 @@ class TournamentConfig:
             del d["ladder"]  # a round robin's config keeps the identity it had before ladders
         else:
             d["ladder"] = {k: v for k, v in d["ladder"].items() if v is not None}
+            for k, default in _LADDER_ADDED.items():  # keys added later: at their default, a stored ladder's
+                if d["ladder"].get(k) == default:  # identity stays what it was, so its file still resumes it
+                    del d["ladder"][k]
             for k in _NOT_IN_LADDER:  # its rounds decide them
                 del d[k]
         return d
@@ -117,8 +127,9 @@ class TournamentConfig:
         blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:8]
 
-    @property
+    @functools.cached_property
     def tournament_id(self) -> str:
+        """Its name and identity (kept: a ladder asks for it at every choice and every game)."""
         return f"{self.name}-{self.identity()}"
 
 
@@ -141,7 +152,11 @@ def load(path: str | Path) -> TournamentConfig:
 _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
         "fresh_process", "restart", "max_restarts", "workers", "options", "time_control", "entrants",
         "ladder"}  # fmt: skip
-_LADDER = {"tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open"}
+_LADDER = {"tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open", "games_per_hour",
+           "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables"}  # fmt: skip
+# the [ladder] keys added with continuous choices, and their defaults (left out of the identity at the default)
+_LADDER_ADDED = {k: getattr(LadderSettings(), k)
+                 for k in ("games_per_hour", "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables")}
 _NOT_IN_LADDER = ("deals", "tables", "seat_orders")  # a round robin's keys; a ladder's rounds decide these
 _WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
@@ -222,7 +237,8 @@ def _parse(data: dict[str, Any], source: str, default_name: str) -> TournamentCo
         raise ConfigError(src, "name", f"the tournament's name {said(name)} must be 1-40 letters, digits or _.+-")
     ladder = _ladder(top) if "ladder" in data else None
     open_ladder = ladder is not None and ladder.open
-    entrants = [] if open_ladder and "entrants" not in data else _entrants(top.get("entrants"), src)
+    # an open ladder may list none (its stored form keeps the empty list: the same check reads it back at Start)
+    entrants = [] if open_ladder and data.get("entrants") in (None, []) else _entrants(top.get("entrants"), src)
     if len(entrants) < 2 and not open_ladder:
         raise ConfigError(src, "entrants", "a tournament needs at least 2 entrants")
     table_size = top.integer("table_size", 2, 2, 5)
@@ -232,8 +248,8 @@ def _parse(data: dict[str, Any], source: str, default_name: str) -> TournamentCo
         seat_orders, deals, tables = _round_robin(top, entrants, table_size)
     else:
         if given := [k for k in _NOT_IN_LADDER if k in data]:
-            raise ConfigError(src, given[0], "a ladder's rounds choose its tables and deals: leave it out (the "
-                              "[ladder] table has tables, per round)")  # fmt: skip
+            raise ConfigError(src, given[0], "a ladder chooses its tables and deals as it goes: leave it out (the "
+                              "[ladder] table has tables, per choice)")  # fmt: skip
         seat_orders, deals, tables = "across", 1, 0
     opts = top.table("options", _OPTIONS)
     return TournamentConfig(
@@ -311,6 +327,10 @@ def _ladder(top: Table) -> LadderSettings:
             raise t.error("games", "a budget of 0 games plays nothing: give 1 or more, or leave games out to run "
                           "the ladder until it is stopped")  # fmt: skip
         games = t.integer("games", 1, 1, MAX_LADDER_GAMES)
+    cap = t.integer("games_at_once_cap", d.games_at_once_cap, 1, 64)
+    at_once = t.integer("games_at_once", d.games_at_once, 1, 64)
+    if at_once > cap:
+        raise t.error("games_at_once", f"{at_once} is more than games_at_once_cap ({cap})")
     sigma = t.get("sigma_target", d.sigma_target)
     if isinstance(sigma, bool) or not isinstance(sigma, int | float) or not 0 < sigma <= 100:
         raise t.error("sigma_target", f"must be a number above 0 and at most 100, not {said(sigma)}")
@@ -322,6 +342,11 @@ def _ladder(top: Table) -> LadderSettings:
         max_meetings=t.integer("max_meetings", d.max_meetings, 0, 1_000_000),
         meeting_window=t.integer("meeting_window", d.meeting_window, 1, 1_000_000),
         open=t.boolean("open", d.open),
+        games_per_hour=t.integer("games_per_hour", d.games_per_hour, 0, 10_000_000),
+        max_concurrent=t.integer("max_concurrent", d.max_concurrent, 0, 1024),
+        games_at_once=at_once,
+        games_at_once_cap=cap,
+        deal_tables=t.integer("deal_tables", d.deal_tables, 0, 1024),
     )
 
 

@@ -1,34 +1,31 @@
-"""A ladder's rounds: which entrants meet, as a pure function (docs/tournaments.md, "Ladders").
+"""A ladder's tables: which entrants meet, as a pure function (docs/tournaments.md, "Ladders").
 
-A round is chosen only from
-- the ratings over the results of the rounds up to ``LAG`` rounds before it, applied in schedule order;
-- the entrants present when the round starts (with their owners), and the games already scheduled for them;
-- the config's seed, which breaks ties.
+A choice is made whenever a game slot is free, and only from
+- the ratings over the results the ladder has seen so far (their number is stored with the choice);
+- the idle entrants that may be seated (present, up, and playing fewer games than they may at once), with
+  their owners, and the games already chosen for them;
+- the free slots (at most that many tables), the config's seed and the choice's number, which break ties.
 
-So the same config, the same entrants at the same rounds, and bots that play the same moves give the same
-tables, however many games run at once and on however many workers. ``LAG = 2``: round k is chosen from the
-results through round k - 2, so it can be chosen, and its games started, while round k - 1 still plays; the
-workers do not wait for the last game of a round.
+So every stored choice can be made again from the store (``ladder_run.replay``), whatever the timing of the
+games around it.
 
-How a round is seated (``choose``):
-1. Order the present entrants by priority: new ones first (fewer than ``new_games`` games scheduled, fewest
-   first), then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled,
-   fewest games scheduled first (their sigmas no longer steer the games); the seed breaks every tie. When a round
-   cannot seat everyone (``tables``), this decides who plays.
-2. Each entrant in that order that is not seated yet opens a table with its block: the present entrants in mu
-   order are cut into blocks of ``table_size`` neighbours, from a place the seed moves each round (the last block
+How a choice is seated (``choose``):
+1. Order the idle entrants by priority: new ones first (fewer than ``new_games`` games chosen, fewest first),
+   then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled, fewest games
+   first (their sigmas no longer steer the games); the seed breaks every tie. When a choice cannot seat everyone,
+   this decides who plays.
+2. Each entrant in that order that is not seated yet opens a table with its block: the idle entrants in mu order
+   are cut into blocks of ``table_size`` neighbours, from a place the seed moves each choice (the last block
    wraps from the top to the bottom), and each opponent is the free entrant nearest in mu to one of the block's
    other entrants (that entrant itself when it is free and fits). So neighbours in mu, whose order is the least
-   certain, meet in most rounds, and the moving cut mixes the blocks. Never two of one owner at a table, nor a
-   pair that met ``max_meetings`` times in the last ``meeting_window`` rounds (0, the default: no such cap;
-   a cap is raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits
-   at one table a round.
-3. Stop at ``tables`` tables (0: as many as the entrants fill), or at the games budget.
+   certain, meet most often, and the moving cut mixes the blocks. Never two of one owner at a table, nor a pair
+   that met ``max_meetings`` times in the last ``meeting_window`` choices (0, the default: no such cap; a cap is
+   raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits at one
+   table a choice.
+3. Stop at the free slots, at ``tables`` tables (0: no such cap), or at the games budget.
 
-The round's deals are then as in a round robin's ``across`` mode: its tables are grouped into sections whose tables
-share no owner (schedule.sections), and every table of a section plays the section's secret deck
-(deals.deck_seed of the round and the section), so each deal is compared across tables and no entrant or owner
-receives a deck twice.
+Each table then joins a deal set (``ladder_run.LadderHooks``): the tables of a set share one secret deck and no
+owner, so each deal is compared across tables and no entrant or owner receives a deck twice.
 """
 
 from __future__ import annotations
@@ -39,29 +36,26 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from referee.store import Slot
-
 from .config import LadderSettings
-from .deals import DealKey, deck_seed
-from .schedule import _derive, sections
+from .schedule import _derive
 
 FIRST_TRIES = 8  # how many first opponents a table tries before the pair cap is relaxed for it
-LAG = 2  # round k is chosen from the results of rounds 0 .. k - LAG
 
 
 @dataclass(frozen=True)
 class Member:
-    """An entrant present at a round's start: its rating over the lagged results, and its scheduled games."""
+    """An idle entrant at a choice: its rating over the results seen, and the games chosen for it before."""
 
     name: str
     owner: str
     mu: float
     sigma: float
-    games: int  # games scheduled for it in the rounds before this one
+    games: int  # games chosen for it in the choices before this one
+    last: int = -1  # the table it was last seated at (a number the caller gives each table; -1: none yet)
 
 
 class Meetings:
-    """How often each pair met in the last ``window`` rounds, kept one round at a time."""
+    """How often each pair met in the last ``window`` choices, kept one choice at a time."""
 
     def __init__(self, window: int) -> None:
         self.window = window
@@ -89,16 +83,19 @@ class Meetings:
 
 
 def choose(
-    round_no: int,
+    choice: int,
     members: Sequence[Member],
     settings: LadderSettings,
     table_size: int,
     seed: int,
     meetings: Meetings,
     budget_left: int | None = None,
+    no_repeat: bool = False,
 ) -> list[tuple[str, ...]]:
-    """The tables of round ``round_no``, each with its entrants in seat order (see the module's docstring)."""
-    rng = random.Random(_derive(seed, "ladder", round_no))
+    """The tables of choice number ``choice``, each with its entrants in seat order (see the module's docstring).
+    ``budget_left``: at most this many tables (the free slots, the budget). ``no_repeat``: no table of entrants
+    who were all last seated at one table together (while other games play, the ladder waits for them to mix)."""
+    rng = random.Random(_derive(seed, "ladder", choice))
     jitter = {m.name: rng.random() for m in members}
     new = settings.new_games
 
@@ -118,13 +115,13 @@ def choose(
     if budget_left is not None:
         want = min(want, budget_left)
     seating = _Seating(members, jitter)
-    offset = rng.randrange(table_size)  # where this round cuts the mu order into blocks
+    offset = rng.randrange(table_size)  # where this choice cuts the mu order into blocks
     tables: list[tuple[str, ...]] = []
     for m in order:
         if len(tables) >= want:
             break
         if seating.free(m.name):
-            table = seating.table_for(m, table_size, offset, meetings, settings.max_meetings)
+            table = seating.table_for(m, table_size, offset, meetings, settings.max_meetings, no_repeat)
             if table is not None:
                 rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
                 tables.append(tuple(table))
@@ -161,6 +158,11 @@ class _Seating:
         self.right[i] = i + 1
         self.left[i + 1] = i
 
+    def _repeats(self, picked: list[int]) -> bool:
+        """All of them were last seated at one table together."""
+        lasts = {self.members[i].last for i in picked}
+        return len(lasts) == 1 and -1 not in lasts
+
     @staticmethod
     def _find(parent: list[int], i: int) -> int:
         root = i
@@ -170,7 +172,9 @@ class _Seating:
             parent[i], i = root, parent[i]
         return root
 
-    def table_for(self, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int) -> list[str] | None:
+    def table_for(
+        self, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int, no_repeat: bool = False
+    ) -> list[str] | None:
         """``anchor`` and k - 1 free opponents that fit (owners apart, pairs under the cap; the cap raised by one,
         then two, then dropped, when that fails), all then taken; None when no table fits. The opponents are the
         anchor's block: the mu order is cut into blocks of k from position ``offset`` on (wrapping round), and
@@ -182,16 +186,19 @@ class _Seating:
         targets = [self.mus[(start + j) % n] for j in range(k) if (start + j) % n != a]
         limits = (cap, cap + 1, cap + 2, None) if cap else (None,)  # the cap (0: none) relaxed step by step
         for limit in limits:
-            picked = self._fill(a, targets, meetings, limit)
+            picked = self._fill(a, targets, meetings, limit, no_repeat)
             if picked is not None:
                 for i in picked:
                     self._take(i)
                 return [self.members[i].name for i in picked]
         return None
 
-    def _fill(self, a: int, targets: list[float], meetings: Meetings, cap: int | None) -> list[int] | None:
+    def _fill(
+        self, a: int, targets: list[float], meetings: Meetings, cap: int | None, no_repeat: bool = False
+    ) -> list[int] | None:
         """The anchor ``a`` and, for each target, the free entrant nearest to it that fits; when the later ones
-        cannot be found, the first opponent is taken further away, up to ``FIRST_TRIES`` times."""
+        cannot be found (or, with ``no_repeat``, the table would be one table's entrants again), the first opponent
+        is taken further away, up to ``FIRST_TRIES`` times."""
         tried: list[int] = []
         for _ in range(FIRST_TRIES):  # a table has two seats at least: there is a first target
             first = self._pick(targets[0], [a], meetings, cap, tried)
@@ -203,7 +210,7 @@ class _Seating:
                 if i is None:
                     break
                 picked.append(i)
-            if len(picked) == len(targets) + 1:
+            if len(picked) == len(targets) + 1 and not (no_repeat and self._repeats(picked)):
                 return picked
             tried.append(first)
         return None
@@ -235,24 +242,3 @@ class _Seating:
                     continue
             return i
         return None
-
-
-def round_slots(
-    tid: str,
-    round_no: int,
-    tables: Sequence[tuple[str, ...]],
-    owners: Mapping[str, str],
-    key: DealKey,
-    first_slot: int,
-) -> list[Slot]:
-    """The games of one round: its tables grouped into sections that share no owner, each section one secret
-    deck (``deck_seed(key, tid, section, round)``, the round robin's derivation) played at all its tables. A
-    slot's ``table`` is the section, its ``deal`` the round and its ``order`` the table within the section, so a
-    duplicate set is one deal of one round."""
-    slots: list[Slot] = []
-    for sec, group in enumerate(sections(list(tables), dict(owners))):  # none for no tables
-        seed = deck_seed(key, tid, sec, round_no)  # as a round robin's (section, deal)
-        for o, t in enumerate(group):
-            n = first_slot + len(slots)
-            slots.append(Slot(n, f"{tid}-r{round_no}-s{sec}-t{o}", sec, round_no, o, seed, tables[t]))
-    return slots

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from referee.errors import GameLost, NoTournament, Precondition, RefereeError
+from referee import metrics
+from referee.errors import GameLost, NoTournament, Precondition, RefereeError, SeatsAbsent
 from referee.fleet import Addresses, Crash, OnDecision, PlayerFactory, PlayFn, WorkerSettings
 from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
@@ -82,7 +83,9 @@ class Outcome:
     crashes: list[Crash] = field(default_factory=list)  # command bots' processes that ended mid-run
 
 
-def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str], reveal_deal: bool) -> GameSpec:
+def game_spec(
+    config: TournamentConfig, slot: Slot, addresses: dict[str, str], reveal_deal: bool, absent_aborts: bool = False
+) -> GameSpec:
     by_name = {e.name: e for e in config.entrants}
     # a ladder's entrants that joined after its config was read are bots at an address: they have no policy
     seats = tuple(
@@ -99,6 +102,7 @@ def game_spec(config: TournamentConfig, slot: Slot, addresses: dict[str, str], r
         max_strikes=config.max_strikes,
         tournament_id=config.tournament_id,
         reveal_deal=reveal_deal,
+        absent_aborts=absent_aborts,
     )
 
 
@@ -109,6 +113,14 @@ class _InOrder:
 
     def __init__(self, names: list[str], slots: list[Slot]) -> None:
         self.ratings = Ratings(names)
+
+    @classmethod
+    def stored(cls, store: SqliteStore, config: TournamentConfig, slots: list[Slot]) -> _InOrder:
+        """The live ratings of the games already stored."""
+        live = cls([e.name for e in config.entrants], slots)
+        for g in store.games(config.tournament_id):
+            live.add(g.slot, g.names, g.places)
+        return live
 
     def add(self, slot: int, seats: tuple[str, ...], places: tuple[int, ...]) -> None:
         for name in seats:  # a ladder's entrant that joined after the run began
@@ -123,6 +135,7 @@ class GameHooks:
     """What a caller of ``play_slots`` adds around each game; the defaults add nothing."""
 
     open_ended = False  # True: more_slots may add games, so play_slots keeps ``concurrency`` players waiting
+    absent_aborts = False  # True: a game with a seat absent at its start is not played (on_absent), not fallen back
 
     def more_slots(self) -> list[Slot] | None:
         """Asked whenever a game may start: games to add to the pending ones, stored already (a ladder's next
@@ -133,9 +146,18 @@ class GameHooks:
         """Asked before each game starts: False starts no more games (those in flight still finish)."""
         return True
 
+    def wake_in(self) -> float | None:
+        """While more_slots has nothing to start: ask it again after this many seconds even if no game finishes
+        (a ladder's pace, or its wait for entrants to mix); None: only when a game finishes."""
+        return None
+
     def on_start(self, slot: Slot, spec: GameSpec) -> OnDecision | None:
         """The game is about to be played; may return a callback for each of its decisions."""
         return None
+
+    def on_absent(self, slot: Slot, absent: dict[str, str]) -> None:
+        """With ``absent_aborts``: the game did not start, as the bots of ``absent`` (name -> why) could not be
+        reached; nothing of its deal was sent to anyone. ``on_done(slot, None)`` follows."""
 
     def on_done(self, slot: Slot, result: GameResult | None) -> None:
         """The game is over: committed to the store (``result``), or abandoned or failed (None: nothing of it is
@@ -223,11 +245,15 @@ class _Pending:
                     if more is None or not self.hooks.open_ended:
                         return None
                     # an open ladder with too few entrants: look again in a while (a bot may be submitted)
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.freed.wait(), IDLE_POLL_S)
+                    await self._wait(min(IDLE_POLL_S, self.hooks.wake_in() or IDLE_POLL_S))
                     continue
-                await self.freed.wait()
+                await self._wait(self.hooks.wake_in())
             return None
+
+    async def _wait(self, timeout: float | None) -> None:
+        """Until a game finishes, or ``timeout`` seconds (None: no limit) have passed."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.freed.wait(), timeout)
 
     async def finished(self, slot: Slot) -> None:
         """``slot``'s game is over (or failed): the games that waited for it may start."""
@@ -250,29 +276,27 @@ async def _play_slots(
     tid = config.tournament_id
     log = get_logger(tournament=tid)
     slots = store.slots(tid)
-    live = _InOrder([e.name for e in config.entrants], slots)
-    for g in store.games(tid):
-        live.add(g.slot, g.names, g.places)
+    live = _InOrder.stored(store, config, slots)
     pending = _Pending(store.slots(tid, pending_only=True), hooks)
     done = len(slots) - len(pending.slots)
-    played = 0
-    lost = False
+    played, lost = 0, False
 
     async def one(slot: Slot) -> GameResult | None:
         nonlocal lost
         committed = None
-        with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
-            record_in(store.records, slot.game_id).unlink()
-        store.mark_started(tid, slot.slot)  # from here on, an interruption voids its deal
+        _begin(store, tid, slot)
         try:
             async with fresh_commands(config, slot.seats, addresses, store.data / "logs", tid) as seats_at:
                 # the bots are told the deck at the end only if no other game still has it to play (in any
                 # tournament)
                 reveal = store.deal_in_play(slot.deck_seed, slot.game_id) == 0
-                spec = game_spec(config, slot, seats_at, reveal_deal=reveal)
+                spec = game_spec(config, slot, seats_at, reveal_deal=reveal, absent_aborts=hooks.absent_aborts)
                 on_decision = hooks.on_start(slot, spec)
                 try:
                     result = await (play(spec) if on_decision is None else play(spec, on_decision=on_decision))
+                except SeatsAbsent as e:
+                    hooks.on_absent(slot, e.absent)
+                    return None
                 except GameLost as e:
                     log.warning("game lost; its deal is void and its set is dealt again", game_id=slot.game_id,
                                 error=str(e))  # fmt: skip
@@ -282,9 +306,10 @@ async def _play_slots(
                 except Exception as e:
                     log.error("game failed in the referee", game_id=slot.game_id, error=repr(e))
                     raise TournamentError(f"game {slot.game_id} failed in the referee: {e!r}") from e
-            store.save_game(tid, slot, result)
+            _save(store, tid, slot, result)
             committed = result
         finally:
+            metrics.GAMES_IN_FLIGHT.dec()
             hooks.on_done(slot, committed)
             await pending.finished(slot)
         return result
@@ -325,6 +350,22 @@ def write_standings(store: SqliteStore, standings: standings_mod.Standings) -> t
     write_private(json_path, standings_mod.dumps(standings) + "\n")
     write_private(csv_path, standings.to_csv())
     return json_path, csv_path
+
+
+def _begin(store: SqliteStore, tid: str, slot: Slot) -> None:
+    """Before a game's first deal: its slot marked started (from here on, an interruption voids its deal) and the
+    game in flight until the caller's ``finally``."""
+    with contextlib.suppress(FileNotFoundError):  # left by a referee from before void deals, killed mid-game
+        record_in(store.records, slot.game_id).unlink()
+    store.mark_started(tid, slot.slot)
+    metrics.GAMES_IN_FLIGHT.inc()
+
+
+def _save(store: SqliteStore, tid: str, slot: Slot, result: GameResult) -> None:
+    """A finished game committed, then counted in the metrics (referee/metrics.py)."""
+    store.save_game(tid, slot, result)
+    seats = ((s.transport, s.decision_us, s.faults) for s in result.seats)
+    metrics.game_finished(result.end_reason.name.lower(), result.decisions, result.referee_faults, seats)
 
 
 def standings_of(store: SqliteStore, tid: str, ratings: Ratings | None = None) -> standings_mod.Standings:

@@ -13,15 +13,17 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from referee.proto.abluxxen.v1 import record_pb2
-from referee.rating import Ratings, rate
+from referee.rating import Rating, Ratings, rate
 from referee.records import FAULT_NAME
 from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
+
+from .history import History
 
 # Fault kinds that cost no strike: the referee's own failures, and the fallback's turns for a retired seat.
 NOT_STRIKES = frozenset(FAULT_NAME[k] for k in (record_pb2.FAULT_KIND_REFEREE, record_pb2.FAULT_KIND_RETIRED))
@@ -45,13 +47,14 @@ class Standing:
     dup_ci95: tuple[float, float] | None = None
     # games compared with another holder of the same cards; 0: dup_avg_score is no figure (shown as "-")
     dup_games: int = 0
-    # whether this entrant placed ahead of the next one down the leaderboard, in the games they shared, more often
-    # than behind at 95% (the lower end of lead_over_next's interval above 0); None for the last one, or without an
-    # interval (fewer than two duplicate sets with games of both)
+    # whether this entrant's rating is above the next one's at 95% (``separated``: the order's own quantity, from
+    # both entrants' ratings); None for the last one
     separated_from_next: bool | None = None
     # this entrant's lead over the next one: {"mean": (games placed ahead - games placed behind) / games shared,
     # "ci95": [low, high] or None (cluster-robust over their shared duplicate sets), "games": games shared}
     lead_over_next: dict[str, Any] | None = None
+    state: str = ""  # "superseded" or "retired": a ladder entrant no longer seated (tournament/board.py)
+    health: str = "up"  # "down" or "suspended": a ladder does not seat it now (docs/bot-health.md)
 
     @property
     def strikes(self) -> int:
@@ -71,6 +74,11 @@ class Standings:
     head_to_head: dict[str, dict[str, dict[str, int]]]  # a -> b -> {"wins", "losses", "ties"} for a against b
     # a -> b -> {"mean_diff": a's score minus b's in the games they shared, "ci95": [low, high] or None, "games"}
     score_diff: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def played(self) -> str:
+        """The games counted, against what they are compared with: "12/40 games", or for a ladder without a
+        budget (``scheduled`` 0) "12 games played"."""
+        return f"{self.games}/{self.scheduled} games" if self.scheduled else f"{self.games} games played"
 
     def to_json(self) -> dict:
         return {
@@ -94,7 +102,7 @@ class Standings:
         w.writerow(["rank", "entrant", "mu", "sigma", "mu_minus_3sigma", "games", "wins", "avg_score",
                     "dup_avg_score", "dup_ci95_low", "dup_ci95_high", "separated_from_next", "lead_over_next",
                     "lead_over_next_low", "lead_over_next_high", "retired",
-                    "median_decision_ms", *faults, *h2h])  # fmt: skip
+                    "median_decision_ms", "state", "health", *faults, *h2h])  # fmt: skip
         for r in self.rows:
             vs = self.head_to_head.get(r.entrant, {})
             w.writerow([r.rank, r.entrant, f"{r.mu:.6f}", f"{r.sigma:.6f}", f"{r.conservative:.6f}", r.games, r.wins,
@@ -102,7 +110,7 @@ class Standings:
                         *(["", ""] if r.dup_ci95 is None else [f"{x:.4f}" for x in r.dup_ci95]),
                         "" if r.separated_from_next is None else str(r.separated_from_next).lower(),
                         *_lead_cells(r.lead_over_next), r.retired,
-                        "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}",
+                        "" if r.median_decision_ms is None else f"{r.median_decision_ms:.3f}", r.state, r.health,
                         *[r.faults.get(k, 0) for k in kinds],
                         *[vs[b][x] if b in vs else "" for b in others for x in _H2H]])  # fmt: skip
         return out.getvalue()
@@ -113,11 +121,12 @@ class Standings:
             f"{'#':>2}  {'entrant':<16} {'mu-3sd':>7} {'mu':>6} {'sigma':>5} {'games':>5} {'wins':>5} "
             f"{'avg':>6} {'dup+-':>6} {'95% CI':>6}   {'med ms':>7}  faults"
         )
-        lines = [f"tournament {self.tournament_id}: {self.games}/{self.scheduled} games", head, "-" * len(head)]
+        lines = [f"tournament {self.tournament_id}: {self.played()}", head, "-" * len(head)]
         for r in self.rows:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "-"
             if r.retired:
                 faults += f" (retired in {r.retired})"
+            faults += "".join(f"  [{m}]" for m in (r.state, "" if r.health == "up" else r.health) if m)
             med = "-" if r.median_decision_ms is None else f"{r.median_decision_ms:.2f}"
             ci = "-" if r.dup_ci95 is None else f"±{(r.dup_ci95[1] - r.dup_ci95[0]) / 2:.2f}"
             mark = "~" if r.separated_from_next is False else " "
@@ -127,11 +136,12 @@ class Standings:
                 f"{faults}"
             )
         if any(r.separated_from_next is False for r in self.rows):
-            lines.append("~ not separated from the next row at 95%: it did not place ahead of it, in the games they "
-                         "shared, significantly more often than behind (docs/tournaments.md)")  # fmt: skip
+            lines.append("~ not separated from the next row at 95%: its rating is not above the next one's by 1.96 "
+                         "standard deviations of their difference (docs/tournaments.md)")  # fmt: skip
         names = [r.entrant for r in self.rows]
         if len(names) > 1 and self.head_to_head:  # the service's standings carry none (yet)
-            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any)"]
+            lines += ["", "head to head (row vs column: wins-losses, ties in brackets when any; · for a pair that "
+                      "never meets: one owner's)"]  # fmt: skip
             cell = {
                 (a, b): f"{h['wins']}-{h['losses']}" + (f"({h['ties']})" if h["ties"] else "")
                 for a in names
@@ -140,7 +150,7 @@ class Standings:
             width = 2 + max(9, *(len(c) for c in cell.values()), *(min(len(n), 12) for n in names))
             lines.append(" " * 17 + "".join(f"{n[:12]:>{width}}" for n in names))
             for a in names:
-                cells = [f"{'·' if a == b else cell[(a, b)]:>{width}}" for b in names]
+                cells = [f"{cell.get((a, b), '·'):>{width}}" for b in names]  # ·: itself, or a pair that never meets
                 lines.append(f"{a[:16]:<17}" + "".join(cells))
         if len(names) > 1 and self.score_diff:
             lines += ["", "score difference (row minus column, points a game in the games they shared, ± 95% CI)"]
@@ -164,49 +174,6 @@ def _diff_cell(d: dict[str, Any]) -> str:
         return "-"
     ci = d["ci95"]
     return f"{d['mean_diff']:+.1f}" + ("" if ci is None else f"±{(ci[1] - ci[0]) / 2:.1f}")
-
-
-def rating_history(names: list[str], games: list[GameRow]) -> tuple[Ratings, dict[str, list[tuple[int, float]]]]:
-    """The ratings fitted to ``games`` (converged), and for each entrant its conservative rating (mu - 3 sigma)
-    before its first game and after each of its games as they stood then (games taken in schedule order, each
-    folded in by a local update, the fit converged now and then): ``[(0, start), (1, after one game), ...]``."""
-    ratings = Ratings(names)
-    history = {n: [(0, ratings.get(n).conservative)] for n in names}
-    for g in games:
-        ratings.add(g.names, g.places)
-        for n in g.names:
-            history[n].append((len(history[n]), ratings.get(n).conservative))
-    ratings.fit()
-    return ratings, history
-
-
-class History:
-    """Each entrant's conservative rating (mu - 3 sigma) before its first game and after its games, as
-    ``[(games played, rating), ...]``, kept to at most ``points`` points per entrant: when a list fills, every other
-    point goes and the step between points doubles, so a plot of a 100,000-game tournament costs a few hundred
-    points per entrant (the last point is always the current rating)."""
-
-    def __init__(self, ratings: Ratings, names: Iterable[str], points: int = 256) -> None:
-        self.points = points
-        self.step: dict[str, int] = {}
-        self.lines: dict[str, list[tuple[int, float]]] = {}
-        self.played: dict[str, int] = {}
-        for n in names:
-            self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
-
-    def add(self, names: Iterable[str], ratings: Ratings) -> None:
-        """The ratings after one more game of ``names``."""
-        for n in names:
-            if n not in self.lines:  # an entrant that joined after the start (a ladder's)
-                self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
-            k = self.played[n] = self.played[n] + 1
-            line = self.lines[n]
-            if line[-1][0] % self.step[n]:
-                line.pop()  # the last point was only the current rating, off the step
-            line.append((k, ratings.get(n).conservative))
-            if len(line) > self.points:
-                self.step[n] *= 2
-                line[:] = [p for p in line if p[0] % self.step[n] == 0 or p is line[-1]]
 
 
 class Tally:
@@ -374,8 +341,8 @@ class Tally:
                 )
             )
         for upper, lower in itertools.pairwise(rows):
-            lead = self._ahead[upper.entrant][lower.entrant]
-            upper.lead_over_next, upper.separated_from_next = _lead(lead), separated(list(lead.values()))
+            upper.lead_over_next = _lead(self._ahead[upper.entrant][lower.entrant])
+            upper.separated_from_next = separated(ratings.get(upper.entrant), ratings.get(lower.entrant))
         keep = (lambda n: True) if shown is None else (lambda n: n in shown)
         h2h = {a: {b: dict(h) for b, h in row.items() if keep(b)} for a, row in self._h2h.items() if keep(a)}
         diff = {a: {b: _score_diff(sets) for b, sets in row.items() if keep(b)} for a, row in self._diff.items()
@@ -403,14 +370,18 @@ def _bounded(ci: Interval) -> tuple[float, float] | None:
     return (ci.low, ci.high) if math.isfinite(ci.low) else None
 
 
-def separated(lead: list[tuple[float, int]]) -> bool | None:
-    """The leaderboard's "separated from the next" (docs/tournaments.md, "Standings"): whether the upper entrant
-    placed ahead of the lower one, in the games they shared, more often than behind at 95%. ``lead`` is, for each
-    duplicate set they shared, (games the upper placed ahead minus games behind, games); the rule is the lower end of
-    that pair's own interval (``ratio_ci``: cluster-robust over the sets, Student's t) above 0. None without an
-    interval (fewer than two shared sets). The same quantity as the order: TrueSkill ranks by placings too."""
-    ci = ratio_ci(lead)
-    return ci.low > 0 if math.isfinite(ci.low) else None
+# how many standard deviations of the difference of two ratings' mu make neighbours "separated": two-sided 95%,
+# since the order has already put the higher one first (docs/notes/2026-12-06-separated-mark.md)
+SEPARATED_Z = 1.96
+
+
+def separated(upper: Rating, lower: Rating) -> bool:
+    """The leaderboard's "separated from the next" (docs/tournaments.md, "Standings"): whether the upper entrant's
+    rating is above the lower one's at 95%, mu_upper - mu_lower > SEPARATED_Z * sqrt(sigma_upper² +
+    sigma_lower²). The ratings are the order's own quantity (it ranks by mu - 3 sigma), fitted on every game of
+    both entrants, not only the games they shared; read through ``referee.rating``'s ``Rating`` only, so the rule
+    holds for whichever estimator gives the ratings."""
+    return upper.mu - lower.mu > SEPARATED_Z * math.hypot(upper.sigma, lower.sigma)
 
 
 def _lead(lead: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from referee.errors import NoTournament
 from referee.proto.abluxxen.v1 import record_pb2
 from referee.rating import MU, SIGMA
 from referee.store import SqliteStore
-from referee.tournament.standings import Standing, Standings, compute, dup_shown, rating_history
+from referee.tournament.history import rating_history
+from referee.tournament.standings import Standing, Standings, compute, dup_shown
 
 from .page import asset, json_block, page
 from .plot import rating_plot
@@ -183,8 +184,8 @@ def _standings(data: ReportData) -> str:
         )
         + '<p class="muted small">dup &plusmn;: the mean score minus the mean score of the same seat of the same deal '
         "(its duplicate set), so the luck of the cards cancels; 95% CI: its interval's half width (analytic, over "
-        "duplicate sets); ~ after &mu; &minus; 3&sigma;: the row is not separated at 95% from the next one (it did "
-        "not place ahead of it, in the games they shared, significantly more often than behind); median ms: the "
+        "duplicate sets); ~ after &mu; &minus; 3&sigma;: the row is not separated at 95% from the next one (its "
+        "rating is not above the next one's by 1.96 standard deviations of their difference); median ms: the "
         "bot's median time per decision. All as <code>abluxx standings</code> shows them.</p></section>"
     )
 
@@ -256,8 +257,10 @@ def _head_to_head(data: ReportData) -> str:
         '<p class="muted">Each cell: how often the row placed above&ndash;below(&ndash;level with) the column in the '
         "games they played at one table; under it the row's mean score difference a game, and the half width of its "
         "95% interval.</p>"
-        + _scroll("head to head", f'<table><thead><tr><th class="name"></th>{head}</tr></thead>'
-                  f'<tbody>{"".join(rows)}</tbody></table>')
+        + _scroll(
+            "head to head",
+            f'<table><thead><tr><th class="name"></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>',
+        )
         + "</section>"
     )
 
@@ -275,8 +278,11 @@ def _faults(data: ReportData) -> str:
                     f"<td>{e.retired}</td></tr>")  # fmt: skip
     return (
         '<section class="panel" id="faults"><h2>Faults per bot</h2>'
-        + _scroll("faults", f'<table><thead><tr><th class="name">entrant</th>{head}<th>games retired</th></tr>'
-                  f"</thead><tbody>{''.join(rows)}</tbody></table>")
+        + _scroll(
+            "faults",
+            f'<table><thead><tr><th class="name">entrant</th>{head}<th>games retired</th></tr>'
+            f"</thead><tbody>{''.join(rows)}</tbody></table>",
+        )
         + "</section>"
     )
 

@@ -48,6 +48,7 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
     async def start(service: RefereeService) -> Stop:
         import uvicorn
 
+        from .protocol import head_timed
         from .routes import build
 
         class Server(uvicorn.Server):
@@ -59,7 +60,8 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
         sock = _listen(http.host, http.port)
         config = uvicorn.Config(
             build(service, http), log_config=None, access_log=False, lifespan="off", server_header=False,
-            timeout_graceful_shutdown=SHUTDOWN_S, proxy_headers=False,
+            timeout_graceful_shutdown=SHUTDOWN_S, proxy_headers=False, http=head_timed(http.header_timeout_s),
+            timeout_keep_alive=http.idle_timeout_s,
         )  # fmt: skip
         server = Server(config)
         loop = asyncio.get_running_loop()

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
+from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -16,11 +17,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee.errors import Unauthenticated
 from referee.log import get_logger
+from referee.metrics import SITE_STREAMS
 from referee.service.auth import Principal
 from referee.service.convert import rfc3339
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 from referee.service.streams import Streams
+from referee.terminal import printable
 
 from .session import Sessions
 
@@ -44,8 +47,8 @@ HEADERS = [
 
 
 class SecurityHeaders:
-    """Adds HEADERS to every HTTP response, pages, fragments, static files and errors alike; pages that depend
-    on who is signed in are not cached."""
+    """Adds HEADERS to every HTTP response, pages, fragments, static files and errors alike. Nothing but a static
+    file served is cached: pages depend on who is signed in, and so does an error page (a static file's 404 too)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -61,12 +64,19 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers += HEADERS
-                if not scope["path"].startswith("/static/"):
+                if not (scope["path"].startswith("/static/") and message["status"] in (200, 304)):
                     headers.append((b"cache-control", b"no-store"))
                 message["headers"] = headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _shown(value: Any) -> Any:
+    """Every text a page shows, control characters and bidirectional overrides written as escapes, as the CLI
+    shows them (``referee.terminal.printable``): a Hello text cannot reorder or hide what is around it. Markup (a
+    macro's output, the viewer) is ours and passes as it is."""
+    return printable(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 class Site:
@@ -78,11 +88,13 @@ class Site:
         self.http = http
         self.sessions = Sessions(service.auth, http.session_hours)
         self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
+        SITE_STREAMS.set_function(lambda: sum(self.streams.open.values()))
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
         )
         self.templates.filters["seg"] = lambda v: quote(str(v), safe="")  # one path segment, whatever it holds
         self.templates.filters["when"] = rfc3339
+        self.templates.finalize = _shown
         self.log = get_logger(service="site")
 
     def who(self, request: Request) -> Principal | None:
@@ -118,6 +130,10 @@ class Site:
 
     # -- sign-in ------------------------------------------------------------------------------------------------
 
+    async def signin_route(self, request: Request) -> Response:
+        """GET shows the form, POST signs in: one route, so a 405 lists both methods."""
+        return await (self.signin(request) if request.method == "POST" else self.signin_page(request))
+
     async def signin_page(self, request: Request) -> Response:
         return self.render(request, "signin.html", note="")
 
@@ -143,8 +159,39 @@ class Site:
     async def http_error(self, request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         detail = exc.detail if isinstance(exc, HTTPException) else ""
-        return self.render(request, "error.html", status, status=status, detail=detail)
+        response = self.render(request, "error.html", status, status=status, detail=detail)
+        if isinstance(exc, HTTPException) and exc.headers:  # a 405's Allow
+            response.headers.update(exc.headers)
+        return response
 
     async def server_error(self, request: Request, exc: Exception) -> Response:
         self.log.exception("page failed", path=request.url.path)  # the trace goes to the log, never the page
-        return self.render(request, "error.html", 500, status=500, detail="")
+        try:
+            return self.render(request, "error.html", 500, status=500, detail="")
+        except Exception:  # the error page itself failed: a plain one, still with the security headers
+            self.log.exception("error page failed", path=request.url.path)
+            return HTMLResponse(PLAIN_500, 500)
+
+    async def closed_reads(self, request: Request) -> Response | None:
+        """With ``open_reads = false``, the sign-in page (401) for anyone not signed in, whatever the address:
+        before any lookup, so that 401 and 404 cannot tell which tournaments, games or bots exist."""
+        if self.service.auth.open_reads or request.url.path.startswith(OPEN_PATHS) or self.who(request) is not None:
+            return None
+        return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
+
+
+PLAIN_500 = "<!doctype html><title>500</title><p>The server failed to answer; its log says why.</p>"
+OPEN_PATHS = ("/signin", "/signout", "/static/")  # what a visitor reaches when reads are closed
+
+
+class ClosedReads:
+    """``Site.closed_reads`` in front of every route."""
+
+    def __init__(self, app: ASGIApp, site: Site) -> None:
+        self.app, self.site = app, site
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (refused := await self.site.closed_reads(Request(scope))) is not None:
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -14,11 +14,15 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from referee.errors import NotFound
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import RecordError, read_record
 from referee.service.auth import Principal
+from referee.service.results import validation_record
 from referee.service.runs import LiveGame
+from referee.service.submit import VALIDATION_PREFIX
 from referee.service.visibility import deal_secret, record_for
+from referee.terminal import printable
 from referee.view.page import json_block
 from referee.view.replay import build_replay
 from referee.view.viewer import viewer_body
@@ -58,6 +62,8 @@ async def game_page(site: Site, request: Request, game_id: str, replays: Replays
             names=[p.name for p in opening.players], events=events[-200:],
         )  # fmt: skip
     row = service.store.game(game_id)
+    if row is None and game_id.startswith(VALIDATION_PREFIX) and service.registry.game_location(game_id) is None:
+        return await _validation_page(site, request, who, game_id)
     if row is None:
         scheduled = service.registry.scheduled_game(game_id)
         if scheduled is None:
@@ -83,6 +89,18 @@ async def game_page(site: Site, request: Request, game_id: str, replays: Replays
     return _replay_response(site, request, shown, tid_s)
 
 
+async def _validation_page(site: Site, request: Request, who: Principal | None, game_id: str) -> Response:
+    """A validation game (its bot accepted or refused) for its author and organisers, as GetGameRecord serves it."""
+    try:
+        record = await asyncio.to_thread(validation_record, site.service.store.data, who, game_id)
+    except NotFound:
+        raise HTTPException(404, "no such game on this server") from None
+    except RecordError:
+        site.log.error("record unreadable", game_id=game_id)
+        raise HTTPException(404, "this validation game's record is not on the server any more") from None
+    return await replay_page(site, request, record, "")
+
+
 class Replays:
     """The replay pages of the last REPLAYS finished games read, per reader (what a reader may see of a record
     differs), so that a game many people open is read and replayed once."""
@@ -105,9 +123,23 @@ class Replays:
 REPLAYS = 32  # replay pages kept, each a few hundred KB at most
 
 
+def _printable(record: rec_pb.GameRecord) -> rec_pb.GameRecord:
+    """A copy of ``record`` whose texts a bot or an entrant wrote (names, Hello version and author, fault details)
+    have their controls and bidi overrides escaped, as the pages' own texts (app._shown): the viewer's script
+    inserts them as they are."""
+    shown = rec_pb.GameRecord()
+    shown.CopyFrom(record)
+    for p in shown.header.players:
+        p.name, p.version, p.author = printable(p.name), printable(p.version), printable(p.author)
+    for d in shown.decisions:
+        if d.fault_detail:
+            d.fault_detail = printable(d.fault_detail)
+    return shown
+
+
 async def _replayed(shown: rec_pb.GameRecord) -> tuple[str, str, str, str]:
     """(game id, title, viewer body, data block) of a record already cut to what its reader may see."""
-    replay = await asyncio.to_thread(build_replay, shown)
+    replay = await asyncio.to_thread(lambda: build_replay(_printable(shown)))
     title, body = viewer_body(replay)
     return shown.header.game_id, title, body, json_block("game-data", replay.to_json())
 

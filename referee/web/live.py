@@ -9,15 +9,17 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.types import Message, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from referee.errors import Exhausted
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.service.registry import CANCELLED, FINISHED
 from referee.service.runs import FELL_BEHIND
 
 from .app import Site
@@ -30,9 +32,16 @@ class _Stream(StreamingResponse):
     """A stream whose every write must be taken within ``write_timeout_s`` (the gRPC watchers' setting): a client
     that stops reading is cut off, and its place under the caps freed, instead of holding it for ever."""
 
-    def __init__(self, *args: Any, write_timeout_s: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, write_timeout_s: float, admitted: AbstractContextManager, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.write_timeout_s = write_timeout_s
+        self.admitted = admitted  # its place under the caps, taken before it was answered: freed when it ends
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.admitted.__exit__(None, None, None)
 
     async def stream_response(self, send: Send) -> None:
         async def timed(message: Message) -> None:
@@ -53,32 +62,35 @@ class Live:
         return "address:" + (request.client.host if request.client else "")
 
     async def events(self, request: Request) -> Response:
+        """The stream, or: 204 for a tournament that is over (nothing more will happen: a browser's EventSource
+        stops there and does not reconnect); 429 for any stream past a cap, its place taken here, before the answer,
+        so a burst of requests cannot all pass the check first."""
         tid = request.path_params["tid"]
         service = self.site.service
-        if service.store.tournament(tid) is None:
+        row = service.store.tournament(tid)
+        if row is None:
             raise HTTPException(404, "no such tournament or ladder on this server")
         if self.site.who(request) is None and not service.auth.open_reads:
             raise HTTPException(401, "sign in to follow this server's tournaments")
-        client = self.client(request)
-        streams = self.site.streams
-        if sum(streams.open.values()) >= streams.total or streams.open.get(client, 0) >= streams.per_client:
-            raise HTTPException(429, "too many live streams open; close a page and try again")
+        if service.registry.state(tid, row)[0] in (FINISHED, CANCELLED):
+            return Response(status_code=204)
         if service.draining:
             raise HTTPException(503, "the server is shutting down")
+        admitted = self.site.streams.admit_client(self.client(request))
+        try:
+            admitted.__enter__()
+        except Exhausted:
+            raise HTTPException(429, "too many live streams open; close a page and try again") from None
         return _Stream(
-            self._stream(tid, client),
+            self._stream(tid),
             media_type="text/event-stream",
             headers={"x-accel-buffering": "no"},
             write_timeout_s=service.settings.watch_write_timeout_s,
+            admitted=admitted,
         )
 
-    async def _stream(self, tid: str, client: str) -> AsyncIterator[str]:
+    async def _stream(self, tid: str) -> AsyncIterator[str]:
         service = self.site.service
-        try:
-            admitted = self.site.streams.admit_client(client)
-            admitted.__enter__()
-        except Exhausted:
-            return
         queue = service.hub.subscribe(tid)
         try:
             yield f"retry: {RETRY_MS}\n\n"
@@ -98,4 +110,3 @@ class Live:
                     yield f"event: started\ndata: {json.dumps({'game_id': event.started.game_id})}\n\n"
         finally:
             service.hub.unsubscribe(tid, queue)
-            admitted.__exit__(None, None, None)

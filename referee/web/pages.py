@@ -17,6 +17,7 @@ from referee.records.paths import VALIDATION, record_in
 from referee.service import ladders
 from referee.service.visibility import private_to
 from referee.store import TournamentRow
+from referee.store import health as health_store
 from referee.store import ladder as ladder_store
 from referee.tournament.standings import Standings
 
@@ -34,9 +35,14 @@ def _number(request: Request, key: str) -> int | None:
     raw = request.query_params.get(key)
     if raw is None or raw == "":
         return None
-    if not raw.isdigit() or len(raw) > 12:
+    if not _digits(raw) or len(raw) > 12:
         raise HTTPException(400, f"{key} must be a whole number")
     return int(raw)
+
+
+def _digits(raw: str) -> bool:
+    """Only 0-9: ``str.isdigit`` also takes other scripts' digits and superscripts (``²``), which int() refuses."""
+    return raw.isascii() and raw.isdigit()
 
 
 def _paged(request: Request, items: list[T], size: int) -> tuple[list[T], int, int | None]:
@@ -102,11 +108,14 @@ class Pages:
         shown = ladders.shown(self.service.store, tid, every) if ladder else None
         standings = await self._standings(row, shown)
         start = _number(request, "start") or 0
+        rows = standings.rows[start : start + self.size]
         return {
             "row": row, "kind": kind_of(row), "state": self.service.registry.state(tid, row)[0], "standings": standings,
-            "rows": standings.rows[start : start + self.size], "start": start, "every": every, "ladder": ladder,
+            "rows": rows, "start": start, "every": every, "ladder": ladder,
             "next_start": start + self.size if len(standings.rows) > start + self.size else None,
-            "versions": self._versions(tid, ladder), "live": self.live_games(tid),
+            "versions": self._versions(tid, ladder), "live": self.live_games(tid), "hello": self._hello(tid, ladder),
+            "waiting": self.service.waiting(tid),
+            "health": health_store.get(self.service.store, [r.entrant for r in rows]),
         }  # fmt: skip
 
     async def _standings(self, row: TournamentRow, shown: Collection[str] | None = None) -> Standings:
@@ -124,11 +133,22 @@ class Pages:
             return {e.name: (e.bot, e.version) for e in ladder_store.entrants(self.service.store, tid)}
         return self.service.registry.linked(tid)
 
+    def _hello(self, tid: str, ladder: bool) -> dict[str, str]:
+        """Entrant name -> the version its bot's Hello gave at submission, beside the referee's ``vN``."""
+        out = {}
+        for name, (bot, version) in self._versions(tid, ladder).items():
+            found = self.service.registry.bot(bot, version)
+            if found is not None and found.bot_version and found.name == bot:
+                out[name] = found.bot_version
+        return out
+
     async def board(self, request: Request) -> Response:
         tid = request.path_params["tid"]
         context = await self._board(request, tid)
         names = [r.entrant for r in context["rows"]]
-        return self.site.render(request, "board.html", plot=plot(self.service.boards.history(tid), names), **context)
+        marks = {r.entrant: r.state for r in context["rows"]}
+        return self.site.render(request, "board.html", plot=plot(self.service.boards.history(tid), names, marks),
+                                **context)  # fmt: skip
 
     async def board_table(self, request: Request) -> Response:
         """The leaderboard's table alone: what the page's script fetches when the live stream says a game ended."""
@@ -154,12 +174,15 @@ class Pages:
         before = _number(request, "before")
         games = await self.service.reader.run(lambda store: store.recent_games(tid, before, self.size + 1, name))
         linked = self._versions(tid, "ladder" in row.config).get(name)
+        hello = self._hello(tid, "ladder" in row.config).get(name, "")
+        health = health_store.get(self.service.store, [name]).get(name, health_store.HealthRow(name))
         h2h, h2h_start, h2h_next = _paged(request, sorted(standings.head_to_head.get(name, {}).items()), self.size)
         return self.site.render(
             request, "entrant.html", row=row, kind=kind_of(row), s=standing, name=name,
             h2h=h2h, h2h_start=h2h_start, h2h_next=h2h_next, diff=standings.score_diff.get(name, {}),
             plot=plot(self.service.boards.history(tid), [name]), games=games[: self.size],
             next_before=games[self.size - 1].slot if len(games) > self.size else None, linked=linked,
+            hello=hello, health=health,
         )  # fmt: skip
 
     async def game(self, request: Request) -> Response:
@@ -167,9 +190,10 @@ class Pages:
 
     async def bots(self, request: Request) -> Response:
         before = _number(request, "before")
-        rows = self.service.registry.bots_page(False, before, self.size + 1)
+        every = request.query_params.get("all") == "1"  # every version, not only each bot's latest
+        rows = self.service.registry.bots_page(False, before, self.size + 1, every)
         return self.site.render(
-            request, "bots.html", bots=[b for _, b in rows[: self.size]],
+            request, "bots.html", bots=[b for _, b in rows[: self.size]], every=every,
             next_before=rows[self.size - 1][0] if len(rows) > self.size else None,
         )  # fmt: skip
 
@@ -183,13 +207,14 @@ class Pages:
             request, "bot.html", name=name, owner=versions[0].owner, versions=shown, start=start,
             next_start=next_start, private=private_to(self.site.who(request), versions[0].owner),
             entries=self.service.registry.entries(name),
+            health=health_store.get(self.service.store, [b.entrant_id for b in shown]),
         )  # fmt: skip
 
     async def validation(self, request: Request) -> Response:
         """A version's validation game in the replay viewer, for its owner and organisers only (its record shows
         the bot's faults and their details, the bot's own error texts)."""
         name, version = request.path_params["name"], request.path_params["version"]
-        bot = self.service.registry.bot(name, int(version)) if version.isdigit() and len(version) < 10 else None
+        bot = self.service.registry.bot(name, int(version)) if _digits(version) and len(version) < 10 else None
         if bot is None or not bot.validation_game or not private_to(self.site.who(request), bot.owner):
             raise HTTPException(404, "no such validation game, or it is not yours to see")
         path = record_in(self.service.store.data / VALIDATION, bot.validation_game)
@@ -209,4 +234,3 @@ class Pages:
 
     async def how_to_enter(self, request: Request) -> Response:
         return self.site.render(request, "enter.html", body=how_to_enter())
-

@@ -29,9 +29,12 @@ class Plot:
     left: int = LEFT
 
 
-def plot(history: Mapping[str, Sequence[tuple[int, float]]], names: Sequence[str]) -> Plot | None:
+def plot(
+    history: Mapping[str, Sequence[tuple[int, float]]], names: Sequence[str], marks: Mapping[str, str] = {}
+) -> Plot | None:
     """One line per name of ``names`` (at most 8, in that order) from ``history`` (standings.History.lines):
-    the conservative rating against the number of games the entrant had played."""
+    the conservative rating against the number of games the entrant had played. A name with a mark (``retired``,
+    ``superseded``) is shown with it."""
     chosen = [n for n in names if len(history.get(n, ())) > 1][:8]
     if not chosen:
         return None
@@ -45,5 +48,6 @@ def plot(history: Mapping[str, Sequence[tuple[int, float]]], names: Sequence[str
             f"{LEFT + (WIDTH - LEFT - PAD) * x / games:.1f},{HEIGHT - PAD - (HEIGHT - 2 * PAD) * (y - low) / span:.1f}"
             for x, y in history[n]
         )
-        lines.append(Line(n, pts, history[n][-1][1], f"line{i}"))
+        label = f"{n} ({marks[n]})" if marks.get(n) else n
+        lines.append(Line(label, pts, history[n][-1][1], f"line{i}"))
     return Plot(lines, low, high, games)

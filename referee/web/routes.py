@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -13,7 +15,7 @@ from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 
 from . import live, pages
-from .app import HERE, VIEW_ASSETS, SecurityHeaders, Site
+from .app import HERE, VIEW_ASSETS, ClosedReads, SecurityHeaders, Site
 
 
 def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
@@ -35,15 +37,21 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Route("/live", p.live),
         Route("/authors/{name}", p.author),
         Route("/how-to-enter", p.how_to_enter),
-        Route("/signin", site.signin_page, methods=["GET"]),
-        Route("/signin", site.signin, methods=["POST"]),
+        Route("/signin", site.signin_route, methods=["GET", "POST"]),
         Route("/signout", site.signout, methods=["POST"]),
         Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),
         Mount("/static", StaticFiles(directory=HERE / "static")),
     ]
+    middleware = [
+        # the Host names the site answers to: no page of another name reaches it by its address (DNS rebinding)
+        Middleware(TrustedHostMiddleware, allowed_hosts=http.hosts(), www_redirect=False),
+        Middleware(ClosedReads, site=site),
+    ]
     app = Starlette(
         routes=routes,
+        middleware=middleware,
         exception_handlers={HTTPException: site.http_error, 404: site.http_error, 500: site.server_error},
     )
+    app.router.redirect_slashes = False  # its redirects are absolute, made from the Host header: ours are relative
     app.state.site = site
     return SecurityHeaders(app)

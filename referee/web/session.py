@@ -46,7 +46,8 @@ class Sessions:
         """The signed-in principal, or None (no cookie, a forged or expired one)."""
         raw = request.cookies.get(SESSION, "")
         body, _, mac = raw.rpartition(".")
-        if not body or not hmac.compare_digest(self._sign(body.encode()), mac):
+        # as bytes: compare_digest refuses str with non-ASCII characters, which a cookie may hold
+        if not body or not hmac.compare_digest(self._sign(body.encode()).encode(), mac.encode()):
             return None
         try:
             name, organiser, until = json.loads(base64.urlsafe_b64decode(body.encode()))

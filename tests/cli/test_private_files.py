@@ -65,6 +65,13 @@ def test_match_duel_gauntlet_and_tournament_under_umask_000_leave_nothing_open(t
     assert (tmp_path / "g" / "duels.db").exists() and (tmp_path / "t" / "standings").is_dir()
 
 
+def test_match_alone_tightens_a_data_folder_an_older_referee_left_open(tmp_path: Path) -> None:
+    """Its records/ became 0700 while the folder itself stayed 0755 (issue 47 item 4)."""
+    _old_folder(tmp_path / "old")
+    _abluxx(tmp_path, "match", "greedy", "counter", "--data", "old")
+    assert not _open_to_others(tmp_path / "old"), _open_to_others(tmp_path / "old")
+
+
 def test_serve_under_umask_000_leaves_nothing_open(tmp_path: Path) -> None:
     data = tmp_path / "data"
     old = os.umask(0)

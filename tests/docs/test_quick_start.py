@@ -25,3 +25,11 @@ def test_each_quick_start_command_makes_and_uses_a_venv_before_pip() -> None:
 def test_ci_runs_the_readme_test_command_word_for_word() -> None:
     ci = [line for line in (ROOT / ".ci/run").read_text().splitlines() if line and not line.startswith("#")]
     assert quick_start_commands()[1] in ci
+
+
+def test_the_quick_start_says_how_long_each_command_takes_on_two_cores() -> None:
+    """A newcomer who starts command 2 should know it runs for about twenty minutes, not think it hangs."""
+    section = (ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    prose = " ".join(section.split("```")[2].split())
+    assert "on a 2-core machine" in prose
+    assert re.search(r"command 1 about [^,]+,", prose) and re.search(r"command 2 about \d+ to \d+ minutes", prose)

@@ -1,5 +1,4 @@
-"""`abluxx duel` as a user runs it: real `abluxx` processes, real bot processes over real gRPC, a real SQLite file.
-"""
+"""`abluxx duel` as a user runs it: real `abluxx` processes, real bot processes over real gRPC, a real SQLite file."""
 
 from __future__ import annotations
 
@@ -99,9 +98,11 @@ def test_three_players_pair_the_same_seat_and_field(tmp_path: Path, bots: dict[s
         first, second = json.loads(games)
         seat = pair % 3  # the candidate's seat rotates over the pairs, the baseline takes it in the second game
         assert first["roles"][seat] == "candidate" and second["roles"][seat] == "baseline"
-        assert [r for r in first["roles"] if r.startswith("field")] == ["field0", "field1"] == [
-            r for r in second["roles"] if r.startswith("field")
-        ]
+        assert (
+            [r for r in first["roles"] if r.startswith("field")]
+            == ["field0", "field1"]
+            == [r for r in second["roles"] if r.startswith("field")]
+        )
         # the default measure at 3 players: the score relative to the table (docs/duel.md, "What is measured")
         rel = [g["scores"][seat] - (sum(g["scores"]) - g["scores"][seat]) / 2 for g in (first, second)]
         assert diff == pytest.approx(rel[0] - rel[1])
@@ -129,6 +130,19 @@ def test_a_command_bot_given_no_name_is_named_by_its_hello(tmp_path: Path) -> No
     assert '"name": "counter"' in settings and '"name": "greedy"' in settings, settings
 
 
+def test_a_bot_at_an_address_is_named_by_its_hello_as_match_names_it(tmp_path: Path, bots: dict[str, str]) -> None:
+    """It was shown and recorded as its address, where `abluxx match` shows its Hello name. Two bots that give one
+    name are told apart by their order (#i)."""
+    out = abluxx("duel", bots["random"], bots["random2"], "--max-games", "2", "--data", "d", cwd=tmp_path)
+    assert out.returncode == 3, out.stderr
+    assert "random#0 (candidate) vs random#1 (baseline)" in out.stdout, out.stdout
+    assert bots["random"] not in out.stdout
+    with sqlite3.connect(tmp_path / "d" / "duels.db") as db:
+        (settings,) = db.execute("SELECT settings FROM duels").fetchone()
+    assert '"name": "random#0"' in settings and '"name": "random#1"' in settings, settings
+    assert f'"address": "{bots["random"]}"' in settings
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -137,6 +151,13 @@ def test_a_command_bot_given_no_name_is_named_by_its_hello(tmp_path: Path) -> No
         (["--beta", "0.7"], "--beta must be between 0 and 0.5"),
         (["--margin", "0"], "--margin must be above 0"),
         (["--margin", "-1"], "--margin must be above 0"),
+        (["--margin", "nan"], "--margin must be above 0"),
+        (
+            ["--measure", "place", "--margin", "1"],
+            "--margin must be above 0 and below 1 places a game for --measure place at --table-size 2",
+        ),
+        (["--measure", "place", "--table-size", "4", "--margin", "3"], "below 3 places a game"),
+        (["--margin", "218"], "below 218 points a game for --measure score"),
         (["--table-size", "6"], "--table-size must be 2 to 5, got 6"),
         (["--table-size", "1"], "--table-size must be 2 to 5, got 1"),
         (["--table-size", "4", "--field", "greedy"], "--table-size 4 needs a --field of 3 bot(s)"),

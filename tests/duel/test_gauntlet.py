@@ -4,6 +4,7 @@ run as a user runs it (a real bot process over real gRPC for the candidate)."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -44,6 +45,10 @@ def test_a_field_bot_the_candidate_does_not_beat_fails_it_with_exit_1(tmp_path: 
     assert "vs random:" in out.stdout and "H1 (candidate better)" in out.stdout
     assert "vs counter:" in out.stdout and "H0 (not better by 1)" in out.stdout
     assert "duplicate-adjusted score of greedy:" in out.stdout
+    # how to play on is said once for the gauntlet, not once per duel
+    resume = re.findall(r"resume with abluxx gauntlet --resume (\S+) --data d", out.stderr)
+    assert len(resume) == 1 and resume[0].startswith("gauntlet-"), out.stderr
+    assert out.stderr.count("duel ") >= 2 and "abluxx duel --resume DUEL_ID" in out.stderr
 
 
 @pytest.mark.parametrize(

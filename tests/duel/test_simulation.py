@@ -115,7 +115,8 @@ def test_a_clear_lead_is_never_judged_h0() -> None:
 
 def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
     """scripts/duel_sim.py --json from saved pools: a rate with a 95% interval for A/A and A/B, symmetric and
-    skewed (both signs), at 2 and 4 players."""
+    skewed (both signs), at 2 and 4 players, and on `place` at its own margin; the mirrored pools' rows are printed
+    but not counted again (alpha = beta: the mirror's A/A is the pool's A/B); and the tie pools' rows."""
     import json
     import random
     import subprocess
@@ -126,6 +127,9 @@ def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
     pools = {name: [rng.gammavariate(2.4, 2.2) if "counter-greedy" in name else rng.gauss(0, 3) for _ in range(60)]
              for name in ("random-2p", "greedy+eps0.2-2p", "counter+eps0.2-2p", "counter-greedy-2p", "random-4p",
                           "counter-greedy-4p")}  # fmt: skip
+    pools["random-2p-place"] = [rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0]) for _ in range(60)]
+    pools["counter-greedy-2p-place"] = [rng.choice([-0.5, 0.0, 0.5, 1.0, 1.0, 1.0]) for _ in range(60)]
+    pools["ties-greedy+eps0.004"] = [0.0] * 190 + [rng.gauss(-0.5, 2) for _ in range(10)]
     (tmp_path / "pools.json").write_text(json.dumps(pools))
     script = Path(__file__).resolve().parents[2] / "scripts" / "duel_sim.py"
     out = subprocess.run([sys.executable, str(script), "--load-pools", str(tmp_path / "pools.json"), "--duels", "40",
@@ -145,10 +149,20 @@ def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
         f_low, f_high = c["ci_family"]
         assert f_low <= low and high < f_high
         assert c["contains_family"] == (f_low <= c["documented"] <= f_high)
+    assert {c["margin"] for c in cells if c["measure"] == "place"} == {0.1}
+    repeats = [c for c in cells if c["repeats"]]
+    assert len(cells) == 22 and len(repeats) == 6 and all(c["shape"] == "skewed, mirrored" for c in repeats)
+    cells = [c for c in cells if not c["repeats"]]
     fam = printed["family"]
     assert fam["rates"] == fam["family_size"] == len(cells) == 16
     assert fam["hold_95"] == sum(c["contains"] for c in cells)
     assert fam["hold_family"] == sum(c["contains_family"] for c in cells)
     wrong = sum(c["count"] for c in cells)
     assert fam["pooled_rate"] == wrong / (16 * 40)
+    ties = printed["ties"]
+    assert [(c["pool"], c["check"]) for c in ties] == [
+        ("ties-greedy+eps0.004", "A/B at M"),
+        ("ties-greedy+eps0.004", "A/A"),
+    ]
+    assert all(c["ties"] == 0.95 and c["duels"] == 40 and "no_spread_minimum" in c for c in ties)
     assert fam["pooled_ci95"][0] < fam["pooled_rate"] < fam["pooled_ci95"][1]

@@ -12,10 +12,13 @@ from scipy import stats
 
 from referee.stats import (
     MIN_PAIRS,
+    MIN_SPREAD,
     SKEW_WEIGHT,
+    STAND_IN_SPREAD,
     VARIANCE_FLOOR,
     Interval,
     Ladder,
+    LlrPath,
     Sequential,
     Sprt,
     Verdict,
@@ -168,3 +171,44 @@ def test_the_skewness_term_from_three_pairs_and_never_without_spread() -> None:
     close = [0.1, 0.3, 0.2, 0.5, 0.25]  # their squared deviations sum to well under 1
     normal = Sprt(method="normal", overshoot=False)
     assert summarize(normal, close).llr == pytest.approx(normal.llr(5, statistics.fmean(close), stats.tvar(close)))
+
+
+def test_the_first_look_needs_min_pairs_and_enough_pairs_that_differ() -> None:
+    """``Sprt.looks`` at its edges (issue 49): MIN_PAIRS pairs, of which MIN_SPREAD differ from the most common
+    difference, STAND_IN_SPREAD where the normal LLR stands in; ``min_spread=0`` is the test before (no rule)."""
+    test = Sprt()
+    assert (MIN_SPREAD, STAND_IN_SPREAD) == (3, 6)
+    assert not test.looks(MIN_PAIRS - 1, MIN_PAIRS - 1) and test.looks(MIN_PAIRS, MIN_SPREAD)
+    assert not test.looks(MIN_PAIRS, MIN_SPREAD - 1) and not test.looks(100, MIN_SPREAD - 1)
+    assert not test.looks(MIN_PAIRS, STAND_IN_SPREAD - 1, stand_in=True) and test.looks(MIN_PAIRS, 6, stand_in=True)
+    before = Sprt(min_spread=0)
+    assert before.looks(MIN_PAIRS, 0) and before.looks(MIN_PAIRS, 0, stand_in=True)
+    assert not before.looks(MIN_PAIRS - 1, MIN_PAIRS - 1)
+    assert Sprt(min_spread=8).looks(MIN_PAIRS, 8, stand_in=True) and not Sprt(min_spread=8).looks(MIN_PAIRS, 7, True)
+    assert test.verdict(MIN_PAIRS, 100.0) is Verdict.H1  # spread None: every pair counts as differing
+    assert test.verdict(MIN_PAIRS, 100.0, spread=2) is Verdict.INCONCLUSIVE
+    assert test.verdict(MIN_PAIRS, -100.0, spread=5, stand_in=True) is Verdict.INCONCLUSIVE
+    assert test.verdict(MIN_PAIRS, -100.0, spread=6, stand_in=True) is Verdict.H0
+
+
+def test_the_spread_is_the_pairs_off_the_most_common_difference_and_the_ladder_starts_at_the_first_look() -> None:
+    """The spread counts the pairs that differ from the mode, whatever the mode is (+1 here, not 0); the LLR is
+    kept, and the overshoot's ladder started, only from the first look on: Wald's bounds before it."""
+    path = LlrPath(Sprt())
+    for d in [1.0] * 40 + [0.0, 2.0]:
+        path.add(d)
+    assert (path.n, path.spread, path.looking) == (42, 2, False)
+    assert not path.ladder.started and path.bounds == Sprt().bounds and path.verdict is Verdict.INCONCLUSIVE
+    llr = path.current()  # computed when asked, not stored
+    assert path.llr == 0.0 and llr != 0.0
+    path.add(-1.0)
+    assert (path.spread, path.looking, path.ladder.started) == (3, True, True) and path.llr == path.current()
+    assert summarize(Sprt(), [1.0] * 40 + [0.0, 2.0]).verdict is Verdict.INCONCLUSIVE
+    # 0 and M inside the values seen: the empirical LLR, which needs only MIN_SPREAD differing pairs
+    clear = [0.5] * 27 + [-1.0, 2.0, 3.0]
+    walk = LlrPath(Sprt())
+    for d in clear:
+        walk.add(d)
+    assert (walk.spread, walk.stand_in, walk.verdict) == (3, False, Verdict.H1)
+    assert summarize(Sprt(), clear).verdict is Verdict.H1
+    assert Sprt().verdict(MIN_PAIRS, 100.0, spread=MIN_SPREAD) is Verdict.H1  # not a stand-in unless said

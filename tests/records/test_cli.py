@@ -150,6 +150,29 @@ def test_replay_refuses_a_seat_the_game_lacks(capsys, data) -> None:
     assert code == 2 and "seat 3 is not a seat of this 3-player game" in err
 
 
+def test_replay_takes_a_seat_by_its_entrant_name(capsys, data) -> None:
+    """A ladder seats a bot differently every game: its author names it, not its seat."""
+    _, by_number, _ = run(capsys, "replay", "faulty", "--data", str(data), "--seat", "1")
+    code, by_name, _ = run(capsys, "replay", "faulty", "--data", str(data), "--seat", "bob")
+    assert code == 0 and by_name == by_number
+    assert {x.split()[0] for x in _hand_lines(by_name)} == {"bob"}
+
+
+def test_replay_refuses_a_name_no_seat_has_and_lists_the_seats(capsys, data) -> None:
+    code, _, err = run(capsys, "replay", "clean", "--data", str(data), "--seat", "cppbot.v5")
+    assert code == 2
+    assert "--seat 'cppbot.v5' is no seat's number or entrant; the seats are 0 (ann), 1 (bob), 2 (cyd)" in err
+
+
+def test_a_seat_is_found_by_a_ladder_entrants_name_with_or_without_its_version() -> None:
+    from referee.records.text import seat_of
+
+    h = rpb.RecordHeader(players=[rpb.PlayerRecord(name=n) for n in ("greedy", "cppbot.v5", "cppbot-old.v2")])
+    assert [seat_of(h, w) for w in ("cppbot.v5", "cppbot", "1", "cppbot-old")] == [1, 1, 1, 2]
+    with pytest.raises(ValueError, match=re.escape("the seats are 0 (greedy), 1 (cppbot.v5), 2 (cppbot-old.v2)")):
+        seat_of(h, "cpp")
+
+
 def test_the_installed_command_verifies(data) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", "verify", "faulty"],
@@ -204,6 +227,6 @@ def test_verify_export_replay_and_view_take_the_json_export(capsys, data, tmp_pa
     assert code == 0 and json.loads(again) == json.loads(exported.read_text())
     code, told, _ = run(capsys, "replay", str(exported))
     assert (code == 0 and "faulty" in told) or "ann" in told
-    (tmp_path / "broken.json").write_text("{\"header\": 3}")
+    (tmp_path / "broken.json").write_text('{"header": 3}')
     code, _, err = run(capsys, "verify", str(tmp_path / "broken.json"))
     assert code == 2 and "not a GameRecord in JSON" in err

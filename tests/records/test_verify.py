@@ -6,10 +6,21 @@ from collections.abc import Callable
 
 import pytest
 
-from referee.engine import Action, Choice, EndReason, Kind, Options, State
+from referee.engine import Action, Choice, EndReason, Kind, Options, State, apply, full_deck, new_game
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
-from referee.records import VerifyError, final_places, record_selfplay, replay, verify_record
+from referee.records import (
+    RecordWriter,
+    VerifyError,
+    decision_record,
+    final_places,
+    footer,
+    header,
+    new_salt,
+    record_selfplay,
+    replay,
+    verify_record,
+)
 from referee.wire import END_FROM_PB
 
 from .helpers import faulty_record
@@ -315,3 +326,33 @@ def test_wrong_rules_or_players_are_named(good) -> None:
 
     with pytest.raises(VerifyError, match="the header lists 1 players; a game has 2 to 5"):
         verify_record(_edited(good, one_player))
+
+
+def _one_play_game(retired: set[int]) -> rpb.GameRecord:
+    """Seat 0 holds eight 13s and the five jokers and lays them all at once (R7): the game ends on the first
+    decision, so seats 1 and 2 never decide. ``retired``: seats that failed before their first decision."""
+    deck = full_deck()[::-1]  # the jokers and the 13s on top: seat 0's hand
+    salt = new_salt()
+    state = new_game(deck, 3, Options())
+    with RecordWriter(None, header("one-play", deck, ("ann", "bob", "cyd"), salt=salt)) as writer:
+        (action,) = [a for a in state.legal if a.count == 13]
+        after, events = apply(state, action)
+        writer.decision(decision_record(state, action, events, seq=1))
+        assert after.over
+        return writer.finish(footer(after, salt=salt, retired=retired))
+
+
+def test_a_seat_retired_before_its_first_decision_places_last() -> None:
+    """The places are checked with every retired seat the footer lists, also one that never decided: bob and cyd
+    hold 13 cards each and tie on score and hand; bob retired at the start, so he places last, and verify agrees."""
+    record = _one_play_game({1})
+    assert not [d for d in record.decisions if d.seat in (1, 2)]
+    assert list(record.footer.places) == [1, 3, 2]
+    verify_record(record)
+    assert list(_one_play_game(set()).footer.places) == [1, 2, 2]  # the tie that bob's retirement breaks
+
+    def unretired(r):
+        r.footer.places[:] = [1, 2, 2]
+
+    with pytest.raises(VerifyError, match=r"the footer's places \[1, 2, 2\] differ from the engine's \[1, 3, 2\]"):
+        verify_record(_edited(record, unretired))

@@ -140,9 +140,9 @@ def error_of(call, *args, **kwargs) -> grpc.RpcError:
 
 
 def submit(s: ref_grpc.RefereeStub, name: str, address: str, token: str = ORGANISER, owner: str = "",
-           timeout: float = 120) -> ref_pb.SubmitBotResponse:  # fmt: skip
-    return s.SubmitBot(ref_pb.SubmitBotRequest(name=name, address=address, owner=owner), metadata=auth(token),
-                       timeout=timeout)  # fmt: skip
+           timeout: float = 120, force: bool = False) -> ref_pb.SubmitBotResponse:  # fmt: skip
+    return s.SubmitBot(ref_pb.SubmitBotRequest(name=name, address=address, owner=owner, force=force),
+                       metadata=auth(token), timeout=timeout)  # fmt: skip
 
 
 def config(name: str, entrants: list[dict], **fields) -> ref_pb.TournamentConfig:
@@ -159,3 +159,13 @@ def watch_to_end(s: ref_grpc.RefereeStub, tid: str, timeout: float = 300) -> lis
 def terminate(p: Proc, timeout: float = 60) -> int:
     p.proc.send_signal(signal.SIGTERM)
     return p.proc.wait(timeout)
+
+
+def wait_for(what: str, check, timeout: float = 240):
+    """``check()``'s first true value, asked every 0.2 s; AssertionError naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")

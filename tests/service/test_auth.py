@@ -158,3 +158,30 @@ def test_tokens_from_the_environment(tmp_path) -> None:
         assert t.state == ref_pb.TOURNAMENT_STATE_CREATED
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize(
+    "data, env",
+    [
+        ({"auth": {"organiser_tokens": ["same-token"], "authors": {"alice": "same-token"}}}, {}),
+        ({"auth": {"authors": {"alice": "same-token"}}}, {"ABLUXX_ORGANISER_TOKENS": "same-token"}),
+        ({"auth": {"organiser_tokens": ["same-token"]}}, {"ABLUXX_AUTHOR_TOKENS": "alice:same-token"}),
+        ({"auth": {"authors": {"alice": "same-token", "bob": "same-token"}}}, {}),
+        ({"auth": {"organiser_tokens": ["same-token", "same-token"]}}, {}),
+    ],
+    ids=[
+        "organiser-and-author",
+        "env-organiser-and-author",
+        "organiser-and-env-author",
+        "two-authors",
+        "two-organisers",
+    ],
+)
+def test_a_token_given_to_two_people_is_refused_organisers_included(data, env) -> None:
+    """An organiser token equal to an author's would act as the author alone (the last match wins): the organiser
+    would silently lose their rights. The settings refuse it, wherever each token comes from."""
+    from referee.service.settings import ConfigError, parse
+
+    with pytest.raises(ConfigError, match="the same token is given twice"):
+        parse(data, "server.toml", env=env)
+    assert parse({"auth": {"organiser_tokens": ["organiser-token"], "authors": {"alice": "alice-token"}}}, "s", env={})

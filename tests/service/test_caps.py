@@ -16,6 +16,7 @@ from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from .helpers import (
     ABLUXX,
     ALICE,
+    BOB,
     ORGANISER,
     auth,
     config,
@@ -82,7 +83,7 @@ def test_bots_per_author_and_open_tournaments_per_organiser_are_capped(server) -
             assert submit(s, name, bot.address, ALICE).HasField("entrant")
         err = error_of(submit, s, "three", bot.address, ALICE)
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit per author" in err.details()
-        assert submit(s, "two", bot.address, ALICE).entrant.version == 2  # a new version is no new bot
+        assert submit(s, "two", bot.address, ALICE, force=True).entrant.version == 2  # a new version is no new bot
     finally:
         bot.stop()
 
@@ -118,8 +119,8 @@ def test_every_list_comes_in_pages_and_the_cli_follows_them(server) -> None:
                 return items, pages
             request.page_token = out.next_page_token
 
-    everyone = list(s.ListEntrants(ref_pb.ListEntrantsRequest()).entrants)
-    paged, pages = every(s.ListEntrants, ref_pb.ListEntrantsRequest(page_size=2), "entrants")
+    everyone = list(s.ListEntrants(ref_pb.ListEntrantsRequest(all_versions=True)).entrants)
+    paged, pages = every(s.ListEntrants, ref_pb.ListEntrantsRequest(page_size=2, all_versions=True), "entrants")
     assert len(everyone) >= 3 and [e.entrant_id for e in paged] == [e.entrant_id for e in everyone]
     assert pages == -(-len(everyone) // 2)
     tournaments, _ = every(s.ListTournaments, ref_pb.ListTournamentsRequest(page_size=1), "tournaments")
@@ -143,6 +144,24 @@ def test_every_list_comes_in_pages_and_the_cli_follows_them(server) -> None:
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[-1] == "120 games" and len(lines) == 121
-    run = subprocess.run([*ABLUXX, "remote", "entrants", "--server", server.address],
+    run = subprocess.run([*ABLUXX, "remote", "entrants", "--all", "--server", server.address],
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0 and len(run.stdout.splitlines()) == len(everyone), run.stderr
+
+
+def test_a_retired_bot_submitted_again_counts_against_the_bots_per_author_cap(server) -> None:
+    """Bringing a retired bot back is a new active bot: at the cap, it is refused like a new name would be."""
+    s = stub(server.address)
+    (bot,) = start_bots(["random"])
+    try:
+        for name in ("bob-one", "bob-two"):
+            assert submit(s, name, bot.address, BOB).HasField("entrant")
+        s.RetireEntrant(ref_pb.RetireEntrantRequest(name="bob-one"), metadata=auth(BOB))
+        assert submit(s, "bob-three", bot.address, BOB).HasField("entrant")  # the retired one left room
+        err = error_of(submit, s, "bob-one", bot.address, BOB)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit per author" in err.details()
+        assert s.GetEntrant(ref_pb.GetEntrantRequest(name="bob-one")).state == ref_pb.ENTRANT_STATE_RETIRED
+        s.RetireEntrant(ref_pb.RetireEntrantRequest(name="bob-two"), metadata=auth(BOB))
+        assert submit(s, "bob-one", bot.address, BOB).entrant.version == 2  # with room again, it comes back
+    finally:
+        bot.stop()

@@ -23,6 +23,7 @@ from .helpers import (
     start_server,
     stub,
     submit,
+    wait_for,
     write_settings,
 )
 
@@ -41,15 +42,6 @@ def games(s, tid: str) -> list[ref_pb.GameSummary]:
 
 def names(g: ref_pb.GameSummary) -> set[str]:
     return {seat.entrant for seat in g.seats}
-
-
-def wait_for(what: str, check, timeout: float = 240):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def tournament(s, tid: str) -> ref_pb.Tournament:

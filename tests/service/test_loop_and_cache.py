@@ -67,14 +67,15 @@ def test_reads_of_many_small_tournaments_do_not_evict_a_big_ones_standings(tmp_p
 
     async def reads() -> int:
         reader = Reader(data)
-        boards = Boards(reader)
-        try:
-            assert (await boards.standings(big, 600)).games == 600
-            for tid in small:  # cheap reads, more tournaments than the cache holds
-                await boards.standings(tid, 0)
-            assert (await boards.standings(big, 600)).games == 600
-            return boards.builds
-        finally:
-            reader.close()
+        with SqliteStore(data) as store:
+            boards = Boards(reader, store)
+            try:
+                assert (await boards.standings(big, 600)).games == 600
+                for tid in small:  # cheap reads, more tournaments than the cache holds
+                    await boards.standings(tid, 0)
+                assert (await boards.standings(big, 600)).games == 600
+                return boards.builds
+            finally:
+                reader.close()
 
     assert asyncio.run(reads()) == 1 + len(small)  # the big one built once

@@ -21,12 +21,13 @@ from .test_reads import _big_store
 
 def _standings(data: Path, tid: str, done: int) -> list[tuple[str, float, float]]:
     async def main() -> list[tuple[str, float, float]]:
-        reader = Reader(data)
+        reader, store = Reader(data), SqliteStore(data)
         try:
-            s = await Boards(reader).standings(tid, done)
+            s = await Boards(reader, store).standings(tid, done)
             return [(r.entrant, r.mu, r.sigma) for r in s.rows]
         finally:
             reader.close()
+            store.close()
 
     return asyncio.run(main())
 
@@ -71,8 +72,8 @@ def test_each_game_the_service_adds_keeps_its_seats_ratings(tmp_path: Path) -> N
         (slot,) = store.slots(tid, pending_only=True)
 
     async def main() -> list[tuple[str, float, float]]:
-        reader = Reader(tmp_path / "d")
-        boards = Boards(reader)
+        reader, loop_store = Reader(tmp_path / "d"), SqliteStore(tmp_path / "d")
+        boards = Boards(reader, loop_store)
         await boards.standings(tid, 299)
         with SqliteStore(tmp_path / "d") as store:  # the game finishes and commits, then the service hears of it
             store.save_game(tid, slot, GameResult(slot.game_id, (9, 1), (1, 2), EndReason.EMPTY_HAND,
@@ -82,6 +83,7 @@ def test_each_game_the_service_adds_keeps_its_seats_ratings(tmp_path: Path) -> N
         s = await boards.standings(tid, 300)
         await reader.run(lambda store: None)  # the keeping, submitted before, is done
         reader.close()
+        loop_store.close()
         return [(r.entrant, r.mu, r.sigma) for r in s.rows]
 
     live = asyncio.run(main())

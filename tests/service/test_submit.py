@@ -80,7 +80,10 @@ def test_a_good_bot_is_accepted_and_a_resubmission_is_a_new_version(server, caps
         assert main(["replay", e.validation_game_id, "--data", str(server.data)]) == 0
         assert f"game {e.validation_game_id}" in capsys.readouterr().out
 
-        second = submit(s, "greedy-alice", bot.address, ALICE).entrant
+        # unchanged (same address, same Hello): refused, naming the version it would repeat; --force makes one
+        e = error_of(submit, s, "greedy-alice", bot.address, ALICE)
+        assert e.code() == grpc.StatusCode.ALREADY_EXISTS and "greedy-alice.v1" in e.details()
+        second = submit(s, "greedy-alice", bot.address, ALICE, force=True).entrant
         assert (second.version, second.entrant_id) == (2, "greedy-alice.v2")
         old = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy-alice", version=1))
         assert old.state == ref_pb.ENTRANT_STATE_SUPERSEDED
@@ -115,6 +118,11 @@ def test_every_kind_of_bad_bot_is_refused_with_the_check_and_the_decision(server
             # the refusal names the decision: its sequence number, its kind and its fault
             assert r.seq >= 1 and r.fault == fault and r.kind != 0, (mode, r)
             assert f"at decision {r.seq} (" in r.reason and r.game_id in r.reason, r.reason
+        if fault == rec_pb.FAULT_KIND_TIMEOUT:  # "within 2191 ms" means little without the clock it was held to
+            assert ("the time control: 1000 ms free a decision, a 2000 ms bank a game that a slower decision draws "
+                    "on, 500 ms transport grace; the bank left: ") in r.reason, r.reason  # fmt: skip
+        else:
+            assert "the time control" not in r.reason, r.reason
     # nothing was stored for a refused bot
     listed = {e.name for e in s.ListEntrants(ref_pb.ListEntrantsRequest()).entrants}
     assert not {name for name, _ in jobs.values()} & listed

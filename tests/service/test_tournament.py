@@ -104,7 +104,7 @@ def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> 
         # A new version of greedy starts with a fresh rating; the old version keeps its games.
         before = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy"))
         assert before.games == 6 and before.sigma < 8
-        again = submit(s, "greedy", bots[0].address, ALICE).entrant
+        again = submit(s, "greedy", bots[0].address, ALICE, force=True).entrant  # unchanged: forced
         assert (again.version, again.games, round(again.mu, 6), round(again.sigma, 4)) == (2, 0, 25.0, 8.3333)
         old = s.GetEntrant(ref_pb.GetEntrantRequest(name="greedy", version=1))
         assert old.games == 6 and old.state == ref_pb.ENTRANT_STATE_SUPERSEDED
@@ -239,6 +239,12 @@ def test_the_cli_session_of_the_docs(tmp_path: Path) -> None:
         csv_head = cli("remote", "standings", "--csv", env=env, cwd=tmp_path).stdout.splitlines()[0]
         assert csv_head.startswith("rank,entrant,mu,sigma,mu_minus_3sigma")
         game = json.loads(cli("remote", "games", "cup", "--json", env=env, cwd=tmp_path).stdout.splitlines()[0])
+        # one order for games everywhere, the site's: the latest first, the schedule's order on request
+        slots = {flag: [json.loads(x)["slot"] for x in cli("remote", "games", "cup", "--json", *flag, env=env,
+                                                            cwd=tmp_path).stdout.splitlines()]
+                 for flag in ((), ("--oldest-first",))}  # fmt: skip
+        assert slots[()] == sorted(slots[()], reverse=True) and len(slots[()]) == 12
+        assert slots[("--oldest-first",)] == slots[()][::-1]
         local = tmp_path / "local.toml"
         local.write_text('name = "here"\n[[entrants]]\nname = "a"\npolicy = "random"\n[[entrants]]\nname = "b"\n'
                          'policy = "greedy"\n')  # fmt: skip

@@ -82,6 +82,22 @@ def test_the_games_log_has_a_line_per_finished_game(tmp_path: Path, capsys: pyte
     assert "finished game" not in capsys.readouterr().out  # only when asked
 
 
+def test_games_lists_the_latest_first_as_the_site_does_and_the_schedule_order_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(config_text(["rnd", "greedy", "counter"], name="order", seed=3, deals=2, table_size=2))
+    data = tmp_path / "d"
+    assert main(["tournament", "run", str(cfg), "--data", str(data), "--no-progress"]) == 0
+    capsys.readouterr()
+    slots = {}
+    for flags in ([], ["--oldest-first"]):
+        assert main(["games", "--json", "--data", str(data), *flags]) == 0
+        slots[bool(flags)] = [json.loads(x)["slot"] for x in capsys.readouterr().out.splitlines()]
+    assert slots[True] == sorted(slots[True]) and len(slots[True]) == 6
+    assert slots[False] == slots[True][::-1]
+
+
 def test_games_marks_faults_and_retirements_in_text_as_json_has_them(tmp_path: Path, capsys) -> None:
     from tests.match.helpers import bot_process
 

@@ -158,3 +158,11 @@ def test_every_mistake_is_reported_at_once(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as one:
         load(p)
     assert (one.value.key, one.value.reason) == ("deals", "0 is out of range (1 to 100000)")  # one: as before
+
+
+def test_an_open_ladder_without_entrants_reads_back_from_its_stored_form() -> None:
+    """Create and Start check one way: what parse accepts, its stored form (to_json) is accepted again."""
+    from referee.tournament.config import TournamentConfig, parse
+
+    c = parse({"name": "open", "table_size": 4, "ladder": {"open": True}}, "t.toml")
+    assert c.entrants == () and TournamentConfig.from_json(c.to_json()) == c

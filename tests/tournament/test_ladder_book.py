@@ -1,8 +1,9 @@
 """A ladder's run in this process (referee/tournament/ladder_run.py), checked against what a user reads in its
-store and output: each round chosen from the ratings of exactly the results through round k - LAG (a reference
-built here from the stored results and `ladder.choose`), the games budget, the new bots' addresses, too few
-entrants in an open and a closed ladder, its secret decks, and what `run_ladder` hands back and prints (progress,
-the games log, the crash report, the standings) on a first run, a stopped one and a rerun."""
+store and output: each choice made from the ratings of exactly the results it saw (a reference built here from
+the stored results and `ladder.choose`), the idle entrants and free slots, the games budget, deal sets, the new
+bots' addresses, too few entrants in an open and a closed ladder, its secret decks, and what `run_ladder` hands
+back and prints (progress, the games log, the crash report, the standings) on a first run, a stopped one and a
+rerun."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from referee.engine import EndReason
 from referee.fleet import Crash
 from referee.match import GameResult, GameSpec
 from referee.match.spec import SeatStats
-from referee.rating import Ratings
+from referee.rating import MU, SIGMA, Rating, Ratings
 from referee.store import SqliteStore, open_store
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
@@ -31,8 +32,8 @@ from referee.tournament import play as play_module
 from referee.tournament import progress as progress_module
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
-from referee.tournament.ladder import LAG, Meetings, Member, choose, round_slots
-from referee.tournament.ladder_run import LadderHooks, open_ladder, run_ladder
+from referee.tournament.ladder import Meetings, Member, choose
+from referee.tournament.ladder_run import LadderHooks, open_ladder, replay, run_ladder
 from referee.tournament.runner import GameHooks, standings_of
 
 from .helpers import config_text, in_process_player
@@ -55,59 +56,60 @@ def ladder(tmp_path: Path, games: int | None, *, public: bool = True, names: lis
     return load(path)
 
 
-def round_of(store: SqliteStore, tid: str, row: ladder_store.RoundRow) -> list:
-    return store.slots(tid)[row.first_slot : row.first_slot + row.games]
-
-
-def reference_round(store: SqliteStore, config: TournamentConfig, k: int) -> list:
-    """Round k as the documented rule chooses it: from the ratings over the stored results of rounds 0 .. k - LAG
-    only (applied in schedule order), the games scheduled in rounds 0 .. k - 1, the meetings of those rounds, the
-    entrants present at k and the budget left; its decks from the ladder's key, public or secret."""
+def reference_choice(store: SqliteStore, config: TournamentConfig, k: int) -> list[tuple[str, ...]]:
+    """Choice k as the documented rule makes it: from the ratings over the first ``results_seen`` results in the
+    order the ladder saw them, the games chosen in choices 0 .. k - 1, their meetings, and the idle entrants (in
+    the stored order) and free slots of choice k."""
     tid, settings = config.tournament_id, config.ladder
     assert settings is not None
     rows = ladder_store.rounds(store, tid)
-    results = {g.slot: (g.names, g.places) for g in store.games(tid)}
-    rated = Ratings(())
-    for row in rows[: max(0, k - LAG + 1)]:
-        for s in round_of(store, tid, row):
-            for name in s.seats:
-                rated.join(name)
-            rated.add(*results[s.slot])
+    row = rows[k]
+    assert row.results_seen is not None and row.idle is not None and row.free is not None
+    rated, view = Ratings(()), {}
+    for r in ladder_store.results(store, tid)[: row.results_seen]:  # taken in one at a time, in the order seen
+        for name in r.seats:
+            rated.join(name)
+        rated.add(r.seats, r.places)
+        view = rated.all()
     meetings = Meetings(settings.meeting_window)
-    for row in rows[:k]:
-        meetings.add_round([s.seats for s in round_of(store, tid, row)])
-    scheduled = Counter(n for row in rows[:k] for s in round_of(store, tid, row) for n in s.seats)
-    present = [e for e in ladder_store.entrants(store, tid) if e.present(k)]
+    for earlier in rows[:k]:
+        meetings.add_round(list(earlier.tables or ()))
+    scheduled = Counter(n for earlier in rows[:k] for t in earlier.tables or () for n in t)
+    last = {n: i for i, t in enumerate(t for earlier in rows[:k] for t in earlier.tables or ()) for n in t}
+    owners = {e.name: e.owner for e in ladder_store.entrants(store, tid)}
     members = []
-    for e in present:
-        rated.join(e.name)
-        members.append(Member(e.name, e.owner, rated.get(e.name).mu, rated.get(e.name).sigma, scheduled[e.name]))
-    first = rows[k].first_slot
-    left = None if settings.games is None else settings.games - first
-    tables = choose(k, members, settings, config.table_size, config.seed, meetings, left)
-    key = store.deal_key(tid) or PublicDeals(config.seed)
-    return round_slots(tid, k, tables, {e.name: e.owner for e in present}, key, first)
+    for name in row.idle:
+        r = view.get(name, Rating(MU, SIGMA))  # the prior before its first result
+        members.append(Member(name, owners[name], r.mu, r.sigma, scheduled[name], last.get(name, -1)))
+    return choose(k, members, settings, config.table_size, config.seed, meetings, row.free,
+                  no_repeat=bool(row.in_flight))  # fmt: skip
 
 
 @pytest.mark.parametrize("public", [True, False], ids=["public", "secret"])
-def test_each_round_is_chosen_from_the_results_through_round_k_minus_lag(tmp_path: Path, public: bool) -> None:
-    """Every round of a whole run equals the reference's (docs/tournaments.md, "The lag: 2 rounds"): a ladder
-    that rated one round more or less, skipped a round, seeded a round's draw with another number than its own,
-    counted the games scheduled wrongly, ignored the meetings or the budget would choose other tables or decks."""
+def test_each_choice_is_made_from_the_results_it_saw_and_the_idle_entrants(tmp_path: Path, public: bool) -> None:
+    """At concurrency 1 every choice follows the last game's end: it saw every earlier result, every entrant was
+    idle, and it equals the reference's tables. A ladder that rated one result more or less, seeded a choice's
+    draw with another number than its own, counted the games scheduled wrongly, ignored the meetings or the
+    budget would choose other tables; each slot plays its deal set's deck from the ladder's key."""
     config = ladder(tmp_path, 41, public=public, more="max_meetings = 1\nmeeting_window = 3\n")
     tid = config.tournament_id
     with open_store(tmp_path / "d") as store:
         out = asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False))
         assert out.standings.games == 41
         rows = ladder_store.rounds(store, tid)
-        assert sum(r.games for r in rows) == 41 and rows[-1].games == 1  # the budget, to the game
+        assert len(rows) == 41 and all(r.games == 1 for r in rows)  # one slot: one table a choice
         assert (store.deal_key(tid) is None) == public  # a secret ladder's decks come from its own key
+        key = store.deal_key(tid) or PublicDeals(config.seed)
+        slots = store.slots(tid)
         for k, row in enumerate(rows):
-            assert round_of(store, tid, row) == reference_round(store, config, k), f"round {k}"
+            assert row.results_seen == k and row.free == 1 and set(row.idle or ()) == set(NAMES), f"choice {k}"
+            assert list(row.tables or ()) == reference_choice(store, config, k), f"choice {k}"
+            assert slots[k].seats == (row.tables or ())[0]
+            assert slots[k].deck_seed == deck_seed(key, tid, 0, slots[k].deal)
         # the same book is read back from the store on a resume
         book = open_ladder(store, config, "").book
-        assert book.scheduled == 41 and len(book.rounds) == len(rows)
-        assert book.games == Counter(n for s in store.slots(tid) for n in s.seats)
+        assert book.scheduled == 41 and book.choices == len(rows) and book.seen == 41
+        assert book.games == Counter(n for s in slots for n in s.seats)
 
 
 def result_of(slot, places: tuple[int, ...] = (1, 2, 3)) -> GameResult:
@@ -155,50 +157,55 @@ def info_logs() -> Iterator[None]:
     structlog.configure(**saved)
 
 
-def test_more_slots_stops_at_the_budget_and_waits_for_the_lagged_results(tmp_path: Path, info_logs: None) -> None:
-    config = ladder(tmp_path, 5)
+def test_more_slots_seats_the_idle_entrants_as_slots_free_and_stops_at_the_budget(
+    tmp_path: Path, info_logs: None
+) -> None:
+    config = ladder(tmp_path, 4)
     tid = config.tournament_id
     with open_store(tmp_path / "d") as store:
         opened = open_ladder(store, config, "")
         inner = Recorder()
         with capture_logs() as logs:
-            hooks = LadderHooks(store, config, opened.book, {}, inner)
-            first = hooks.more_slots()  # rounds 0 and 1 need no results; round 2 waits for round 0's
-        assert first is not None and [s.deal for s in first] == [0, 0, 1, 1]
-        assert all(s.game_id.startswith(f"{tid}-r{s.deal}-") for s in first)
-        assert [(e["event"], e["round"], e["tables"], e["present"], e["tournament"], e["log_level"])
-                for e in logs] == [("ladder round chosen", r, 2, 7, tid, "info") for r in (0, 1)]  # fmt: skip
-        assert hooks.more_slots() == []  # still waiting: more may come
-        for s in first[:2]:
-            hooks.on_done(s, result_of(s))
+            hooks = LadderHooks(store, config, opened.book, {}, inner, slots=4)
+            first = hooks.more_slots()  # seven idle entrants fill two tables of 3
+        assert first is not None and len(first) == 2
+        assert {s.deck_seed for s in first} == {first[0].deck_seed}  # one deal set: owners apart, no one twice
+        assert all(s.game_id.startswith(f"{tid}-t0-d{s.deal}-o") for s in first)
+        assert [(e["event"], e["choice"], e["tables"], e["idle"], e["present"], e["tournament"], e["log_level"])
+                for e in logs] == [("ladder tables chosen", 0, 2, 7, 7, tid, "info")]  # fmt: skip
+        assert hooks.more_slots() == []  # one idle entrant: more may come once a game ends
+        assert hooks.waiting is not None and "1 idle entrants" in hooks.waiting
+        hooks.on_done(first[0], result_of(first[0]))
+        second = hooks.more_slots()  # its three and the idle one: one table, not waiting for the other game
+        assert second is not None and len(second) == 1 and hooks.waiting is None
+        hooks.on_done(first[1], result_of(first[1]))
         last = hooks.more_slots()
-        assert last is not None and [s.deal for s in last] == [2]  # one game left in the budget: one table
+        assert last is not None and len(last) == 1  # the fourth game of the budget
         assert hooks.more_slots() is None  # the budget is scheduled: none will come, results or not
-        for s in first[2:] + last:
+        for s in second + last:
             hooks.on_done(s, result_of(s))
         assert hooks.more_slots() is None
-        assert [r.games for r in ladder_store.rounds(store, tid)] == [2, 2, 1]
+        assert [r.games for r in ladder_store.rounds(store, tid)] == [2, 1, 1]
         # the inner hooks (the service's) see every game and decide whether to go on
-        assert [d[0] for d in inner.done] == first + last and inner.done[0][1] == result_of(first[0])
+        assert [d[0] for d in inner.done] == first + second + last and inner.done[0][1] == result_of(first[0])
         spec = GameSpec(game_id=first[0].game_id, seed=first[0].deck_seed, entrants=())
         assert hooks.on_start(first[0], spec) == "callback" and inner.started == [(first[0], spec)]
         inner.go = False
         assert not hooks.should_continue()
 
 
-def test_a_game_without_a_result_leaves_the_next_rounds_waiting(tmp_path: Path) -> None:
+def test_a_game_without_a_result_frees_its_entrants_and_a_stop_ends_the_choices(tmp_path: Path) -> None:
     config = ladder(tmp_path, None)
     with open_store(tmp_path / "d") as store:
         opened = open_ladder(store, config, "")
-        hooks = LadderHooks(store, config, opened.book, {})
+        hooks = LadderHooks(store, config, opened.book, {}, slots=2)
         first = hooks.more_slots()
-        assert first is not None and len(first) == 4
-        hooks.on_done(first[0], None)  # failed: nothing stored, its set is dealt again
-        hooks.on_done(first[1], result_of(first[1]))
-        assert hooks.more_slots() == []
-        hooks.on_done(first[0], result_of(first[0]))
-        assert [s.deal for s in hooks.more_slots() or []] == [2, 2]
-        hooks.stopped = True  # the service's StopTournament: no more rounds
+        assert first is not None and len(first) == 2
+        assert hooks.more_slots() == []  # both slots taken
+        hooks.on_done(first[0], None)  # failed: nothing stored, its set is dealt again at the next resume
+        again = hooks.more_slots()
+        assert again is not None and len(again) == 1 and opened.book.seen == 0
+        hooks.stopped = True  # the service's StopTournament: no more choices
         assert hooks.more_slots() is None
 
 
@@ -346,3 +353,119 @@ def test_a_resumed_ladders_progress_counts_from_the_games_stored(tmp_path: Path,
         assert out.played == 6
         lines = [line for line in capsys.readouterr().err.splitlines() if PROGRESS.search(line)]
         assert lines[0].startswith("7/12 games  0.2 games/s") and lines[-1].startswith("12/12 games  1.0 games/s")
+
+
+def test_tables_share_deal_sets_across_owners_and_a_deck_stays_secret_until_its_set_closes(tmp_path: Path) -> None:
+    """Twelve entrants of six owners at tables of 2 (deal sets of 6 // 2 = 3 tables), two games at a time: a table
+    joins the oldest open set it shares no owner with, else opens a new one; a deck is never played twice by one
+    owner; the deck is in play (secret) while its set may still take tables, and free once it is closed (full, or
+    its last game over) and its games are done."""
+    names = [f"p{i:02d}" for i in range(12)]
+    ladder(tmp_path, None, names=names)
+    text = (tmp_path / "ladder.toml").read_text().replace("table_size = 3", "table_size = 2")
+    for i, n in enumerate(names):  # two entrants of each owner
+        text = text.replace(f'name = "{n}"', f'name = "{n}"\nowner = "o{i // 2}"')
+    (tmp_path / "ladder.toml").write_text(text)
+    config = load(tmp_path / "ladder.toml")
+    owner = {e.name: e.owner for e in config.entrants}
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2)
+        at_deck: dict[int, list[set[str]]] = {}
+        joined = opened = 0
+        playing: list = []
+        for _ in range(30):
+            open_before = {ds.deck_seed: set(ds.owners) for ds in hooks.open.values()}
+            for s in hooks.more_slots() or []:
+                own = {owner[n] for n in s.seats}
+                fits = [seed for seed, o in open_before.items() if o.isdisjoint(own)]
+                if s.deck_seed in open_before:
+                    joined += 1
+                    assert s.deck_seed == fits[0]  # the oldest open set it fits
+                else:
+                    opened += 1
+                    assert not fits and s.deck_seed not in at_deck  # none fitted: a new set, a new deck
+                open_before.setdefault(s.deck_seed, set()).update(own)
+                if len(at_deck.get(s.deck_seed, [])) == 2:  # its third table: the set is full
+                    del open_before[s.deck_seed]
+                at_deck.setdefault(s.deck_seed, []).append(own)
+                assert store.deal_in_play(s.deck_seed, s.game_id) >= 1  # its set may take more, or is playing
+                playing.append(s)
+            done = playing.pop(0)
+            store.save_game(config.tournament_id, done, result_of(done, (1, 2)))  # as play_slots commits it
+            hooks.on_done(done, result_of(done, (1, 2)))
+            if done.deal not in hooks.open and all(p.deck_seed != done.deck_seed for p in playing):
+                assert store.deal_in_play(done.deck_seed, done.game_id) == 0  # closed and over: revealed
+        assert joined and opened
+        for tables in at_deck.values():
+            assert len(tables) <= 3 and all(a.isdisjoint(b) for i, a in enumerate(tables) for b in tables[i + 1 :])
+
+
+def test_games_per_hour_paces_the_starts_and_max_concurrent_caps_the_games_at_once(tmp_path: Path) -> None:
+    """With a clock the test moves: 3,600 games an hour is one a second (a burst of one), whatever the free slots;
+    max_concurrent caps the games at once below the run's concurrency."""
+    config = ladder(tmp_path, None, more="games_per_hour = 3600\n")
+    now = [100.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=8, clock=lambda: now[0])
+        first = hooks.more_slots() or []
+        assert len(first) == 1  # seven idle entrants could fill two tables: the pace allows one
+        hooks.on_start(first[0], GameSpec(game_id=first[0].game_id, seed=1, entrants=()))
+        hooks.on_done(first[0], result_of(first[0]))
+        assert hooks.more_slots() == []  # the second game may start a second after the first
+        now[0] += 0.999
+        assert hooks.more_slots() == []
+        now[0] += 0.002
+        assert len(hooks.more_slots() or []) == 1
+    capped = ladder(tmp_path, None, more="max_concurrent = 1\n")
+    with open_store(tmp_path / "c") as store:
+        hooks = LadderHooks(store, capped, open_ladder(store, capped, "").book, {}, slots=8)
+        assert len(hooks.more_slots() or []) == 1 and hooks.more_slots() == []
+
+
+def test_an_entrant_plays_at_most_its_games_at_once(tmp_path: Path) -> None:
+    """Three entrants of three owners at tables of 2: with games_at_once = 2 each plays two games at a time (all
+    three pairs at once); with the default 1, one game at a time, so one table."""
+    names = ["a", "b", "c"]
+    two = ladder(tmp_path, None, names=names, more="games_at_once = 2\n")
+    text = (tmp_path / "ladder.toml").read_text().replace("table_size = 3", "table_size = 2")
+    (tmp_path / "ladder.toml").write_text(text)
+    two = load(tmp_path / "ladder.toml")
+    one = load(tmp_path / "ladder.toml").__class__.from_json({**two.to_json(), "ladder": {}})
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, two, open_ladder(store, two, "").book, {}, slots=8)
+        seated = Counter(n for _ in range(3) for s in hooks.more_slots() or [] for n in s.seats)
+        assert set(seated.values()) == {2}
+    with open_store(tmp_path / "e") as store:
+        hooks = LadderHooks(store, one, open_ladder(store, one, "").book, {}, slots=8)
+        assert len(hooks.more_slots() or []) == 1 and hooks.more_slots() == []
+
+
+def test_an_ended_tables_entrants_wait_to_mix_for_a_games_length_then_play(tmp_path: Path) -> None:
+    """Four entrants at two tables of 2, every one busy: when one game ends, its two are the only idle entrants.
+    They are not seated together again at once (the field would split into fixed pairs); the ladder asks again
+    once the median game's length has passed (wake_in), and seats them then, if no other game ended meanwhile.
+    The choice stores that it no longer kept them apart, so it recomputes from the store."""
+    names = ["a", "b", "c", "d"]
+    ladder(tmp_path, None, names=names)
+    text = (tmp_path / "ladder.toml").read_text().replace("table_size = 3", "table_size = 2")
+    (tmp_path / "ladder.toml").write_text(text)
+    config = load(tmp_path / "ladder.toml")
+    now = [0.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2, clock=lambda: now[0])
+        first = hooks.more_slots() or []
+        assert len(first) == 2 and hooks.wake_in() is None
+        for s in first:
+            hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+        now[0] = 0.5
+        store.save_game(config.tournament_id, first[0], result_of(first[0], (1, 2)))
+        hooks.on_done(first[0], result_of(first[0], (1, 2)))
+        assert hooks.more_slots() == [] and hooks.wake_in() == 0.5  # they wait a game's length to mix
+        now[0] = 0.9
+        assert hooks.more_slots() == []
+        now[0] = 1.0
+        again = hooks.more_slots() or []
+        assert [set(s.seats) for s in again] == [set(first[0].seats)]  # nobody else came free: they play
+        rows = ladder_store.rounds(store, config.tournament_id)
+        assert rows[0].in_flight == 0 and rows[1].in_flight == 0  # neither choice kept an ended table apart
+        assert all(a == b for _, a, b in replay(store, config))

@@ -17,10 +17,9 @@ from referee.store import StoreError, open_store
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
 from referee.tournament.config import load
-from referee.tournament.deals import PublicDeals
-from referee.tournament.ladder import round_slots
 from referee.tournament.ladder_run import open_ladder, run_ladder
 from referee.tournament.runner import standings_of
+from referee.tournament.schedule import _slot
 
 from .helpers import config_text, in_process_player
 
@@ -56,7 +55,7 @@ def test_the_files_entrants_are_stored_with_their_owner_address_policy_and_comma
         ]
 
 
-def test_a_new_version_is_seated_from_the_next_round_and_the_old_one_keeps_its_games(tmp_path: Path) -> None:
+def test_a_new_version_is_seated_from_the_next_choice_and_the_old_one_keeps_its_games(tmp_path: Path) -> None:
     config = ladder_config(tmp_path, games=4, others=False)
     with open_store(tmp_path / "d") as store:
         open_ladder(store, config, "")
@@ -66,17 +65,17 @@ def test_a_new_version_is_seated_from_the_next_round_and_the_old_one_keeps_its_g
         assert v1 == LadderEntrant("ag.v1", "alice", "ag", 1, joined_round=0, address="10.0.0.1:1")
         other = ladder_store.submit(store, tid, LadderEntrant("ar.v1", "alice", "ar", 1, address="10.0.0.2:1"))
         bobs = ladder_store.submit(store, tid, LadderEntrant("ag.v1b", "bob", "ag", 1, address="10.0.0.3:1"))
-        # two rounds are chosen and played: 4 games, two tables of 3 a round among the 6 entrants
+        # four choices are made and played: 4 games, one table of 3 at a time (concurrency 1) among 6 entrants
         asyncio.run(run_ladder(config, store, in_process_player, concurrency=1, progress=False))
-        assert len(ladder_store.rounds(store, tid)) == 2 and ladder_store.next_round(store, tid) == 2
+        assert len(ladder_store.rounds(store, tid)) == 4 and ladder_store.next_round(store, tid) == 4
         before = store.games(tid)
-        assert any("ag.v1" in g.names for g in before)  # everyone plays: 6 entrants at two tables of 3
+        assert any("ag.v1" in g.names for g in before)  # new entrants first: all 6 play in the first two games
         v2 = ladder_store.submit(store, tid, LadderEntrant("ag.v2", "alice", "ag", 2, address="10.0.0.4:1"))
-        assert v2 == LadderEntrant("ag.v2", "alice", "ag", 2, joined_round=2, address="10.0.0.4:1")
+        assert v2 == LadderEntrant("ag.v2", "alice", "ag", 2, joined_round=4, address="10.0.0.4:1")
         every = {e.name: e for e in ladder_store.entrants(store, tid)}
-        assert every["ag.v1"] == replace(v1, left_round=2)
-        assert [r for r in range(4) if every["ag.v1"].present(r)] == [0, 1]
-        assert [r for r in range(4) if every["ag.v2"].present(r)] == [2, 3]
+        assert every["ag.v1"] == replace(v1, left_round=4)
+        assert [r for r in range(6) if every["ag.v1"].present(r)] == [0, 1, 2, 3]
+        assert [r for r in range(6) if every["ag.v2"].present(r)] == [4, 5]
         # the same bot name by another author, and another bot of the same author, stay
         assert every["ag.v1b"] == bobs and every["ar.v1"] == other
         assert list(every)[-1] == "ag.v2"  # in the order they joined
@@ -128,20 +127,20 @@ def test_present_from_the_round_joined_until_the_round_left() -> None:
     assert [r for r in range(5) if LadderEntrant("b", "b", "b", joined_round=2).present(r)] == [2, 3, 4]
 
 
-def test_a_round_is_stored_once_and_only_at_the_schedules_end(tmp_path: Path) -> None:
+def test_a_choice_is_stored_once_and_only_at_the_schedules_end(tmp_path: Path) -> None:
     config = ladder_config(tmp_path)
     with open_store(tmp_path / "d") as store:
         opened = open_ladder(store, config, "")
         tid = config.tournament_id
-        assert ladder_store.rounds(store, tid) == [] and opened.book.rounds == []
-        owners = {e.name: e.owner for e in ladder_store.entrants(store, tid)}
-        slots = round_slots(tid, 0, [("rnd", "greedy", "far")], owners, PublicDeals(4), 0)
+        assert ladder_store.rounds(store, tid) == [] and opened.book.choices == 0
+        slots = [_slot(tid, 0, 0, 0, 0, 11, ("rnd", "greedy", "far"))]
         ladder_store.add_round(store, tid, 0, slots)
-        twice = f"^round 0 of ladder {tid} is not its next round: refusing to store it twice$"
+        twice = f"^choice 0 of ladder {tid} is not its next one: refusing to store it twice$"
         with pytest.raises(StoreError, match=twice):
             ladder_store.add_round(store, tid, 0, slots)
-        late = round_slots(tid, 1, [("rnd", "greedy", "far"), ("cmd", "counter", "far")], owners, PublicDeals(4), 3)
-        with pytest.raises(StoreError, match=f"^round 1 of ladder {tid} starts at slot 3, not 1$"):
+        late = [_slot(tid, 3, 0, 1, 0, 12, ("rnd", "greedy", "far")),
+                _slot(tid, 4, 0, 1, 1, 12, ("cmd", "counter", "far"))]  # fmt: skip
+        with pytest.raises(StoreError, match=f"^choice 1 of ladder {tid} starts at slot 3, not 1$"):
             ladder_store.add_round(store, tid, 1, late)
         [row] = ladder_store.rounds(store, tid)
         assert (row.round, row.first_slot, row.games) == (0, 0, 1)

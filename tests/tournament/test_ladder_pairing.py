@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.tournament.config import ConfigError, LadderSettings, load
-from referee.tournament.ladder import Meetings, Member, choose, round_slots
+from referee.tournament.ladder import Meetings, Member, choose
 
 LADDER = """
 name = "lad"
@@ -41,6 +41,11 @@ def test_the_ladder_table_has_documented_defaults(tmp_path: Path) -> None:
     assert load(write(tmp_path, "games = 30\ntables = 4\nsigma_target = 1.5")).ladder == LadderSettings(
         tables=4, games=30, sigma_target=1.5
     )
+    paced = "games_per_hour = 600\nmax_concurrent = 2\ngames_at_once = 2\ngames_at_once_cap = 3\ndeal_tables = 5"
+    assert load(write(tmp_path, paced)).ladder == LadderSettings(
+        games_per_hour=600, max_concurrent=2, games_at_once=2, games_at_once_cap=3, deal_tables=5
+    )
+    assert LadderSettings().games_per_hour == 0 and LadderSettings().games_at_once == 1  # docs/tournaments.md
     # the ladder's settings are part of its identity: another budget is another ladder
     assert load(write(tmp_path, "games = 30")).tournament_id != load(write(tmp_path, "games = 31")).tournament_id
 
@@ -51,7 +56,9 @@ def test_the_ladder_table_has_documented_defaults(tmp_path: Path) -> None:
         ("games = 0", "", "ladder.games", "a budget of 0 games plays nothing"),
         ("rounds = 3", "", "ladder.rounds", "unknown key"),
         ("sigma_target = -1", "", "ladder.sigma_target", "above 0"),
-        ("", "deals = 3\n", "deals", "a ladder's rounds choose its tables and deals"),
+        ("games_at_once = 5", "", "ladder.games_at_once", "more than games_at_once_cap (4)"),
+        ("games_per_hour = -1", "", "ladder.games_per_hour", ""),
+        ("", "deals = 3\n", "deals", "a ladder chooses its tables and deals as it goes"),
     ],
 )
 def test_a_bad_ladder_table_is_refused_in_plain_words(
@@ -176,18 +183,13 @@ def test_the_pair_cap_spreads_the_meetings() -> None:
     assert most_meetings(1) < most_meetings(100)
 
 
-def test_a_rounds_deals_are_shared_across_tables_of_different_owners() -> None:
-    members = field(24, 24)
-    tables = choose(0, members, LadderSettings(), 3, 1, Meetings(10))
-    slots = round_slots("lad-1", 0, tables, {m.name: m.owner for m in members}, b"k" * 32, 100)
-    assert [s.slot for s in slots] == list(range(100, 100 + len(tables)))
-    decks: dict[int, list[tuple[str, ...]]] = {}
-    for s in slots:
-        decks.setdefault(s.deck_seed, []).append(s.seats)
-        assert s.deal == 0 and s.duplicate_set == (s.table, 0)
-    assert max(len(v) for v in decks.values()) >= 2  # a deck is played at several tables
-    for seats in decks.values():  # and never twice by one entrant
-        names = [n for t in seats for n in t]
-        assert len(names) == len(set(names))
-    other = round_slots("lad-1", 0, tables, {m.name: m.owner for m in members}, b"j" * 32, 100)
-    assert {s.deck_seed for s in other}.isdisjoint({s.deck_seed for s in slots})  # secret: from the deal key
+def test_a_ladder_file_from_before_continuous_choices_keeps_its_tournament_id(tmp_path: Path) -> None:
+    """The [ladder] keys added since (games_per_hour, games_at_once, ...) at their defaults leave the identity as
+    it was, so rerunning an older file resumes its ladder; set, they make another ladder."""
+    text = ('name = "lad"\nseed = 4\ntable_size = 3\n[ladder]\ngames = 40\nsigma_target = 2.5\n'
+            + "".join(f'[[entrants]]\nname = "{n}"\npolicy = "{p}"\n'
+                      for n, p in (("a", "random"), ("b", "greedy"), ("c", "counter"))))  # fmt: skip
+    (tmp_path / "l.toml").write_text(text)
+    assert load(tmp_path / "l.toml").tournament_id == "lad-316cc648"  # as the referee before them computed it
+    (tmp_path / "l.toml").write_text(text.replace("games = 40\n", "games = 40\ngames_at_once = 2\n"))
+    assert load(tmp_path / "l.toml").tournament_id != "lad-316cc648"

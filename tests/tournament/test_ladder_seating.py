@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from referee.tournament.config import LadderSettings
-from referee.tournament.ladder import Meetings, Member, _Seating, choose, round_slots
+from referee.tournament.ladder import Meetings, Member, _Seating, choose
 
 
 class PlainSeating:
@@ -160,19 +160,3 @@ def test_who_opens_the_one_table_new_then_most_uncertain_then_fewest_games() -> 
     assert opener(m("narrow", 3.0, 40), m("wide", 6.0, 40)) == {"wide"}  # the unsettled: highest sigma first
     assert opener(m("at", 2.0, 40), m("settled", 1.9, 12)) == {"at"}  # sigma at the target is unsettled
     assert opener(m("fewer", 1.0, 30), m("more", 1.5, 31)) == {"fewer"}  # the settled by games, not sigma
-
-
-def test_each_round_section_and_ladder_deals_its_own_deck() -> None:
-    tables = [("a", "b"), ("c", "d"), ("a2", "c2")]
-    owners = {"a": "A", "b": "B", "c": "A", "d": "B", "a2": "A", "c2": "C"}  # a and c share an owner
-    key = b"k" * 32
-    decks = {
-        (tid, r): [s.deck_seed for s in round_slots(tid, r, tables, owners, key, 0)]
-        for tid in ("lad-1", "lad-2")
-        for r in (0, 1)
-    }
-    for seeds in decks.values():
-        assert len(set(seeds)) >= 2  # a and c are in different sections, with different decks
-    every = [seed for seeds in decks.values() for seed in set(seeds)]
-    assert len(every) == len(set(every))  # no deck in two rounds, or in two ladders
-    assert round_slots("lad-1", 0, [], owners, key, 0) == []

@@ -16,8 +16,9 @@ from referee.store import open_store
 from referee.store.sqlite import GameRow, SeatRow
 from referee.tournament import schedule
 from referee.tournament.config import parse
+from referee.tournament.history import History, rating_history
 from referee.tournament.runner import write_standings
-from referee.tournament.standings import History, Standings, Tally, compute, dumps, rating_history, separated
+from referee.tournament.standings import Standings, Tally, compute, dumps, separated
 
 
 def _game(slot: int, seats: list[tuple[str, int]], times: tuple[int, ...] = (1000,), table: int = 0,
@@ -227,9 +228,15 @@ def test_ratings_given_are_used_as_given_and_ratings_of_other_games_are_not() ->
     assert got == pytest.approx({n: mine.get(n).mu for n in names}, abs=1e-3)
 
 
-def test_a_pair_level_in_every_set_is_not_separated() -> None:
-    """The lower end of the interval exactly 0 (no spread, mean 0) is not above 0."""
-    assert separated([(0.0, 2)] * 4) is False
+def test_equal_ratings_are_not_separated_and_a_gap_is_by_its_own_sigmas() -> None:
+    """Equal ratings are never separated (no sigma makes 0 exceed 1.96 sd); a gap is judged against both sigmas,
+    so the same gap is separated with small ones and not with large ones."""
+    from referee.rating import Rating
+
+    assert separated(Rating(25.0, 0.0), Rating(25.0, 0.0)) is False
+    assert separated(Rating(25.0, 1.0), Rating(25.0, 1.0)) is False
+    assert separated(Rating(30.0, 1.0), Rating(25.0, 1.0)) is True  # 5 > 1.96 * 1.41
+    assert separated(Rating(30.0, 2.0), Rating(25.0, 2.0)) is False  # 5 < 1.96 * 2.83
 
 
 def test_head_to_head_counts_every_game_the_first_seated_lost() -> None:

@@ -35,10 +35,14 @@ class Site:
         self.proc.stop()
 
 
-def start_site(data: Path, settings_dir: Path, extra_settings: str = "", delay_ms: int = 0) -> Site:
+def start_site(
+    data: Path, settings_dir: Path, extra_settings: str = "", delay_ms: int = 0, open_reads: bool = True
+) -> Site:
     """``abluxx serve`` on ``data`` with the service tests' tokens (organiser, alice, bob), gRPC and site on free
     ports."""
     settings = write_settings(settings_dir, delay_ms=delay_ms, extra=extra_settings)
+    if not open_reads:
+        settings.write_text(settings.read_text().replace("[auth]\n", "[auth]\nopen_reads = false\n"))
     log = settings_dir / f"{data.name}-site.log"
     argv = [*ABLUXX, "serve", "--data", str(data), "--port", "0", "--http-port", "0", "--config", str(settings)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}
@@ -56,7 +60,7 @@ def start_site(data: Path, settings_dir: Path, extra_settings: str = "", delay_m
         if m := LISTENING.search(line):
             address = m[1]
     site = Site(Proc(proc, address, log), url, address)
-    if (data / "abluxx.db").exists():
+    if (data / "abluxx.db").exists() and open_reads:  # closed reads: every page is 401 until signed in
         with open_store(data) as store:
             tids = [t.id for t in store.tournaments()]
         for tid in tids:
@@ -106,4 +110,3 @@ def half_played(data: Path, names: tuple[str, ...]) -> tuple[str, list[str], lis
             store.save_game(config.tournament_id, slot, _result(rec, path))
             played.append(slot.game_id)
     return config.tournament_id, played, pending
-

@@ -14,6 +14,7 @@ from referee.records import record_selfplay
 from referee.records.paths import VALIDATION, record_in
 from referee.service.registry import Registry
 from referee.store import open_store
+from referee.terminal import printable
 from tests.service.helpers import ALICE, BOB, ORGANISER, auth, config, stub
 
 from .conftest import save_tournament
@@ -75,12 +76,14 @@ def test_hostile_names_and_bot_texts_show_as_plain_text(tmp_path: Path, page_for
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(f"{site.url}/t/{tid}", timeout=SLOW)
         cells = page.locator("#board-table td.name a").all_inner_texts()
-        assert sorted(cells) == sorted(HOSTILE)
+        # markup as text; control characters written as escapes, as the CLI writes them
+        assert sorted(cells) == sorted(printable(h) for h in HOSTILE) and "\\x1b[31mred" in "".join(cells)
         assert page.locator("#board-table b, #board-table img, main img").count() == 0
         page.goto(f"{site.url}/t/{tid}/e/{HOSTILE[1]}", timeout=SLOW)  # its own page, by its name
         assert page.locator("h1").inner_text().startswith(HOSTILE[1])
         page.goto(f"{site.url}/bots/evil", timeout=SLOW)
-        assert "</script><script>alert(1)</script>" in page.locator("td.text").inner_text()
+        texts = page.locator("td.text").all_inner_texts()
+        assert "</script><script>alert(1)</script>" in texts[0] and "\\x1b[2J" in " ".join(texts)
         assert page.locator("main img, main script").count() == 0
         assert dialogs == [] and page.errors == []
     finally:

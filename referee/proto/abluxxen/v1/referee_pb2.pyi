@@ -45,7 +45,7 @@ TOURNAMENT_STATE_CANCELLED: TournamentState
 TOURNAMENT_STATE_PAUSED: TournamentState
 
 class Entrant(_message.Message):
-    __slots__ = ("name", "version", "entrant_id", "address", "owner", "bot_version", "bot_author", "state", "submitted_at", "validation_game_id", "mu", "sigma", "games")
+    __slots__ = ("name", "version", "entrant_id", "address", "owner", "bot_version", "bot_author", "state", "submitted_at", "validation_game_id", "mu", "sigma", "games", "health")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     ENTRANT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +59,7 @@ class Entrant(_message.Message):
     MU_FIELD_NUMBER: _ClassVar[int]
     SIGMA_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: int
     entrant_id: str
@@ -72,17 +73,36 @@ class Entrant(_message.Message):
     mu: float
     sigma: float
     games: int
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., entrant_id: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., bot_version: _Optional[str] = ..., bot_author: _Optional[str] = ..., state: _Optional[_Union[EntrantState, str]] = ..., submitted_at: _Optional[str] = ..., validation_game_id: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ...) -> None: ...
+    health: EntrantHealth
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., entrant_id: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., bot_version: _Optional[str] = ..., bot_author: _Optional[str] = ..., state: _Optional[_Union[EntrantState, str]] = ..., submitted_at: _Optional[str] = ..., validation_game_id: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ..., health: _Optional[_Union[EntrantHealth, _Mapping]] = ...) -> None: ...
+
+class EntrantHealth(_message.Message):
+    __slots__ = ("status", "since", "missed", "reason", "probes")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    MISSED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROBES_FIELD_NUMBER: _ClassVar[int]
+    status: str
+    since: str
+    missed: int
+    reason: str
+    probes: int
+    def __init__(self, status: _Optional[str] = ..., since: _Optional[str] = ..., missed: _Optional[int] = ..., reason: _Optional[str] = ..., probes: _Optional[int] = ...) -> None: ...
 
 class SubmitBotRequest(_message.Message):
-    __slots__ = ("name", "address", "owner")
+    __slots__ = ("name", "address", "owner", "force", "games_at_once")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_AT_ONCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     address: str
     owner: str
-    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    force: bool
+    games_at_once: int
+    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., force: _Optional[bool] = ..., games_at_once: _Optional[int] = ...) -> None: ...
 
 class Refusal(_message.Message):
     __slots__ = ("check", "reason", "game_id", "seq", "kind", "fault")
@@ -109,14 +129,16 @@ class SubmitBotResponse(_message.Message):
     def __init__(self, entrant: _Optional[_Union[Entrant, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ...) -> None: ...
 
 class ListEntrantsRequest(_message.Message):
-    __slots__ = ("active_only", "page_size", "page_token")
+    __slots__ = ("active_only", "page_size", "page_token", "all_versions")
     ACTIVE_ONLY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ALL_VERSIONS_FIELD_NUMBER: _ClassVar[int]
     active_only: bool
     page_size: int
     page_token: str
-    def __init__(self, active_only: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    all_versions: bool
+    def __init__(self, active_only: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., all_versions: _Optional[bool] = ...) -> None: ...
 
 class ListEntrantsResponse(_message.Message):
     __slots__ = ("entrants", "next_page_token")
@@ -201,7 +223,7 @@ class TournamentConfig(_message.Message):
     def __init__(self, name: _Optional[str] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., seed: _Optional[int] = ..., table_size: _Optional[int] = ..., deals: _Optional[int] = ..., tables: _Optional[int] = ..., seat_orders: _Optional[str] = ..., concurrency: _Optional[int] = ..., max_strikes: _Optional[int] = ..., options: _Optional[_Union[OptionsConfig, _Mapping]] = ..., time_control: _Optional[_Union[TimeControlConfig, _Mapping]] = ..., public_deals: _Optional[bool] = ..., ladder: _Optional[_Union[LadderConfig, _Mapping]] = ...) -> None: ...
 
 class LadderConfig(_message.Message):
-    __slots__ = ("tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open")
+    __slots__ = ("tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open", "games_per_hour", "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables")
     TABLES_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     SIGMA_TARGET_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +231,11 @@ class LadderConfig(_message.Message):
     MAX_MEETINGS_FIELD_NUMBER: _ClassVar[int]
     MEETING_WINDOW_FIELD_NUMBER: _ClassVar[int]
     OPEN_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_HOUR_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
+    GAMES_AT_ONCE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_AT_ONCE_CAP_FIELD_NUMBER: _ClassVar[int]
+    DEAL_TABLES_FIELD_NUMBER: _ClassVar[int]
     tables: int
     games: int
     sigma_target: float
@@ -216,7 +243,12 @@ class LadderConfig(_message.Message):
     max_meetings: int
     meeting_window: int
     open: bool
-    def __init__(self, tables: _Optional[int] = ..., games: _Optional[int] = ..., sigma_target: _Optional[float] = ..., new_games: _Optional[int] = ..., max_meetings: _Optional[int] = ..., meeting_window: _Optional[int] = ..., open: _Optional[bool] = ...) -> None: ...
+    games_per_hour: int
+    max_concurrent: int
+    games_at_once: int
+    games_at_once_cap: int
+    deal_tables: int
+    def __init__(self, tables: _Optional[int] = ..., games: _Optional[int] = ..., sigma_target: _Optional[float] = ..., new_games: _Optional[int] = ..., max_meetings: _Optional[int] = ..., meeting_window: _Optional[int] = ..., open: _Optional[bool] = ..., games_per_hour: _Optional[int] = ..., max_concurrent: _Optional[int] = ..., games_at_once: _Optional[int] = ..., games_at_once_cap: _Optional[int] = ..., deal_tables: _Optional[int] = ...) -> None: ...
 
 class PauseTournamentRequest(_message.Message):
     __slots__ = ("tournament_id",)
@@ -277,7 +309,7 @@ class ListTournamentsResponse(_message.Message):
     def __init__(self, tournaments: _Optional[_Iterable[_Union[Tournament, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class Tournament(_message.Message):
-    __slots__ = ("tournament_id", "name", "state", "games", "finished", "in_flight", "entrants", "created_at", "created_by", "config_json")
+    __slots__ = ("tournament_id", "name", "state", "games", "finished", "in_flight", "entrants", "created_at", "created_by", "config_json", "waiting", "budget")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -288,6 +320,8 @@ class Tournament(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_JSON_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     name: str
     state: TournamentState
@@ -298,7 +332,9 @@ class Tournament(_message.Message):
     created_at: str
     created_by: str
     config_json: str
-    def __init__(self, tournament_id: _Optional[str] = ..., name: _Optional[str] = ..., state: _Optional[_Union[TournamentState, str]] = ..., games: _Optional[int] = ..., finished: _Optional[int] = ..., in_flight: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., created_at: _Optional[str] = ..., created_by: _Optional[str] = ..., config_json: _Optional[str] = ...) -> None: ...
+    waiting: str
+    budget: int
+    def __init__(self, tournament_id: _Optional[str] = ..., name: _Optional[str] = ..., state: _Optional[_Union[TournamentState, str]] = ..., games: _Optional[int] = ..., finished: _Optional[int] = ..., in_flight: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., created_at: _Optional[str] = ..., created_by: _Optional[str] = ..., config_json: _Optional[str] = ..., waiting: _Optional[str] = ..., budget: _Optional[int] = ...) -> None: ...
 
 class GameStarted(_message.Message):
     __slots__ = ("game_id", "slot", "entrants")
@@ -317,16 +353,26 @@ class GameFinished(_message.Message):
     def __init__(self, game: _Optional[_Union[GameSummary, _Mapping]] = ...) -> None: ...
 
 class TournamentEvent(_message.Message):
-    __slots__ = ("tournament", "started", "finished", "standings")
+    __slots__ = ("tournament", "started", "finished", "standings", "health")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
     tournament: Tournament
     started: GameStarted
     finished: GameFinished
     standings: Standings
-    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., started: _Optional[_Union[GameStarted, _Mapping]] = ..., finished: _Optional[_Union[GameFinished, _Mapping]] = ..., standings: _Optional[_Union[Standings, _Mapping]] = ...) -> None: ...
+    health: EntrantHealthChanged
+    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., started: _Optional[_Union[GameStarted, _Mapping]] = ..., finished: _Optional[_Union[GameFinished, _Mapping]] = ..., standings: _Optional[_Union[Standings, _Mapping]] = ..., health: _Optional[_Union[EntrantHealthChanged, _Mapping]] = ...) -> None: ...
+
+class EntrantHealthChanged(_message.Message):
+    __slots__ = ("entrant", "health")
+    ENTRANT_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
+    entrant: str
+    health: EntrantHealth
+    def __init__(self, entrant: _Optional[str] = ..., health: _Optional[_Union[EntrantHealth, _Mapping]] = ...) -> None: ...
 
 class GetStandingsRequest(_message.Message):
     __slots__ = ("tournament_id", "all_versions")
@@ -337,7 +383,7 @@ class GetStandingsRequest(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ..., all_versions: _Optional[bool] = ...) -> None: ...
 
 class Standing(_message.Message):
-    __slots__ = ("rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "avg_score", "dup_avg_score", "faults", "retired", "median_decision_ms", "separated_from_next")
+    __slots__ = ("rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "avg_score", "dup_avg_score", "faults", "retired", "median_decision_ms", "separated_from_next", "state", "health")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -358,6 +404,8 @@ class Standing(_message.Message):
     RETIRED_FIELD_NUMBER: _ClassVar[int]
     MEDIAN_DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     SEPARATED_FROM_NEXT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
     rank: int
     entrant: str
     mu: float
@@ -371,7 +419,9 @@ class Standing(_message.Message):
     retired: int
     median_decision_ms: float
     separated_from_next: bool
-    def __init__(self, rank: _Optional[int] = ..., entrant: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., conservative: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., avg_score: _Optional[float] = ..., dup_avg_score: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., retired: _Optional[int] = ..., median_decision_ms: _Optional[float] = ..., separated_from_next: _Optional[bool] = ...) -> None: ...
+    state: str
+    health: str
+    def __init__(self, rank: _Optional[int] = ..., entrant: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., conservative: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., avg_score: _Optional[float] = ..., dup_avg_score: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., retired: _Optional[int] = ..., median_decision_ms: _Optional[float] = ..., separated_from_next: _Optional[bool] = ..., state: _Optional[str] = ..., health: _Optional[str] = ...) -> None: ...
 
 class Standings(_message.Message):
     __slots__ = ("tournament_id", "games", "scheduled", "rows")
@@ -431,18 +481,20 @@ class GameSummary(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., tournament_id: _Optional[str] = ..., slot: _Optional[int] = ..., table: _Optional[int] = ..., deal: _Optional[int] = ..., seat_order: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatResult, _Mapping]]] = ..., end_reason: _Optional[str] = ..., decisions: _Optional[int] = ..., finished_at: _Optional[str] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
-    __slots__ = ("tournament_id", "entrant", "fault", "page_size", "page_token")
+    __slots__ = ("tournament_id", "entrant", "fault", "page_size", "page_token", "oldest_first")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     ENTRANT_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     entrant: str
     fault: str
     page_size: int
     page_token: str
-    def __init__(self, tournament_id: _Optional[str] = ..., entrant: _Optional[str] = ..., fault: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    oldest_first: bool
+    def __init__(self, tournament_id: _Optional[str] = ..., entrant: _Optional[str] = ..., fault: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., oldest_first: _Optional[bool] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games", "total", "next_page_token")
