@@ -14,11 +14,14 @@ share of the history (``REFIT_SHARE``; None: never on a read, for a service that
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import trueskill
+
+from referee.metrics import RATING_FIT_SECONDS
 
 from .history import Fit
 
@@ -107,7 +110,8 @@ class Ratings:
         names = list(self._index)
         rank = np.empty(len(names), np.int64)
         rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
-        return self._fit.fit(rank)
+        with RATING_FIT_SECONDS.time():  # docs/operations.md
+            return self._fit.fit(rank)
 
     @property
     def local(self) -> int:
@@ -138,6 +142,17 @@ class Ratings:
     def all(self) -> dict[str, Rating]:
         mu, sigma = self._current()
         return {n: Rating(float(mu[i]), float(sigma[i])) for n, i in self._index.items()}
+
+    def difference_sd(self, a: str, b: str) -> float:
+        """How uncertain the difference of ``a``'s and ``b``'s skills is: from the fit's covariance, which knows
+        that a game compares entrants and says nothing of the field's common level; sqrt(sigma_a² + sigma_b²) where
+        the fit kept none (over 2,500 entrants, ratings restored from a store, entrants new since the last full
+        fit), which overstates it."""
+        found = self._fit.difference_sd(self._index[a], self._index[b])
+        if found is not None:
+            return found
+        ra, rb = self.get(a), self.get(b)
+        return math.hypot(ra.sigma, rb.sigma)
 
     def leaderboard(self) -> list[tuple[str, Rating]]:
         """Best first, by mu - 3 sigma (then by name, so equal ratings list in a stable order)."""

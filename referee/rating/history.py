@@ -74,6 +74,10 @@ class Fit:
         self.pi, self.tau = np.zeros(0), np.zeros(0)
         self.widen = np.zeros(0)  # joint sigma over the per-skill one, at the last full fit (1 for newcomers since)
         self.sizes: dict[int, _Size] = {}
+        # the skills' covariance at the last full fit (rank order) and each entrant's row in it: how far apart two
+        # entrants are known to be, which their sigmas (the field's common level in each) overstate
+        self.cov: Floats | None = None
+        self.cov_rank: NDArray[np.int64] = np.zeros(0, np.int64)
 
     def grow(self, entrants: int) -> None:
         """Room for ``entrants`` (new ones at the prior)."""
@@ -89,6 +93,7 @@ class Fit:
     def copy(self) -> Fit:
         other = Fit(*self.prior, self.beta2, self.eps)
         other.pi, other.tau, other.widen = self.pi.copy(), self.tau.copy(), self.widen.copy()
+        other.cov, other.cov_rank = self.cov, self.cov_rank  # never changed in place: a full fit makes a new one
         other.sizes = {n: s.copy() for n, s in self.sizes.items()}
         return other
 
@@ -182,4 +187,13 @@ class Fit:
                 _, _, sites = game_messages(cav_tau / cav_pi, 1.0 / cav_pi, size.ties, self.beta2, self.eps)
                 at = rank[seats]
                 np.add.at(precision, (at[:, :, None], at[:, None, :]), skill_precisions(sites, self.beta2))
-        return np.sqrt(np.diag(np.linalg.inv(precision)))[rank]
+        cov = np.asarray(np.linalg.inv(precision), dtype=np.float64)
+        self.cov, self.cov_rank = cov, rank.copy()
+        return np.sqrt(np.diag(cov))[rank]
+
+    def difference_sd(self, i: int, j: int) -> float | None:
+        """The standard deviation of skill i minus skill j at the last full fit; None without one for both."""
+        if self.cov is None or max(i, j) >= len(self.cov_rank):
+            return None
+        a, b = self.cov_rank[i], self.cov_rank[j]
+        return float(np.sqrt(max(0.0, self.cov[a, a] + self.cov[b, b] - 2 * self.cov[a, b])))

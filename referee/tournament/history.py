@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from referee.rating import Ratings
 from referee.store import GameRow
@@ -29,13 +29,17 @@ class History:
     point goes and the step between points doubles, so a plot of a 100,000-game tournament costs a few hundred
     points per entrant (the last point is always the current rating)."""
 
-    def __init__(self, ratings: Ratings, names: Iterable[str], points: int = 256) -> None:
+    def __init__(
+        self, ratings: Ratings, names: Iterable[str], points: int = 256, played: Mapping[str, int] | None = None
+    ) -> None:
+        """``played``: the games each entrant has played already (ratings kept from before), where its line starts."""
         self.points = points
         self.step: dict[str, int] = {}
         self.lines: dict[str, list[tuple[int, float]]] = {}
         self.played: dict[str, int] = {}
         for n in names:
-            self.step[n], self.played[n], self.lines[n] = 1, 0, [(0, ratings.get(n).conservative)]
+            k = (played or {}).get(n, 0)
+            self.step[n], self.played[n], self.lines[n] = 1, k, [(k, ratings.get(n).conservative)]
 
     def add(self, names: Iterable[str], ratings: Ratings) -> None:
         """The ratings after one more game of ``names``."""

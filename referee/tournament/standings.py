@@ -233,7 +233,8 @@ class Tally:
 
     def load(self, ratings: Ratings) -> None:
         """Ratings that already hold the counted games (a stored or a full fit); the rating plot starts at them."""
-        self.rated, self.history, self._standings = ratings, History(ratings, self.names), None
+        self.rated, self._standings = ratings, None
+        self.history = History(ratings, self.names, played=self._played)
 
     def rerate(self, ratings: Ratings) -> None:
         """New ratings of the same games (a full fit made elsewhere); the rating plot goes on from them."""
@@ -342,7 +343,8 @@ class Tally:
             )
         for upper, lower in itertools.pairwise(rows):
             upper.lead_over_next = _lead(self._ahead[upper.entrant][lower.entrant])
-            upper.separated_from_next = separated(ratings.get(upper.entrant), ratings.get(lower.entrant))
+            upper.separated_from_next = separated(ratings.get(upper.entrant), ratings.get(lower.entrant),
+                                                  ratings.difference_sd(upper.entrant, lower.entrant))  # fmt: skip
         keep = (lambda n: True) if shown is None else (lambda n: n in shown)
         h2h = {a: {b: dict(h) for b, h in row.items() if keep(b)} for a, row in self._h2h.items() if keep(a)}
         diff = {a: {b: _score_diff(sets) for b, sets in row.items() if keep(b)} for a, row in self._diff.items()
@@ -375,13 +377,13 @@ def _bounded(ci: Interval) -> tuple[float, float] | None:
 SEPARATED_Z = 1.96
 
 
-def separated(upper: Rating, lower: Rating) -> bool:
-    """The leaderboard's "separated from the next" (docs/tournaments.md, "Standings"): whether the upper entrant's
-    rating is above the lower one's at 95%, mu_upper - mu_lower > SEPARATED_Z * sqrt(sigma_upper² +
+def separated(upper: Rating, lower: Rating, sd: float | None = None) -> bool:
+    """The leaderboard's "separated from the next" (docs/standings.md): whether the upper entrant's rating is above
+    the lower one's at 95%, mu_upper - mu_lower > SEPARATED_Z * sd, ``sd`` the standard deviation of their
+    difference (``Ratings.difference_sd``: from the fit's covariance), or without one sqrt(sigma_upper² +
     sigma_lower²). The ratings are the order's own quantity (it ranks by mu - 3 sigma), fitted on every game of
-    both entrants, not only the games they shared; read through ``referee.rating``'s ``Rating`` only, so the rule
-    holds for whichever estimator gives the ratings."""
-    return upper.mu - lower.mu > SEPARATED_Z * math.hypot(upper.sigma, lower.sigma)
+    both entrants, not only the games they shared."""
+    return upper.mu - lower.mu > SEPARATED_Z * (math.hypot(upper.sigma, lower.sigma) if sd is None else sd)
 
 
 def _lead(lead: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:

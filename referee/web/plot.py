@@ -35,7 +35,7 @@ def plot(
     """One line per name of ``names`` (at most 8, in that order) from ``history`` (standings.History.lines):
     the conservative rating against the number of games the entrant had played. A name with a mark (``retired``,
     ``superseded``) is shown with it."""
-    chosen = [n for n in names if len(history.get(n, ())) > 1][:8]
+    chosen = [n for n in names if history.get(n)][:8]  # one point: ratings kept from before, the line starts there
     if not chosen:
         return None
     values = [y for n in chosen for _, y in history[n]]
@@ -48,6 +48,8 @@ def plot(
             f"{LEFT + (WIDTH - LEFT - PAD) * x / games:.1f},{HEIGHT - PAD - (HEIGHT - 2 * PAD) * (y - low) / span:.1f}"
             for x, y in history[n]
         )
+        if len(history[n]) == 1:
+            pts = f"{pts} {pts}"  # a line of one point: drawn as a dot (the plot's round line caps)
         label = f"{n} ({marks[n]})" if marks.get(n) else n
         lines.append(Line(label, pts, history[n][-1][1], f"line{i}"))
     return Plot(lines, low, high, games)

@@ -112,14 +112,14 @@ def test_bad_games_are_refused_with_the_reason() -> None:
         r.add(("a", "a"), (1, 2))
 
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "tournaments.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "standings.md"
 
 
 def test_the_environment_is_the_one_the_docs_state() -> None:
-    """docs/tournaments.md states mu, sigma, beta, tau and draw_probability: the ratings use exactly those."""
+    """docs/standings.md states mu, sigma, beta, tau and draw_probability: the ratings use exactly those."""
     text = " ".join(DOCS.read_text().split())
     m = re.search(r"mu (\S+), sigma (\S+), beta (\S+), tau (\S+), and `draw_probability` ([\d.]+)", text)
-    assert m, "docs/tournaments.md no longer states the TrueSkill environment in the expected words"
+    assert m, "docs/standings.md no longer states the TrueSkill environment in the expected words"
     mu = float(m[1].rstrip(","))
     sigma = _fraction(m[2], mu=mu)
     documented = {"mu": mu, "sigma": sigma, "beta": _fraction(m[3], sigma=sigma),

@@ -94,8 +94,8 @@ def test_an_interrupted_set_is_dealt_again_with_a_fresh_deck_and_its_games_are_v
         assert [g.game_id for g in void] == [before[0].game_id, before[1].game_id]
         assert main(["games", tid, "--data", str(tmp_path / "d")]) == 0
         shown = [ln.split(None, 2)[2] for ln in capsys.readouterr().out.splitlines() if "VOID" in ln]
-        assert shown == [f"VOID (finished [3, 1]; its deal was dealt again)  records/{before[0].game_id}.abluxx",
-                         "VOID (interrupted; its deal was dealt again)  -"]  # fmt: skip
+        finished = f"VOID (finished [3, 1]; its deal was dealt again)  records/{before[0].game_id}.abluxx"
+        assert shown == ["VOID (interrupted; its deal was dealt again)  -", finished]  # latest first, as every list
         assert not partial.exists() and finished_record.exists()  # a finished void game's record stays to be seen
         assert interrupted_sets(store, tid) == []
         (line,) = [json.loads(x) for x in out.getvalue().splitlines()]

@@ -149,7 +149,8 @@ def test_separated_from_the_next_is_the_ratings_difference_at_its_boundary() -> 
             ["a", "b"], [(tuple(x.entrant for x in g.seats), tuple(x.place for x in g.seats)) for g in games]
         )
         upper, lower = (ratings.get(r.entrant) for r in st.rows)
-        assert [r.separated_from_next for r in st.rows] == [separated(upper, lower), None]
+        sd = ratings.difference_sd(st.rows[0].entrant, st.rows[1].entrant)  # from the fit's covariance
+        assert [r.separated_from_next for r in st.rows] == [separated(upper, lower, sd), None]
     close = compute("t", ["a", "b"], _meetings([0, 1] * 4), 16)
     assert [r.separated_from_next for r in close.rows] == [False, None]
     assert "~ not separated from the next row at 95%" in close.table()
@@ -162,13 +163,19 @@ def test_separated_from_the_next_is_the_ratings_difference_at_its_boundary() -> 
 
 def test_neighbours_that_never_met_are_marked_by_their_ratings() -> None:
     """The mark uses every game of both entrants, not only the games they shared (issue 49): steady beat c and
-    lucky beat b, twelve times each, so steady and lucky lead and c and b trail. Neighbours that never met (the
-    second and the third rows) are far apart in rating, and marked separated; the rule on shared games gave them
-    no mark at all."""
-    results = [(("steady", "c"), (1, 2)), (("lucky", "b"), (1, 2))] * 12
+    lucky beat b, twelve times each, while steady beat lucky and c beat b four games of six; so steady and lucky
+    lead and c and b trail, in that order. Neighbours that never met (the second and the third rows) are far
+    apart in rating, and marked separated; the rule on shared games gave them no mark at all. (Without the games
+    between them, the two pairs would be two fields that no game compares: nothing but the prior would set them
+    apart, and they are not marked.)"""
+    close = [(("steady", "lucky"), (1, 2)), (("c", "b"), (1, 2))] * 4 + [(("lucky", "steady"), (1, 2)),
+                                                                      (("b", "c"), (1, 2))] * 2  # fmt: skip
+    results = [(("steady", "c"), (1, 2)), (("lucky", "b"), (1, 2))] * 12 + close
     rows = compute("t", NAMES, _games(results), len(results)).rows
-    assert {r.entrant for r in rows[:2]} == {"steady", "lucky"} and rows[1].lead_over_next["games"] == 0
+    assert [r.entrant for r in rows] == ["steady", "lucky", "c", "b"] and rows[1].lead_over_next["games"] == 0
     assert [r.separated_from_next for r in rows] == [False, True, False, None]
+    apart = [(("steady", "c"), (1, 2)), (("lucky", "b"), (1, 2))] * 12
+    assert compute("t", NAMES, _games(apart), len(apart)).rows[1].separated_from_next is False
 
 
 def test_one_deal_gives_no_interval() -> None:
