@@ -76,12 +76,12 @@ def _init() -> None:
     configure("warning")
 
 
-def one(method: str, seed: int, n: int, span: float, budget: int) -> tuple[int, int]:
+def one(method: str, seed: int, n: int, span: float, budget: int, slots: int = 0) -> tuple[int, int]:
     """(games to tau 0.9 as the bench counts them, games when tau first reached 0.9)."""
     mus = [TOP - span * i / (n - 1) for i in range(n)]
     firsts = _Firsts()
     bench.tau = firsts
-    out = bench.convergence(method, seed, budget, 4, n, games=functools.partial(model_game, mus))
+    out = bench.convergence(method, seed, budget, 4, n, slots, games=functools.partial(model_game, mus))
     return out, firsts.rounds or budget
 
 
@@ -93,6 +93,7 @@ def main() -> int:
     p.add_argument("--entrants", type=int, default=32, help="entrants (default 32, as the wide field)")
     p.add_argument("--span", type=float, default=27.0, help="true mu from best to worst (default 27)")
     p.add_argument("--budget", type=int, default=1000, help="games per run (default 1000)")
+    p.add_argument("--slots", type=int, default=0, help="game slots (default 0: a table for everyone, entrants / 4)")
     p.add_argument("--pairing", choices=("ladder", "true-order"), default="ladder", help="default ladder")
     p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     args = p.parse_args()
@@ -105,7 +106,8 @@ def main() -> int:
     runs: dict[str, list[tuple[int, int]]] = {}
     with ProcessPoolExecutor(args.jobs, initializer=_init) as pool:
         for method in (args.pairing, "uniform"):
-            same = ([args.entrants] * len(seeds), [args.span] * len(seeds), [args.budget] * len(seeds))
+            same = ([args.entrants] * len(seeds), [args.span] * len(seeds), [args.budget] * len(seeds),
+                    [args.slots] * len(seeds))  # fmt: skip
             runs[method] = list(pool.map(one, [method] * len(seeds), seeds, *same))
     pairing, uniform = [r[0] for r in runs[args.pairing]], [r[0] for r in runs["uniform"]]
     out = {
@@ -116,7 +118,7 @@ def main() -> int:
         "ratio_90": bench.ratio_interval(pairing, uniform),
         "first_tau90": statistics.mean(r[1] for r in runs[args.pairing]),
         "first_tau90_uniform": statistics.mean(r[1] for r in runs["uniform"]),
-        "seeds": args.seeds, "entrants": args.entrants, "span": args.span, "budget": args.budget,
+        "seeds": args.seeds, "entrants": args.entrants, "span": args.span, "budget": args.budget, "slots": args.slots,
     }  # fmt: skip
     bench.report(out, args.json)
     return 0

@@ -219,6 +219,24 @@ CREATE TABLE IF NOT EXISTS entrant_health (  -- a ladder entrant's health (store
 );
 """
 
+# store/ratings.py: each leaderboard's kept fit (docs/ratings.md)
+_RATING_FITS = """
+CREATE TABLE IF NOT EXISTS rating_fits (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    entrant TEXT NOT NULL,
+    pi REAL NOT NULL,              -- the entrant's marginal: 1 / sigma^2 of the per-entrant fit
+    tau REAL NOT NULL,             -- mu / sigma^2
+    widen REAL NOT NULL,           -- the joint sigma over the per-entrant one at the last full fit
+    PRIMARY KEY (tournament_id, entrant)
+);
+CREATE TABLE IF NOT EXISTS rating_fit_marks (
+    tournament_id TEXT PRIMARY KEY REFERENCES tournaments(id),
+    games INTEGER NOT NULL,        -- the games the fit covers: how many,
+    slots INTEGER NOT NULL,        -- the sum of their slots,
+    squares INTEGER NOT NULL       -- and of their slots squared
+);
+"""
+
 _AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -231,6 +249,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "ladder choices without rounds", _LADDER_CHOICES, _LADDER_CHOICE_COLUMNS),
     Migration(8, "bot health", _HEALTH),
     Migration(9, "games a service bot asks to play at once", "", (("service_entrants", _AT_ONCE),)),
+    Migration(10, "kept rating fits", _RATING_FITS),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

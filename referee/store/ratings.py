@@ -9,38 +9,13 @@ committed after the fit was last kept, or a void deal that took games out) is st
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .sqlite import SqliteStore
 
-RATINGS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS rating_fits (
-    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
-    entrant TEXT NOT NULL,
-    pi REAL NOT NULL,              -- the entrant's marginal: 1 / sigma^2 of the per-entrant fit
-    tau REAL NOT NULL,             -- mu / sigma^2
-    widen REAL NOT NULL,           -- the joint sigma over the per-entrant one at the last full fit
-    PRIMARY KEY (tournament_id, entrant)
-);
-CREATE TABLE IF NOT EXISTS rating_fit_marks (
-    tournament_id TEXT PRIMARY KEY REFERENCES tournaments(id),
-    games INTEGER NOT NULL,        -- the games the fit covers: how many,
-    slots INTEGER NOT NULL,        -- the sum of their slots,
-    squares INTEGER NOT NULL       -- and of their slots squared
-);
-"""
-
-_ready: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
 State = dict[str, tuple[float, float, float]]
 Mark = tuple[int, int, int]
-
-
-def _ensure(store: SqliteStore) -> None:
-    if store not in _ready:
-        store.db.executescript(RATINGS_SCHEMA)
-        _ready.add(store)
 
 
 @dataclass(frozen=True)
@@ -60,7 +35,6 @@ def mark_of(slots: Iterable[int]) -> Mark:
 def save(store: SqliteStore, tid: str, state: State, mark: Mark, whole: bool = True) -> None:
     """Keeps ``state`` as the fit of the games ``mark`` says, in one transaction: every entrant's rows when
     ``whole``, else only these entrants' rows change (the rest of the fit is as it was)."""
-    _ensure(store)
     with store._tx():
         if whole:
             store.db.execute("DELETE FROM rating_fits WHERE tournament_id = ?", (tid,))
@@ -73,7 +47,6 @@ def save(store: SqliteStore, tid: str, state: State, mark: Mark, whole: bool = T
 
 def load(store: SqliteStore, tid: str) -> Kept | None:
     """The kept fit of ``tid`` if it covers exactly the stored games, else None."""
-    _ensure(store)
     q = "SELECT games, slots, squares FROM rating_fit_marks WHERE tournament_id = ?"
     kept = store.db.execute(q, (tid,)).fetchone()
     q = "SELECT COUNT(*), COALESCE(SUM(slot), 0), COALESCE(SUM(slot * slot), 0) FROM games WHERE tournament_id = ?"

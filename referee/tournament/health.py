@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from referee import metrics
 from referee.log import get_logger
 from referee.match.hello import HelloError, hello
 from referee.store import SqliteStore
@@ -87,6 +88,7 @@ class Health:
         self.on_change = on_change
         self._status: dict[str, Status] = {}
         self._down: dict[str, _Down] = {}
+        self._seen: set[str] = set()  # every entrant a ladder asked about: the metric's up, down and suspended
         self._wake = asyncio.Event()
         self._load()
 
@@ -105,7 +107,16 @@ class Health:
 
     def available(self, name: str) -> bool:
         """Up: it may be seated now."""
+        if name not in self._seen:
+            self._seen.add(name)
+            self._count()
         return self.status(name) == "up"
+
+    def _count(self) -> None:
+        """``abluxx_entrants`` by status, over the entrants the ladders asked about (docs/operations.md)."""
+        statuses = [self.status(n) for n in self._seen]
+        for status in ("up", "down", "suspended"):
+            metrics.ENTRANTS.labels(status=status).set(statuses.count(status))
 
     def absent(self, name: str, reason: str) -> None:
         """``name`` could not be reached when its game started, or crashed mid-game: it is down, and probing
@@ -133,6 +144,8 @@ class Health:
 
     def _change(self, name: str, status: Status, reason: str) -> None:
         self._status[name] = status
+        self._seen.add(name)
+        self._count()
         row = health_store.set_status(self.store, name, status, reason, self.wall())
         log.info("entrant health", entrant=name, status=status, reason=reason)
         if self.on_change is not None:

@@ -104,6 +104,8 @@ def test_metrics_during_a_ladder(tmp_path: Path) -> None:
         assert value(now, "abluxx_grpc_calls_total", method=REFEREE + "GetTournament", code="NOT_FOUND") == 1
         assert value(now, "abluxx_grpc_calls_total", method=REFEREE + "StartTournament", code="OK") == 1
         assert value(now, "abluxx_rating_fit_seconds_count") > 0
+        # the four entrants the ladder seats (house, flaky, ag.v1, ar.v1), by health: none was absent
+        assert value(now, "abluxx_entrants", status="up") == 4 and value(now, "abluxx_entrants", status="down") == 0
         done.set()
         wait_for("the stream to close", lambda: value(scrape(metrics), "abluxx_site_streams_open") == 0, 60)
     finally:
