@@ -1,4 +1,4 @@
-"""A ladder's tables: which entrants meet, as a pure function (docs/tournaments.md, "Ladders").
+"""A ladder's tables: which entrants meet, as a pure function (docs/ladders.md).
 
 A choice is made whenever a game slot is free, and only from
 - the ratings over the results the ladder has seen so far (their number is stored with the choice);
@@ -128,6 +128,13 @@ def choose(
     return tables
 
 
+def repeats(lasts: Iterable[int]) -> bool:
+    """Whether entrants whose last tables are ``lasts`` (-1: none yet) were all last seated at one table together:
+    the table ``choose``'s ``no_repeat`` refuses."""
+    seen = set(lasts)
+    return len(seen) == 1 and -1 not in seen
+
+
 class _Seating:
     """The entrants in mu order. The free ones form a doubly linked list (a seated entrant is unlinked), and two
     union-find arrays give the nearest free entrant at or beside any position, so a search for opponents near a
@@ -159,9 +166,7 @@ class _Seating:
         self.left[i + 1] = i
 
     def _repeats(self, picked: list[int]) -> bool:
-        """All of them were last seated at one table together."""
-        lasts = {self.members[i].last for i in picked}
-        return len(lasts) == 1 and -1 not in lasts
+        return repeats(self.members[i].last for i in picked)
 
     @staticmethod
     def _find(parent: list[int], i: int) -> int:

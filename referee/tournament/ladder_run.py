@@ -1,4 +1,4 @@
-"""Running a ladder (docs/tournaments.md, "Ladders"): tables chosen whenever a game slot and idle entrants are
+"""Running a ladder (docs/ladders.md): tables chosen whenever a game slot and idle entrants are
 free, from every result seen so far, each choice stored before any of its games starts, played through
 ``play_slots`` like a round robin's schedule. There are no rounds: a slow bot delays only its own games.
 
@@ -26,7 +26,7 @@ from referee.store.ladder import Choice, LadderEntrant, ResultRow
 
 from . import deals
 from .config import LadderSettings, TournamentConfig, WorkerSettings
-from .ladder import Meetings, Member, choose
+from .ladder import Meetings, Member, choose, repeats
 from .presence import Attendance, Presence
 from .progress import Progress
 from .runner import (
@@ -115,8 +115,7 @@ class Book:
 
     def repeats(self, table: tuple[str, ...]) -> bool:
         """Whether all of ``table`` were last seated at one table together (what ``choose``'s no_repeat avoids)."""
-        lasts = {self.last.get(n, -1) for n in table}
-        return len(lasts) == 1 and -1 not in lasts
+        return repeats(self.last.get(n, -1) for n in table)
 
     def record(self, tables: Sequence[tuple[str, ...]]) -> None:
         """A choice made: its tables count as games and meetings from the next choice on."""
