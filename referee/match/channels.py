@@ -9,6 +9,7 @@ import grpc
 
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 
+from .dialin import DialInChannel, is_dialin
 from .seats import BOT_SERVICE, DISCONNECTED, MALFORMED, MAX_RECEIVE_BYTES, RPC_ERROR, TIMEOUT
 
 
@@ -58,6 +59,8 @@ class ChannelPool:
         self._channels: dict[str, BotChannel] = {}
 
     def get(self, address: str) -> BotChannel:
+        if is_dialin(address):  # a bot connected to the referee: never dialled (dialin.py)
+            return DialInChannel(address)  # type: ignore[return-value]  # the seat calls what both have alike
         ch = self._channels.get(address)
         if ch is None:
             ch = self._channels[address] = BotChannel(address)

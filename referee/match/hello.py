@@ -10,6 +10,7 @@ import grpc
 
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 
+from .dialin import DialInChannel, is_dialin
 from .seats import BOT_SERVICE, MAX_RECEIVE_BYTES
 
 HELLO_TIMEOUT_S = 1.0  # bot.proto: a bot must answer Hello within a second (every Hello the referee asks)
@@ -65,7 +66,10 @@ async def hello(address: str) -> bot_pb.HelloReply:
     a run's start-up check, a bot's name). A late answer (DEADLINE_EXCEEDED) is asked again, at most HELLO_TRIES
     times in all, each within HELLO_TIMEOUT_S: one late answer on a busy machine (the referee's or the bot's) does
     not refuse a bot or stop a run, while a bot that is late every time fails as it does in a game. Every other
-    failure counts at once. A game's own Hello is asked once: its bot's time is the game's."""
+    failure counts at once. A game's own Hello is asked once: its bot's time is the game's. A dial-in bot is not
+    dialled: its Hello is the one it gave when it connected, while it is connected (dialin.py)."""
+    if is_dialin(address):
+        return await ask_hello(DialInChannel(address).hello, address)
     options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
     async with grpc.aio.insecure_channel(address, options=options) as channel:
         call = channel.unary_unary(

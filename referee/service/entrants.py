@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound
+from referee.match.dialin import is_dialin
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import VALIDATION
 from referee.store import health as health_store
@@ -10,6 +11,7 @@ from referee.tournament.config import ConfigError, check_address
 
 from . import ladders
 from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
+from .auth import Principal
 from .base import ServiceBase, handle
 from .convert import entrant_pb
 from .paging import page
@@ -27,19 +29,27 @@ class EntrantCalls(ServiceBase):
         who = self.auth.caller(context)
         self._writable()
         name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
+        if is_dialin(address):
+            raise BadInput(f"address: {address!r}: a bot dials in through BotGateway.Connect, not SubmitBot")
+        return await self.submit(who, name, address, owner, request.games_at_once, request.force)
+
+    async def submit(
+        self, who: Principal, name: str, address: str, owner: str, games_at_once: int, force: bool
+    ) -> ref_pb.SubmitBotResponse:
+        """SubmitBot's checks and entry, for a bot at ``address`` or dialled in as ``dialin:NAME`` (gateway.py)."""
         if not name:
             raise BadInput("name: must not be empty")
         if not NAME.fullmatch(name):
             raise BadInput(f"name: {name!r} must be 1-40 letters, digits or _.+-")
-        if not address.startswith(UNIX_SCHEMES):
+        if not address.startswith(UNIX_SCHEMES) and not is_dialin(address):
             try:
                 check_address("address", "address", address)
             except ConfigError as e:
                 raise BadInput(f"address: {e.reason}") from None
         if owner and not NAME.fullmatch(owner):
             raise BadInput(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
-        if request.games_at_once > MAX_GAMES_AT_ONCE:
-            raise BadInput(f"games_at_once: {request.games_at_once} is more than {MAX_GAMES_AT_ONCE}")
+        if games_at_once > MAX_GAMES_AT_ONCE:
+            raise BadInput(f"games_at_once: {games_at_once} is more than {MAX_GAMES_AT_ONCE}")
         if not who.organiser:
             if owner and owner != who.name:
                 raise Denied(f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}")
@@ -50,7 +60,7 @@ class EntrantCalls(ServiceBase):
         if latest is not None and not who.organiser and latest.owner != who.name:
             raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
         try:
-            dial = await resolve(address, self.settings.addresses, self.own_ports)
+            dial = address if is_dialin(address) else await resolve(address, self.settings.addresses, self.own_ports)
         except NotAllowed as e:
             raise BadInput(f"address: {address!r}: {e}") from None
         except Unresolved:
@@ -60,7 +70,7 @@ class EntrantCalls(ServiceBase):
             )
         if name in self.submitting:
             raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
-        if not request.force and (same := await self._unchanged(latest, owner, dial)) is not None:
+        if not force and (same := await self._unchanged(latest, owner, dial)) is not None:
             return same
         self._room_for(name, owner, address, dial, pending=True)  # before the validation game's cost
         self.submitting[name] = (owner, dial)  # no await since the check: the next call counts this one
@@ -77,7 +87,7 @@ class EntrantCalls(ServiceBase):
         # author's last place or this address (the loop runs one coroutine at a time; the registry is its own)
         self._room_for(name, owner, address, dial)
         bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id,
-                                    request.games_at_once)  # fmt: skip
+                                    games_at_once)  # fmt: skip
         joined = ladders.enter(self.store, self.registry, bot)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))

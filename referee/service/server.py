@@ -28,16 +28,23 @@ from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 from referee.store import open_store
 
 from .addresses import is_loopback
-from .entrants import EntrantCalls
+from .gateway import GATEWAY_SERVICE, GatewayCalls, gateway_handler
 from .metering import CallCounter
 from .settings import Settings
 from .tournaments import TournamentCalls
 from .watching import WatchCalls
 
 SERVICE_NAME = "abluxxen.v1.Referee"
+SERVER_OPTIONS = [
+    ("grpc.so_reuseport", 0),
+    # half-open connections (a dial-in bot's machine gone without a FIN): a ping every 30 s, an answer within 10 s
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),  # the kit's own keepalive pings are welcome
+]
 
 
-class RefereeService(EntrantCalls, TournamentCalls, WatchCalls):
+class RefereeService(GatewayCalls, TournamentCalls, WatchCalls):
     """The Referee servicer: its calls by concern (entrants, tournaments, results, watching) on one state (base)."""
 
 
@@ -92,11 +99,13 @@ async def serve(
     log = get_logger(service="referee")
     store = open_store(data)
     service = RefereeService(store, settings, workers)
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], interceptors=[CallCounter()])
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[CallCounter()])
     ref_grpc.add_RefereeServicer_to_server(service, server)
+    server.add_generic_rpc_handlers((gateway_handler(service),))  # dial-in bots (gateway.py)
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    names = (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME)
+    health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+    names = (SERVICE_NAME, GATEWAY_SERVICE, health_name, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
     if tls is not None:

@@ -16,6 +16,9 @@
     watch_write_timeout_s = 60             # a Watch stream whose client takes no message for this long is ended
     max_bots_per_author = 20               # active bots one author may own
     max_open_tournaments = 20              # created or running tournaments per organiser
+    max_dialins = 500                      # bots dialled in (BotGateway connections) at once, in all
+    max_dialins_per_author = 8             # ... per author
+    dialin_hello_s = 10                    # a new connection must send its DialIn within this
 
     [http]                                 # the web site (docs/web.md); served only with a port, here or --http-port
     port = 8080                            # 0 picks a free one
@@ -74,6 +77,9 @@ _LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists
     "max_bots_per_author": (20, 1_000_000),
     "max_open_tournaments": (20, 1_000_000),
     "watch_write_timeout_s": (60, 86_400),
+    "max_dialins": (500, 1_000_000),
+    "max_dialins_per_author": (8, 1_000_000),
+    "dialin_hello_s": (10, 600),
 }
 _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/security.md lists each
     "max_event_streams": (200, 1, 1_000_000),
@@ -131,6 +137,9 @@ class Settings:
     max_bots_per_author: int = _LIMITS["max_bots_per_author"][0]
     max_open_tournaments: int = _LIMITS["max_open_tournaments"][0]  # created or running, per organiser
     watch_write_timeout_s: int = _LIMITS["watch_write_timeout_s"][0]
+    max_dialins: int = _LIMITS["max_dialins"][0]  # BotGateway connections open at once, in all
+    max_dialins_per_author: int = _LIMITS["max_dialins_per_author"][0]  # ... per author
+    dialin_hello_s: int = _LIMITS["dialin_hello_s"][0]  # a new connection's DialIn, and an OpenGame's write, within
     http: HttpSettings = field(default_factory=HttpSettings)
     health: HealthSettings = field(default_factory=HealthSettings)
 

@@ -16,8 +16,9 @@ class Streams:
     """The open Watch* streams, capped in total and per client (a token's principal, or an address without one),
     so watchers cannot pile up: a stream past a cap is refused with RESOURCE_EXHAUSTED."""
 
-    def __init__(self, total: int, per_client: int) -> None:
+    def __init__(self, total: int, per_client: int, what: tuple[str, str] = ("watchers", "watch streams")) -> None:
         self.total, self.per_client = total, per_client
+        self.what = what  # what the caps count, in a refusal: all of them, and one client's
         self.open: dict[str, int] = {}
 
     @staticmethod
@@ -34,10 +35,10 @@ class Streams:
     def admit_client(self, client: str) -> Iterator[None]:
         """Hold one stream's place for ``client`` (a principal's or an address's key), or raise Exhausted."""
         if sum(self.open.values()) >= self.total:
-            raise Exhausted(f"the server has {self.total} watchers already, its limit; try again later")
+            raise Exhausted(f"the server has {self.total} {self.what[0]} already, its limit; try again later")
         if self.open.get(client, 0) >= self.per_client:
             raise Exhausted(
-                f"you have {self.per_client} watch streams open already, the limit per client; close one first"
+                f"you have {self.per_client} {self.what[1]} open already, the limit per client; close one first"
             )
         self.open[client] = self.open.get(client, 0) + 1
         try:

@@ -11,6 +11,7 @@ Write a bot::
             return 0                  # draw, draw_one; return an index, a Group/Draw/Choice, or a pb Action
 
     serve(Biggest, port=50051)        # prints "listening on 127.0.0.1:50051"; stops on SIGINT/SIGTERM
+    connect(Biggest, "referee.example:50050", token)   # or dial in to a referee: no port to open (dialin.py)
 
 One ``Bot`` instance is made per game and seat; ``on_start(start)`` and ``on_game_over(notice)`` are optional.
 ``verify_commitment(record, start.deck_commitment)`` checks a game's deal later, from its record (GetGameRecord).
@@ -30,10 +31,11 @@ from referee.proto.abluxxen.v1 import bot_pb2, game_pb2
 
 from .commitment import DealNotRevealed, verify_commitment
 from .decision import Decision
+from .dialin import Refused, connect, connect_async
 from .server import BotService, serve, serve_async
 from .session import Answer, Bot, BotError, BotFactory, BotSession, make_factory
 
 __all__ = [
-    "Answer", "Bot", "BotError", "BotFactory", "BotService", "BotSession", "DealNotRevealed", "Decision", "bot_pb2",
-    "game_pb2", "make_factory", "serve", "serve_async", "verify_commitment",
+    "Answer", "Bot", "BotError", "BotFactory", "BotService", "BotSession", "DealNotRevealed", "Decision", "Refused",
+    "bot_pb2", "connect", "connect_async", "game_pb2", "make_factory", "serve", "serve_async", "verify_commitment",
 ]  # fmt: skip
