@@ -16,13 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
+from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
 
 DIALIN = "dialin:"  # the address of a dial-in bot: dialin:NAME
+TICKET_KEY = "abluxx-ticket"  # a Play call's metadata: the OpenGame's ticket
+MAX_IDLE_MESSAGES = 8  # messages a bot may send on Connect after its DialIn; one more ends the connection
 MAX_WAITING_GAMES = 66  # OpenGames a connection holds that its bot has not opened yet (64 games at once, and 2 more)
 
 
@@ -169,3 +175,91 @@ class DialInChannel:
 
     async def game_over(self, notice: bot_pb.GameOverNotice, timeout: float | None = None) -> bot_pb.GameOverAck:
         raise _unavailable("a dial-in bot answers on its Play calls only")
+
+
+# -- the two calls' parts that are not the service's (its tokens, limits and entry: referee/service/gateway.py) --
+
+
+def dial_in(raw: object) -> gw_pb.DialIn:
+    """The bot's DialIn from its bytes (a read of Connect), or BadInput saying what is wrong with them."""
+    if not isinstance(raw, bytes):  # grpc.aio.EOF
+        raise BadInput("the bot closed Connect before its DialIn")
+    try:
+        message = gw_pb.DialIn.FromString(raw)
+    except DecodeError as e:
+        raise BadInput(f"undecodable DialIn ({len(raw)} bytes): {e}") from None
+    if not message.HasField("hello"):
+        raise BadInput("hello: the DialIn has no HelloReply")
+    return message
+
+
+Send = Callable[[gw_pb.GatewayMessage], Awaitable[None]]
+
+
+async def serve_link(link: Link, context: Any, send: Send) -> None:
+    """Send ``link``'s OpenGames with ``send`` until the bot closes Connect (or sends more than it may)."""
+    reader = asyncio.ensure_future(_idle(context))
+    try:
+        while True:
+            offer = asyncio.ensure_future(link.offers.get())
+            await asyncio.wait({offer, reader}, return_when=asyncio.FIRST_COMPLETED)
+            if not offer.done():
+                offer.cancel()
+                return reader.result()
+            ticket = offer.result()
+            if ticket in link.waiting:  # not given up already
+                await send(gw_pb.GatewayMessage(open_game=gw_pb.OpenGame(ticket=ticket)))
+    finally:
+        reader.cancel()
+
+
+async def _idle(context: Any) -> None:
+    """Until the bot closes its side: nothing more is due from it, and a flood ends the connection."""
+    for _ in range(MAX_IDLE_MESSAGES + 1):
+        if await context.read() is grpc.aio.EOF:
+            return
+    raise BadInput(f"more than {MAX_IDLE_MESSAGES} messages after the DialIn; a bot sends nothing more on Connect")
+
+
+async def play_call(owner: str, context: Any) -> bool:
+    """Serve a BotGateway.Play call of ``owner``'s for the game its ticket names, until the game is over; False when
+    no game of ``owner``'s waits for that ticket."""
+    ticket = next((str(v) for k, v in context.invocation_metadata() or () if k == TICKET_KEY), "")
+    call = claim(owner, ticket)
+    if call is None:
+        return False
+    call.attach(context)
+    try:
+        await asyncio.shield(call.ended)  # the seat's cancel, at the end of the game
+    finally:
+        call.gone()
+    return True
+
+
+def bare_gateway() -> grpc.GenericRpcHandler:
+    """BotGateway with no token, limit or entry: any DialIn is a link at once. Only for the benchmark
+    (scripts/bench_referee.py) and the tests of the seat, which play games in their own process; the service
+    serves ``referee/service/gateway.py``'s."""
+
+    async def connect(requests: Any, context: Any) -> None:
+        await context.write(gw_pb.GatewayMessage(hello=bot_pb.HelloRequest()).SerializeToString())
+        message = dial_in(await context.read())
+        link = Link(message.name, "", message.hello)
+        register(link)
+
+        async def send(m: gw_pb.GatewayMessage) -> None:
+            await context.write(m.SerializeToString())
+
+        try:
+            await send(gw_pb.GatewayMessage(entered=gw_pb.Entered(entrant=message.name)))
+            await serve_link(link, context, send)
+        finally:
+            link.close("the bot's connection closed")
+
+    async def play(requests: Any, context: Any) -> None:
+        await play_call("", context)
+
+    handlers = {"Connect": connect, "Play": play}
+    return grpc.method_handlers_generic_handler(
+        "abluxxen.v1.BotGateway", {k: grpc.stream_stream_rpc_method_handler(v) for k, v in handlers.items()}
+    )

@@ -16,12 +16,10 @@ undecodable one is one MALFORMED fault as on Bot.Play, and a DialIn that does no
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import grpc
-from google.protobuf.message import DecodeError
 
-from referee.errors import AlreadyExists, BadInput, Denied, NotFound, Precondition, Unavailable
+from referee.errors import AlreadyExists, Denied, NotFound, Precondition, Unavailable
 from referee.match import dialin
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
@@ -32,8 +30,6 @@ from .entrants import EntrantCalls
 from .streams import Streams
 
 GATEWAY_SERVICE = "abluxxen.v1.BotGateway"
-TICKET_KEY = "abluxx-ticket"  # a Play call's metadata: the OpenGame's ticket
-MAX_IDLE_MESSAGES = 8  # messages a bot may send on Connect after its DialIn; one more ends the connection
 
 
 class GatewayCalls(EntrantCalls):
@@ -58,23 +54,15 @@ class GatewayCalls(EntrantCalls):
     async def gateway_play(self, request_iterator, context: grpc.aio.ServicerContext) -> None:
         try:
             who = self.auth.caller(context)
-            ticket = next((str(v) for k, v in context.invocation_metadata() or () if k == TICKET_KEY), "")
-            call = dialin.claim(who.name, ticket)
-            if call is None:
+            if not await dialin.play_call(who.name, context):
                 raise NotFound(
-                    f"no game of yours waits for the ticket in {TICKET_KEY!r} metadata (a ticket is good for one "
-                    "game, until its start times out)"
+                    f"no game of yours waits for the ticket in {dialin.TICKET_KEY!r} metadata (a ticket is good for "
+                    "one game, until its start times out)"
                 )
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as e:
             await abort_call(self, context, "Play", e)
-            return
-        call.attach(context)
-        try:
-            await asyncio.shield(call.ended)  # the seat's cancel, at the end of the game
-        finally:
-            call.gone()
 
     async def _write(self, context: grpc.aio.ServicerContext, message: gw_pb.GatewayMessage) -> None:
         """Write ``message`` on Connect; a bot that takes none for ``dialin_hello_s`` is closed (a slow reader)."""
@@ -91,15 +79,7 @@ class GatewayCalls(EntrantCalls):
             raw = await asyncio.wait_for(context.read(), self.settings.dialin_hello_s)
         except TimeoutError:
             raise Precondition(f"no DialIn within {self.settings.dialin_hello_s} s of connecting") from None
-        if raw is grpc.aio.EOF:
-            raise BadInput("the bot closed Connect before its DialIn")
-        try:
-            message = gw_pb.DialIn.FromString(raw)
-        except DecodeError as e:
-            raise BadInput(f"undecodable DialIn ({len(raw)} bytes): {e}") from None
-        if not message.HasField("hello"):
-            raise BadInput("hello: the DialIn has no HelloReply")
-        return message
+        return dialin.dial_in(raw)
 
     async def _connected(self, who: Principal, context: grpc.aio.ServicerContext) -> None:
         message = await self._dial_in(context)
@@ -115,15 +95,22 @@ class GatewayCalls(EntrantCalls):
             async with lock:
                 await self._write(context, message)
 
-        pump = asyncio.ensure_future(self._serve(link, context, send))
+        pump = asyncio.ensure_future(dialin.serve_link(link, context, send))
         entrant = ""
+        entering = asyncio.ensure_future(self._enter(who, name, link, message.games_at_once))
         try:
-            entered = await self._enter(who, name, link, message.games_at_once)
+            await asyncio.wait({entering, pump}, return_when=asyncio.FIRST_COMPLETED)
+            if not entering.done():  # the bot closed Connect, or flooded it, while it was being checked
+                entering.cancel()
+                pump.result()
+                raise Precondition("the bot closed Connect before it was entered")
+            entered = entering.result()
             entrant = entered.entrant
             await send(gw_pb.GatewayMessage(entered=entered))
             self.log.info("bot dialled in", bot=entrant, owner=who.name, new_version=entered.new_version)
             await pump
         finally:
+            entering.cancel()
             pump.cancel()
             link.close("the bot's connection closed")
             if entrant and not self.draining and link.address not in dialin.links:
@@ -146,30 +133,6 @@ class GatewayCalls(EntrantCalls):
         return gw_pb.Entered(
             entrant=bot.entrant_id, new_version=new, validation_game_id=bot.validation_game if new else ""
         )
-
-    async def _serve(self, link: dialin.Link, context: grpc.aio.ServicerContext, send: Callable) -> None:
-        """Send the link's OpenGames until the bot closes Connect (or sends more than it may)."""
-        reader = asyncio.ensure_future(self._idle(context))
-        try:
-            while True:
-                offer = asyncio.ensure_future(link.offers.get())
-                await asyncio.wait({offer, reader}, return_when=asyncio.FIRST_COMPLETED)
-                if not offer.done():
-                    offer.cancel()
-                    return reader.result()
-                ticket = offer.result()
-                if ticket in link.waiting:  # not given up already
-                    await send(gw_pb.GatewayMessage(open_game=gw_pb.OpenGame(ticket=ticket)))
-        finally:
-            reader.cancel()
-
-    @staticmethod
-    async def _idle(context: grpc.aio.ServicerContext) -> None:
-        """Until the bot closes its side: nothing more is due from it, and a flood ends the connection."""
-        for _ in range(MAX_IDLE_MESSAGES + 1):
-            if await context.read() is grpc.aio.EOF:
-                return
-        raise BadInput(f"more than {MAX_IDLE_MESSAGES} messages after the DialIn; a bot sends nothing more on Connect")
 
 
 def gateway_handler(service: GatewayCalls) -> grpc.GenericRpcHandler:
