@@ -30,6 +30,10 @@ given in CPU time from the processes' own accounting, which the other work distu
   echo server per round trip, averaged over its two measurements; ``floor_client_loop_cpu_us_per_rt`` the client's
   event loop thread alone (to set beside ``referee_loop_cpu_us_per_decision``);
 - ``cpu_vs_floor``: referee CPU per decision / floor client CPU per round trip. gRPC's own cost is the limit, 1.0.
+- ``dialin_cpu_us_per_decision`` and ``dialin_cpu_vs_stream``: the same 64 games with both seats one instant bot
+  that dials in (BotGateway, served here by ``dialin.bare_gateway``: the service's gateway less its tokens and
+  entry), the referee's CPU per decision, and that over the Play stream's (``referee_cpu_us_per_decision``); goal
+  <= 1.1.
 
 and the event loop's health over the same 64-game window, from a timer that re-arms itself every 5 ms and notes
 how late the loop runs it:
@@ -69,9 +73,10 @@ from referee.engine import apply, deck_from_seed, new_game
 from referee.event_loop import run as run_games
 from referee.gc_policy import tune_gc
 from referee.log import configure
-from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, play_game
+from referee.match import ChannelPool, EntrantRef, GameSpec, TimeControl, dialin, play_game
 from referee.match.channels import BotChannel
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
 from referee.wire import decision_request
 
 CONCURRENCY = 64
@@ -125,10 +130,41 @@ async def serve_echo() -> None:
     await server.wait_for_termination()
 
 
-async def serve_instant_bot() -> None:
-    def answer(req: bot_pb.DecisionRequest) -> bytes:
-        return bot_pb.DecisionReply(game_id=req.game_id, seq=req.seq, index=0).SerializeToString()
+def answer(req: bot_pb.DecisionRequest) -> bytes:
+    return bot_pb.DecisionReply(game_id=req.game_id, seq=req.seq, index=0).SerializeToString()
 
+
+async def dial_in_instant_bot(gateway: str) -> None:
+    """The instant bot, dialled in to the BotGateway at ``gateway``: a Play call of its own for each game."""
+
+    async def game(ticket: str) -> None:
+        call = play(metadata=((dialin.TICKET_KEY, ticket),))
+        while isinstance(m := await call.read(), bot_pb.RefereeMessage):
+            kind = m.WhichOneof("message")
+            if kind == "decision":
+                await call.write(answer(m.decision))
+            elif kind == "game_over":
+                break
+        await call.done_writing()
+
+    async with grpc.aio.insecure_channel(gateway) as channel:
+        connect = channel.stream_stream("/abluxxen.v1.BotGateway/Connect", gw_pb.DialIn.SerializeToString,
+                                        gw_pb.GatewayMessage.FromString)()  # fmt: skip
+        play: Any = channel.stream_stream("/abluxxen.v1.BotGateway/Play", None, bot_pb.RefereeMessage.FromString)
+        await connect.read()
+        hello = bot_pb.HelloReply(name="instant", version="1", protocol_version=bot_pb.PROTOCOL_VERSION_1)
+        await connect.write(gw_pb.DialIn(name="bench", hello=hello))
+        games = set()
+        while isinstance(m := await connect.read(), gw_pb.GatewayMessage):
+            if m.WhichOneof("message") == "entered":
+                print("listening on dialin:bench", flush=True)
+            elif m.WhichOneof("message") == "open_game":
+                task = asyncio.create_task(game(m.open_game.ticket))
+                games.add(task)
+                task.add_done_callback(games.discard)
+
+
+async def serve_instant_bot() -> None:
     async def hello(request, context):
         return bot_pb.HelloReply(
             name="instant",
@@ -167,10 +203,11 @@ async def serve_instant_bot() -> None:
 
 
 class Subprocess:
-    def __init__(self, role: str) -> None:
+    def __init__(self, role: str, *more: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", role], stdout=subprocess.PIPE, text=True, stderr=subprocess.DEVNULL
-        )
+            [sys.executable, __file__, "--serve", role, *more], stdout=subprocess.PIPE, text=True,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if not line.startswith("listening on "):
             self.proc.kill()
@@ -364,7 +401,7 @@ async def floor_unary(address: str, peer: int, seconds: float) -> Window:
 
 
 async def referee(address: str, peer: int, games: int, transport: str, seconds: float, tmp: Path) -> Window:
-    folder = tmp / f"{transport}-{games}"
+    folder = tmp / f"{transport}-{games}-{address.replace(':', '-')}"
     tc = TimeControl(decision_ms=5000, bank_ms=60_000, grace_ms=1000)
     async with ChannelPool() as pool:
         counter = [0]
@@ -394,6 +431,7 @@ async def measure(s: float) -> dict[str, float]:
         unary_floor = await floor_unary(echo.address, eid, s)
         unary = {games: await referee(bot.address, bid, games, "unary", s, Path(tmp)) for games in (1, CONCURRENCY)}
         fewer = await referee(bot.address, bid, FEWER_GAMES, "stream", s, Path(tmp))
+        dialled = await dialled_in(s, Path(tmp))
     out["floor_stream_rt_per_s"] = (before.rate + after.rate) / 2
     out["floor_unary_rt_per_s"] = unary_floor.rate
     for games in (1, CONCURRENCY):
@@ -401,12 +439,28 @@ async def measure(s: float) -> dict[str, float]:
         out[f"referee_unary_dps_{games}"] = unary[games].rate
     out["ratio_stream_64"] = out["referee_stream_dps_64"] / out["floor_stream_rt_per_s"]
     out.update(cpu_figures(stream[CONCURRENCY], before, after))
+    out["dialin_cpu_us_per_decision"] = dialled.per_call_us(dialled.cpu_s)
+    out["dialin_cpu_vs_stream"] = out["dialin_cpu_us_per_decision"] / out["referee_cpu_us_per_decision"]
     out.update(stream[CONCURRENCY].stalls())
     few = fewer.stalls()
     out[f"max_loop_stall_ms_{FEWER_GAMES}"] = few["max_loop_stall_ms"]
     out[f"max_loop_stall_cpu_ms_{FEWER_GAMES}"] = few["max_loop_stall_cpu_ms"]
     show(out, before.rate, after.rate)
     return out
+
+
+async def dialled_in(seconds: float, tmp: Path) -> Window:
+    """The referee's 64 games against the instant bot dialled in to a gateway served by this process."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((dialin.bare_gateway(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        bot = await asyncio.to_thread(Subprocess, "dialin", "--gateway", f"127.0.0.1:{port}")
+        with bot:
+            return await referee(bot.address, bot.proc.pid, CONCURRENCY, "stream", seconds, tmp)
+    finally:
+        await server.stop(0)
 
 
 def cpu_figures(game: Window, *floor: Window) -> dict[str, float]:
@@ -442,6 +496,8 @@ def show(out: dict[str, float], before: float, after: float) -> None:
           f"{out['floor_client_cpu_us_per_rt']:.0f} us/round trip (loop thread "
           f"{out['floor_client_loop_cpu_us_per_rt']:.0f}), server {out['floor_server_cpu_us_per_rt']:.0f}; "
           f"cpu_vs_floor = {out['cpu_vs_floor']:.2f} (goal <= 2.0)")  # fmt: skip
+    print(f"CPU, dialled in, {CONCURRENCY} games: referee {out['dialin_cpu_us_per_decision']:.0f} us/decision; "
+          f"dialin_cpu_vs_stream = {out['dialin_cpu_vs_stream']:.2f} (goal <= 1.1)")  # fmt: skip
     print(f"event loop, stream, {CONCURRENCY} games: stalls max {out['max_loop_stall_ms']:.1f} ms, p99 "
           f"{out['p99_loop_stall_ms']:.1f} ms, max on a CPU {out['max_loop_stall_cpu_ms']:.1f} ms (goal: max < 5 ms; "
           f"{FEWER_GAMES} games: max {out[f'max_loop_stall_ms_{FEWER_GAMES}']:.1f} ms, on a CPU "
@@ -457,8 +513,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=3.0, help="measuring time per figure (default 3)")
     p.add_argument("--json", action="store_true", help="end with one JSON line")
-    p.add_argument("--serve", choices=["echo", "bot"], help=argparse.SUPPRESS)
+    p.add_argument("--serve", choices=["echo", "bot", "dialin"], help=argparse.SUPPRESS)
+    p.add_argument("--gateway", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.serve == "dialin":
+        asyncio.run(dial_in_instant_bot(args.gateway))
+        return 0
     if args.serve == "echo":
         asyncio.run(serve_echo())
         return 0

@@ -1,5 +1,6 @@
 """The match runner: play one game between 2 to 5 seats under time control (docs/match.md)."""
 
+from . import dialin
 from .builtin import BuiltinSeat, builtin_names, is_builtin
 from .channels import BotChannel, ChannelPool
 from .clock import LagMonitor, lag_monitor
@@ -11,5 +12,5 @@ from .spec import EntrantRef, GameResult, GameSpec, SeatStats, TimeControl
 __all__ = [
     "MAX_RECEIVE_BYTES", "BotChannel", "BuiltinSeat", "ChannelPool", "EntrantRef", "GameResult", "GameSpec",
     "LagMonitor", "RemoteSeat", "Seat", "SeatAnswer", "SeatError", "SeatStats", "TimeControl", "builtin_names",
-    "fallback_index", "fault_name", "is_builtin", "lag_monitor", "make_seat", "make_seats", "play_game",
+    "dialin", "fallback_index", "fault_name", "is_builtin", "lag_monitor", "make_seat", "make_seats", "play_game",
 ]  # fmt: skip

@@ -125,23 +125,28 @@ class GameCall:
             self._attached.set_exception(_unavailable(why))
 
     async def _opened(self) -> Any:
+        """The handler's context, once the bot has opened the call. From then on ``write`` and ``read`` are the
+        context's own (bound here): a decision costs no call of this class's."""
         if self._context is None:
-            self._context = await asyncio.shield(self._attached)
+            context = self._context = await asyncio.shield(self._attached)
+            self.write, self.read = context.write, context.read  # type: ignore[method-assign]
         return self._context
 
     async def write(self, frame: bytes) -> None:
         if self.ended.done():
             raise asyncio.InvalidStateError
-        await (self._context or await self._opened()).write(frame)
+        await (await self._opened()).write(frame)
 
     async def read(self) -> Any:
-        return await (self._context or await self._opened()).read()
+        return await (await self._opened()).read()
 
     async def done_writing(self) -> None:
         """Nothing to do: the bot closes its side after GameOverNotice, and the call ends at ``cancel``."""
 
     def gone(self) -> None:
-        """The gateway's handler ended (the game is over, or the bot dropped the call)."""
+        """The gateway's handler ended (the game is over, or the bot dropped the call): a write now fails as on an
+        ended Play stream (InvalidStateError), not on the finished call's context."""
+        self.__dict__.pop("write", None)
         if not self.ended.done():
             self.ended.set_result(None)
 
