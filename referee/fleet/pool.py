@@ -28,6 +28,7 @@ from typing import Protocol
 
 from referee.errors import GameLost
 from referee.log import get_logger
+from referee.match.dialin import is_dialin
 from referee.match.spec import GameResult, GameSpec
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records.paths import RECORDS, record_in
@@ -107,9 +108,20 @@ async def open_games(
     pool = WorkerPool(settings, lineup, data, retry_s=retry_s, keep_trying=keep_trying)
     addresses = Addresses(lineup.addresses())
     addresses.crashes = pool.crashes  # filled as the workers close: the run's summary reads it after this
-    async with pool:
+    async with pool, player(data / RECORDS) as here:
         # The workers start a fresh_process bot for each game themselves: the caller starts none.
-        yield Games(pool.play, addresses, replace(lineup, fresh_process=False), logs)
+        yield Games(_dialin_here(pool.play, here), addresses, replace(lineup, fresh_process=False), logs)
+
+
+def _dialin_here(elsewhere: PlayFn, here: PlayFn) -> PlayFn:
+    """A game with a dial-in seat is played in this process, where its bot's connection ends (match/dialin.py);
+    every other game where ``elsewhere`` plays it."""
+
+    async def play(spec: GameSpec, **options: object) -> GameResult:
+        dialled_in = any(is_dialin(e.address) for e in spec.entrants)
+        return await (here if dialled_in else elsewhere)(spec, **options)
+
+    return play
 
 
 def write_record(path: Path, record: bytes) -> None:

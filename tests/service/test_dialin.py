@@ -248,3 +248,16 @@ def test_sigterm_with_dial_in_bots_connected_stops_cleanly_and_they_come_back(tm
         for b in bots:
             b.stop()
         srv.stop()
+
+
+def test_with_worker_processes_a_dial_in_bot_plays_in_the_service_process(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path), "--workers", "1")
+    bot = fixture_bot(srv.address, "dg")
+    try:
+        tid = open_ladder(srv)
+        played = wait_for("dg to play", lambda: games_of(srv, tid, "dg.v1"), 180)
+        assert not faults(played[0], "dg.v1") and health(srv, "dg") == "up"
+        wait_for("house games on the worker too", lambda: len(games_of(srv, tid, "house-greedy")) > len(played), 120)
+    finally:
+        bot.stop()
+        srv.stop()
