@@ -3,6 +3,8 @@
 // transports and answers every decision with the strategy in strategy.js.
 //
 //   node bot.js --port P [--host 127.0.0.1]     (port 0 picks a free port)
+//   node bot.js --connect SERVER --token T [--as NAME] [--games-at-once N] [--tls] [--tls-ca FILE]
+//                                               (dial in to a referee's BotGateway instead: see dialIn below)
 'use strict';
 
 const path = require('node:path');
@@ -16,7 +18,7 @@ const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
 
 // keepCase: field names as in the .proto; enums as names; uint64 (seq) as strings, echoed back unchanged;
 // oneofs: each oneof's member name in a field of its own (see strategy.js).
-const definition = protoLoader.loadSync('abluxxen/v1/bot.proto', {
+const definition = protoLoader.loadSync(['abluxxen/v1/bot.proto', 'abluxxen/v1/gateway.proto'], {
   includeDirs: [PROTO_DIR],
   keepCase: true,
   longs: String,
@@ -24,7 +26,7 @@ const definition = protoLoader.loadSync('abluxxen/v1/bot.proto', {
   defaults: true,
   oneofs: true,
 });
-const { Bot } = grpc.loadPackageDefinition(definition).abluxxen.v1;
+const { Bot, BotGateway } = grpc.loadPackageDefinition(definition).abluxxen.v1;
 
 const HELLO = {
   name: 'node-largest',
@@ -69,6 +71,72 @@ const service = {
   },
 };
 
+// Dial in (proto/abluxxen/v1/gateway.proto): connect to the referee's BotGateway with an author's token, answer
+// its Hello with a DialIn, and play each game it offers on a Play call of its own, with the same messages as the
+// Play stream above. A dropped connection is opened again after 1 s, doubling to 30 s; a refusal is final.
+const FINAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.INVALID_ARGUMENT,
+  grpc.status.FAILED_PRECONDITION, grpc.status.ALREADY_EXISTS]);
+
+function dialIn({ server, token, name, gamesAtOnce, creds }) {
+  const client = new BotGateway(server, creds, { 'grpc.keepalive_time_ms': 30000 });
+  const metadata = (ticket) => {
+    const m = new grpc.Metadata();
+    m.set('authorization', `Bearer ${token}`);
+    if (ticket) m.set('abluxx-ticket', ticket);
+    return m;
+  };
+  const playGame = (ticket) => {
+    const game = client.Play(metadata(ticket));
+    game.on('data', (msg) => {
+      if (msg.message === 'decision') game.write(reply(msg.decision));
+      else if (msg.message === 'game_over') game.end();
+    });
+    game.on('error', () => {}); // the game ended early; the referee's fault policy plays it
+  };
+  let wait = 1000;
+  let stopped = false;
+  const connect = () => {
+    const call = client.Connect(metadata());
+    call.on('data', (msg) => {
+      if (msg.message === 'hello') call.write({ name, hello: HELLO, games_at_once: gamesAtOnce });
+      else if (msg.message === 'entered') {
+        wait = 1000;
+        console.log(`dialled in as ${msg.entered.entrant}`);
+      } else if (msg.message === 'open_game') playGame(msg.open_game.ticket);
+    });
+    call.on('error', () => {}); // told by 'status'
+    call.on('status', ({ code, details }) => {
+      if (stopped) return;
+      if (FINAL.has(code)) {
+        console.error(`bot.js: the referee refused the bot: ${details}`);
+        process.exit(1);
+      }
+      console.error(`bot.js: the connection to ${server} ended (${details || code}); again in ${wait / 1000} s`);
+      setTimeout(connect, wait);
+      wait = Math.min(30000, wait * 2);
+    });
+  };
+  connect();
+  return () => {
+    stopped = true;
+    client.close();
+    process.exit(0);
+  };
+}
+
+function dialInMain(values) {
+  if (!values.token) throw new Error('--connect needs the author\'s token: --token T');
+  const gamesAtOnce = Number(values['games-at-once']);
+  if (!Number.isInteger(gamesAtOnce) || gamesAtOnce < 1 || gamesAtOnce > 64) {
+    throw new Error(`--games-at-once must be an integer from 1 to 64, got ${values['games-at-once']}`);
+  }
+  const fs = require('node:fs');
+  const creds = values.tls || values['tls-ca']
+    ? grpc.credentials.createSsl(values['tls-ca'] ? fs.readFileSync(values['tls-ca']) : null)
+    : grpc.credentials.createInsecure();
+  return { server: values.connect, token: values.token, name: values.as || HELLO.name, gamesAtOnce, creds };
+}
+
 function parsePort(text) {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -82,13 +150,28 @@ function main() {
   let port;
   try {
     const { values } = parseArgs({
-      options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' } },
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string', default: '127.0.0.1' },
+        connect: { type: 'string' },
+        token: { type: 'string' },
+        as: { type: 'string' },
+        'games-at-once': { type: 'string', default: '1' },
+        tls: { type: 'boolean', default: false },
+        'tls-ca': { type: 'string' },
+      },
     });
-    if (values.port === undefined) throw new Error('--port is required (0 picks a free port)');
+    if (values.connect !== undefined) {
+      const stop = dialIn(dialInMain(values));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return;
+    }
+    if (values.port === undefined) throw new Error('--port is required (0 picks a free port), or --connect SERVER');
     host = values.host;
     port = parsePort(values.port);
   } catch (err) {
-    console.error(`bot.js: ${err.message}\nusage: node bot.js --port P [--host 127.0.0.1]`);
+    console.error(`bot.js: ${err.message}\nusage: node bot.js --port P [--host 127.0.0.1] | --connect SERVER --token T`);
     process.exit(2);
   }
 

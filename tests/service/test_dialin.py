@@ -6,6 +6,7 @@ themselves; SIGTERM of the referee with dial-in bots connected stops it cleanly,
 
 from __future__ import annotations
 
+import shutil
 import signal
 import socket
 import subprocess
@@ -258,6 +259,25 @@ def test_with_worker_processes_a_dial_in_bot_plays_in_the_service_process(tmp_pa
         played = wait_for("dg to play", lambda: games_of(srv, tid, "dg.v1"), 180)
         assert not faults(played[0], "dg.v1") and health(srv, "dg") == "up"
         wait_for("house games on the worker too", lambda: len(games_of(srv, tid, "house-greedy")) > len(played), 120)
+    finally:
+        bot.stop()
+        srv.stop()
+
+
+def test_the_node_bot_dials_in_and_plays(tmp_path: Path) -> None:
+    node_dir = Path(__file__).resolve().parents[2] / "clients" / "node"
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("needs node and npm")
+    if not (node_dir / "node_modules").is_dir():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=node_dir, check=True, timeout=300)
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bot = Bot([node, str(node_dir / "bot.js"), "--connect", srv.address, "--token", ALICE, "--as", "nd"])
+    try:
+        tid = open_ladder(srv)
+        wait_for("the Node bot to be entered", lambda: bot.said("dialled in as nd.v1"), 90)
+        played = wait_for("the Node bot to play", lambda: games_of(srv, tid, "nd.v1"), 120)
+        assert not faults(played[0], "nd.v1") and not seat(played[0], "nd.v1").retired
     finally:
         bot.stop()
         srv.stop()
