@@ -233,7 +233,9 @@ def test_sigterm_with_dial_in_bots_connected_stops_cleanly_and_they_come_back(tm
     bots: list[Bot] = []
     try:
         tid = open_ladder(srv)
-        bots = [fixture_bot(srv.address, "one"), fixture_bot(srv.address, "two", BOB)]
+        # one through the kit (abluxx_bot.connect, which connects again by itself), one the test's fixture
+        kit = Bot([*ABLUXX, "bot", "greedy", "--connect", srv.address, "--token", ALICE, "--as", "one"])
+        bots = [kit, fixture_bot(srv.address, "two", BOB)]
         wait_for("both to play", lambda: games_of(srv, tid, "one.v1") and games_of(srv, tid, "two.v1"), 180)
         srv.proc.send_signal(signal.SIGTERM)
         assert srv.proc.wait(60) == 0
