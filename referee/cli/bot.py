@@ -1,4 +1,5 @@
-"""``abluxx bot NAME``: serve one of the example bots (clients/python/abluxx_bot/examples.py) over gRPC."""
+"""``abluxx bot NAME``: serve one of the example bots (clients/python/abluxx_bot/examples.py) over gRPC, or with
+``--connect`` dial in to a referee service with it (abluxx_bot.connect, docs/dial-in.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 def register(sub) -> None:
     from abluxx_bot.examples import REGISTRY
 
-    p = sub.add_parser("bot", help="serve an example bot (random, greedy, counter) over gRPC")
+    p = sub.add_parser("bot", help="serve an example bot (random, greedy, counter) over gRPC, or dial in")
     p.add_argument("name", help=f"which example bot: {', '.join(sorted(REGISTRY))}, or a noisy one (greedy+eps0.2)")
     p.add_argument("--port", type=int, help="port to listen on; 0 picks a free one")
     p.add_argument(
@@ -58,6 +59,6 @@ def _connect(args, make) -> int:
         raise BadInput("--connect needs the author's token: --token T or $ABLUXX_TOKEN")
     if args.port is not None:
         raise BadInput("give --port or --connect, not both")
-    name = args.entrant or args.name.replace("+", "-")
+    name = args.entrant or args.name
     return connect(make, args.connect, args.token, name=name, games_at_once=args.games_at_once, tls=args.tls,
                    tls_ca=args.tls_ca)  # fmt: skip

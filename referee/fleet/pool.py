@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -108,18 +108,25 @@ async def open_games(
     pool = WorkerPool(settings, lineup, data, retry_s=retry_s, keep_trying=keep_trying)
     addresses = Addresses(lineup.addresses())
     addresses.crashes = pool.crashes  # filled as the workers close: the run's summary reads it after this
-    async with pool, player(data / RECORDS) as here:
+    async with pool, contextlib.AsyncExitStack() as stack:
         # The workers start a fresh_process bot for each game themselves: the caller starts none.
-        yield Games(_dialin_here(pool.play, here), addresses, replace(lineup, fresh_process=False), logs)
+        play = _dialin_here(pool.play, lambda: stack.enter_async_context(player(data / RECORDS)))
+        yield Games(play, addresses, replace(lineup, fresh_process=False), logs)
 
 
-def _dialin_here(elsewhere: PlayFn, here: PlayFn) -> PlayFn:
-    """A game with a dial-in seat is played in this process, where its bot's connection ends (match/dialin.py);
-    every other game where ``elsewhere`` plays it."""
+def _dialin_here(elsewhere: PlayFn, here: Callable[[], Awaitable[PlayFn]]) -> PlayFn:
+    """A game with a dial-in seat is played in this process, where its bot's connection ends (match/dialin.py), by
+    the inline player ``here()`` opens at the first such game; every other game where ``elsewhere`` plays it."""
+    opened: list[PlayFn] = []
+    opening = asyncio.Lock()
 
     async def play(spec: GameSpec, **options: object) -> GameResult:
-        dialled_in = any(is_dialin(e.address) for e in spec.entrants)
-        return await (here if dialled_in else elsewhere)(spec, **options)
+        if not any(is_dialin(e.address) for e in spec.entrants):
+            return await elsewhere(spec, **options)
+        async with opening:
+            if not opened:
+                opened.append(await here())
+        return await opened[0](spec, **options)
 
     return play
 

@@ -6,6 +6,7 @@ themselves; SIGTERM of the referee with dial-in bots connected stops it cleanly,
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
@@ -183,6 +184,10 @@ def test_tokens_caps_and_hostile_clients_are_refused_and_cost_only_themselves(tm
         wrong = subprocess.run([*ABLUXX, "bot", "greedy", "--connect", srv.address, "--token", "not-a-token"],
                                capture_output=True, text=True, timeout=60)  # fmt: skip
         assert wrong.returncode == 1 and "UNAUTHENTICATED" in wrong.stderr, wrong.stderr
+        env = {k: v for k, v in os.environ.items() if k != "ABLUXX_TOKEN"}
+        tokenless = subprocess.run([*ABLUXX, "bot", "greedy", "--connect", srv.address], capture_output=True,
+                                   text=True, timeout=60, env=env)  # fmt: skip
+        assert tokenless.returncode == 2 and "--token" in tokenless.stderr, tokenless.stderr
         # SubmitBot cannot name a dial-in address; garbage, no DialIn, a flood on Connect
         e = error_of(submit, stub(srv.address), "x", "dialin:x", ALICE)
         assert e.code() == grpc.StatusCode.INVALID_ARGUMENT and "BotGateway.Connect" in e.details()
