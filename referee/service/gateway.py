@@ -19,7 +19,7 @@ import asyncio
 
 import grpc
 
-from referee.errors import AlreadyExists, Denied, NotFound, Precondition, Unavailable
+from referee.errors import AlreadyExists, Busy, Denied, NotFound, Precondition, Unavailable
 from referee.match import dialin
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
@@ -38,7 +38,7 @@ class GatewayCalls(EntrantCalls):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         s = self.settings
-        self.dialins = Streams(s.max_dialins, s.max_dialins_per_author, ("bots dialled in", "bots dialled in"))
+        self.dialins = Streams(s.max_dialins, s.max_dialins_per_author, ("bots dialled in", "dial-in connections"))
 
     async def gateway_connect(self, request_iterator, context: grpc.aio.ServicerContext) -> None:
         try:
@@ -87,6 +87,8 @@ class GatewayCalls(EntrantCalls):
         latest = self.registry.bot(name)
         if latest is not None and not who.organiser and latest.owner != who.name:  # before it may replace a link
             raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
+        if name in self.submitting:  # before its link could replace the one the validation game is played on
+            raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
         link = dialin.Link(name, who.name, message.hello)
         dialin.register(link)
         lock = asyncio.Lock()  # one write at a time on the call: the OpenGames (a validation game's too), Entered

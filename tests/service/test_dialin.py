@@ -206,7 +206,7 @@ def test_tokens_caps_and_hostile_clients_are_refused_and_cost_only_themselves(tm
         wait_for("good in", lambda: bots[0].said("dialled in as good.v1"), 90)
         bots.append(fixture_bot(srv.address, "second"))
         wait_for("the cap", lambda: bots[1].said("ended RESOURCE_EXHAUSTED"), 60)
-        assert "1 bots dialled in" in bots[1].said("RESOURCE_EXHAUSTED")[0]
+        assert "1 dial-in connections open already" in bots[1].said("RESOURCE_EXHAUSTED")[0]
         bots[1].stop()
         # hostile games (bob's and an organiser's, one bot each at most): one never read, one flooded with garbage;
         # each costs its own seat only
