@@ -2,7 +2,9 @@
 open ladder and plays, several games at once; one drops mid-game (the fault policy plays its seat, it is down) and
 comes back (up, the same version); a wrong token, a SubmitBot of a dial-in address and the connection cap are
 refused; hostile clients (garbage, no DialIn, a flood on Connect, a game never read, a game flooded) cost only
-themselves; SIGTERM of the referee with dial-in bots connected stops it cleanly, and they come back by themselves."""
+themselves; a half-open connection is found by keepalive; SIGTERM of the referee with dial-in bots connected stops it
+cleanly, and they come back by themselves; with worker processes their games play in the service; the Node bot
+dials in too."""
 
 from __future__ import annotations
 
@@ -286,5 +288,28 @@ def test_the_node_bot_dials_in_and_plays(tmp_path: Path) -> None:
         played = wait_for("the Node bot to play", lambda: games_of(srv, tid, "nd.v1"), 120)
         assert not faults(played[0], "nd.v1") and not seat(played[0], "nd.v1").retired
     finally:
+        bot.stop()
+        srv.stop()
+
+
+def test_a_half_open_connection_is_found_by_keepalive_and_the_bot_is_down_until_it_answers_again(
+    tmp_path: Path,
+) -> None:
+    """SIGSTOP: the bot's socket stays open (its kernel still acknowledges) but nothing answers the referee's
+    keepalive pings, as with a machine gone without a word. The referee closes the connection (a ping every 30 s,
+    10 s for its answer) and the bot is down; SIGCONT, and it connects again and is up."""
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bot = fixture_bot(srv.address, "dg")
+    try:
+        tid = open_ladder(srv)
+        wait_for("dg to play", lambda: games_of(srv, tid, "dg.v1"), 180)
+        bot.proc.send_signal(signal.SIGSTOP)
+        assert wait_for("dg to be down", lambda: health(srv, "dg") == "down", 120)
+        entrant = stub(srv.address).GetEntrant(ref_pb.GetEntrantRequest(name="dg"), metadata=auth(ALICE))
+        assert entrant.health.reason == "its dial-in connection closed"
+        bot.proc.send_signal(signal.SIGCONT)
+        assert wait_for("dg to be up again", lambda: health(srv, "dg") == "up", 120)
+    finally:
+        bot.proc.send_signal(signal.SIGCONT)
         bot.stop()
         srv.stop()
