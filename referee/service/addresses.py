@@ -14,8 +14,6 @@ import ipaddress
 import socket
 from dataclasses import dataclass
 
-from referee.match.dialin import DIALIN
-
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 LINK_LOCAL = ("169.254.0.0/16", "fe80::/10")
@@ -99,7 +97,7 @@ async def resolve(address: str, policy: AddressPolicy, own_ports: set[int]) -> s
 
 def same_place(a: str, b: str) -> bool:
     """Whether two stored addresses reach the same bot: the same port, and the same host or both this machine."""
-    if a.startswith((*UNIX_SCHEMES, DIALIN)) or b.startswith((*UNIX_SCHEMES, DIALIN)):
+    if a.startswith(UNIX_SCHEMES) or b.startswith(UNIX_SCHEMES):
         return a == b
     (ha, _, pa), (hb, _, pb) = a.rpartition(":"), b.rpartition(":")
     if pa != pb:
