@@ -85,7 +85,8 @@ class GatewayCalls(EntrantCalls):
         message = await self._dial_in(context)
         name = message.name.strip()
         latest = self.registry.bot(name)
-        if latest is not None and not who.organiser and latest.owner != who.name:  # before it may replace a link
+        # before its link may take another's place; an organiser too: a dial-in bot is its connection's author's
+        if latest is not None and latest.owner != who.name:
             raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
         if name in self.submitting:  # before its link could replace the one the validation game is played on
             raise Busy(f"bot {name!r} is being validated already; wait for that to finish")

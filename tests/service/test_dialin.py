@@ -206,6 +206,9 @@ def test_tokens_caps_and_hostile_clients_are_refused_and_cost_only_themselves(tm
         # the cap: alice's second bot dialled in at once is refused, and retries
         bots.append(fixture_bot(srv.address, "good"))
         wait_for("good in", lambda: bots[0].said("dialled in as good.v1"), 90)
+        e = _connect(srv.address, ORGANISER, [dial_in("good")], hold=True)  # alice's name: not even an organiser's
+        assert e.code() == grpc.StatusCode.PERMISSION_DENIED and "belongs to 'alice'" in e.details(), e.details()
+        assert bots[0].proc.poll() is None and not bots[0].said("ended")  # alice's connection is untouched
         bots.append(fixture_bot(srv.address, "second"))
         wait_for("the cap", lambda: bots[1].said("ended RESOURCE_EXHAUSTED"), 60)
         assert "1 dial-in connections open already" in bots[1].said("RESOURCE_EXHAUSTED")[0]
