@@ -316,3 +316,26 @@ def test_a_half_open_connection_is_found_by_keepalive_and_the_bot_is_down_until_
         bot.proc.send_signal(signal.SIGCONT)
         bot.stop()
         srv.stop()
+
+
+def test_bots_dial_in_over_tls(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    srv = start_server(tmp_path / "data", write_settings(tmp_path), "--tls-cert", str(cert), "--tls-key", str(key))
+    bots = [Bot([*ABLUXX, "bot", "greedy", "--connect", srv.address, "--token", ALICE, "--as", "py", "--tls-ca",
+                 str(cert)])]  # fmt: skip
+    node_dir = Path(__file__).resolve().parents[2] / "clients" / "node"
+    if shutil.which("node") and (node_dir / "node_modules").is_dir():
+        bots.append(Bot(["node", str(node_dir / "bot.js"), "--connect", srv.address, "--token", BOB, "--as", "js",
+                         "--tls-ca", str(cert)]))  # fmt: skip
+    try:
+        for bot, name in zip(bots, ("py", "js"), strict=False):
+            wait_for(f"{name} in over TLS", lambda bot=bot, name=name: bot.said(f"dialled in as {name}.v1"), 90)
+    finally:
+        for b in bots:
+            b.stop()
+        srv.stop()
