@@ -20,6 +20,8 @@ POSITIVE = (
     "floor_client_loop_cpu_us_per_rt",
     "cpu_vs_floor",
     "gc_middle_cpu_ms",  # a middle collection, forced with 64 games in play
+    "dialin_cpu_us_per_decision",  # the same games with the bot dialled in (BotGateway)
+    "dialin_cpu_vs_stream",
 )
 PRESENT = ("max_loop_stall_ms", "p99_loop_stall_ms", "max_loop_stall_cpu_ms", "gc_max_pause_ms", "gc_us_per_decision",
            "referee_grpc_cpu_us_per_decision", "gc_collections_gen2", "max_loop_stall_ms_16",
