@@ -15,6 +15,7 @@ from starlette.responses import Response
 from referee.records import FAULT_PB, RecordError, read_record
 from referee.records.paths import VALIDATION, record_in
 from referee.service import ladders
+from referee.service.submit import refusals_of
 from referee.service.visibility import private_to, version_private
 from referee.store import TournamentRow
 from referee.store import health as health_store
@@ -219,6 +220,9 @@ class Pages:
         who = self.site.who(request)
         mine = [b for b in self.service.registry.bots() if b.owner == name]
         shown, start, next_start = paged(request, mine, self.size)
+        folder = self.service.store.data / VALIDATION
+        refused = await asyncio.to_thread(refusals_of, folder, name) if private_to(who, name) else []
         return self.site.render(request, "author.html", name=name, bots=shown, start=start, next_start=next_start,
-                                private=private_to(who, name),
+                                private=private_to(who, name), refused=refused[: self.size],
+                                health=health_store.get(self.service.store, [b.entrant_id for b in shown]),
                                 mine={b.entrant_id: version_private(who, b) for b in shown})  # fmt: skip

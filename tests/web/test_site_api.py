@@ -194,3 +194,41 @@ def test_the_leaderboard_sorts_and_searches_on_the_server(served) -> None:
     assert 'data-entrant="ada"' not in page  # page_size 2: ada is on the next page, linked with the same order
     assert f"/t/{tid}?start=2&amp;sort=name&amp;desc=1" in page
     assert _as(served, None, f"/t/{tid}?sort=bogus")[0] == 400
+
+
+def test_a_refusal_is_listed_for_its_author_with_its_validation_game(served) -> None:
+    """Why a submission was refused, with its validation game: on the author's page, for them and organisers only."""
+    site = served["site"]
+    bot = start_bot("bad:hostile")
+    try:
+        refusal = submit(stub(site.address), "refusedbot", bot.address, token=ALICE).refusal
+    finally:
+        bot.stop()
+    assert refusal.game_id and refusal.reason
+    for who in ("alice", "organiser"):
+        page = _as(served, who, "/authors/alice")[2]
+        section = page.split('id="refused"')[1]
+        assert "refusedbot" in section and f'href="/g/{refusal.game_id}"' in section, who
+        assert f"fault {refusal.reason.split('fault ')[1].split(' ')[0]}" in section
+        assert _as(served, who, f"/g/{refusal.game_id}")[0] == 200
+    for who in ("bob", None):
+        page = _as(served, who, "/authors/alice")[2]
+        assert 'id="refused"' not in page and refusal.game_id not in page, who
+        assert _as(served, who, f"/g/{refusal.game_id}")[0] == 404
+
+
+def test_an_authors_page_and_the_api_say_whether_each_bot_is_up(served) -> None:
+    """The health status (docs/bot-health.md) of each of the author's bots, as the ladder sees it."""
+    from referee.store import health as health_store
+
+    v1 = served["v1"]
+    with open_store(served["data"]) as store:
+        health_store.set_status(store, v1.entrant_id, "down", "unreachable at Hello", 1_800_000_000.0)
+    try:
+        page = _as(served, "alice", "/authors/alice")[2]
+        assert "down since 2027-01-15T08:00:00Z (unreachable at Hello)" in page
+        api = {e["version"]: e for e in json.loads(_as(served, None, "/api/bots/alices")[2])["items"]}
+        assert api[1]["health"]["status"] == "down" and api[2]["health"]["status"] == "up"
+    finally:
+        with open_store(served["data"]) as store:
+            health_store.set_status(store, v1.entrant_id, "up", "", 1_800_000_001.0)

@@ -91,3 +91,13 @@ def test_the_rules_and_the_guide_render_their_tables_as_tables_in_chromium(site,
     path = download.value.path()
     assert Path(path).read_bytes() == (ROOT / "proto/abluxxen/v1/game.proto").read_bytes()
     assert page.errors == []
+
+
+@pytest.mark.parametrize("bad", ["referee.example.org", "http://referee.example.org:50050", "a b:1", 50050, "x:123456"])
+def test_a_bad_grpc_address_setting_is_refused_naming_the_key(bad) -> None:
+    from referee.service.settings import ConfigError, parse
+
+    with pytest.raises(ConfigError, match=r"http\.grpc_address: must be HOST:PORT"):
+        parse({"http": {"grpc_address": bad}}, "server.toml", env={})
+    for good in ("referee.example.org:50050", "[2001:db8::1]:443", "10.0.0.2:1"):
+        assert parse({"http": {"grpc_address": good}}, "s", env={}).http.grpc_address == good
