@@ -128,17 +128,21 @@ class Pages:
                 out[name] = found.bot_version
         return out
 
-    async def board(self, request: Request) -> Response:
+    async def _board_plotted(self, request: Request) -> dict[str, Any]:
+        """The leaderboard's context with its rating plot (of the entrants on its page)."""
         tid = request.path_params["tid"]
         context = await self._board(request, tid)
         names = [r.entrant for r in context["rows"]]
         marks = {r.entrant: r.state for r in context["rows"]}
-        return self.site.render(request, "board.html", plot=plot(self.service.boards.history(tid), names, marks),
-                                **context)  # fmt: skip
+        return {**context, "plot": plot(self.service.boards.history(tid), names, marks)}
+
+    async def board(self, request: Request) -> Response:
+        return self.site.render(request, "board.html", **await self._board_plotted(request))
 
     async def board_table(self, request: Request) -> Response:
-        """The leaderboard's table alone: what the page's script fetches when the live stream says a game ended."""
-        return self.site.render(request, "board_table.html", **await self._board(request, request.path_params["tid"]))
+        """The leaderboard's live parts, its table, rating plot and games being played now: what the page's script
+        fetches when the live stream says a game started or ended, and swaps in by their ids."""
+        return self.site.render(request, "board_live.html", **await self._board_plotted(request))
 
     async def games(self, request: Request) -> Response:
         tid = request.path_params["tid"]
