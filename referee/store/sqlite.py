@@ -311,8 +311,11 @@ class SqliteStore:
         """A page of ``tid``'s finished games, the latest slot first: up to ``limit`` of those before slot ``before``
         (all when None), only ``entrant``'s when given, and only those ``only`` lets through. It costs the page (and
         the games a filter passes over), not the tournament (the web site's lists)."""
-        q = "SELECT g.game_id FROM games g WHERE g.tournament_id = ? AND g.slot < ?"
-        args: tuple = (tid, 2**62 if before is None else before)
+        q = "SELECT g.game_id FROM games g WHERE g.tournament_id = ?"
+        args: tuple = (tid,)
+        if before is not None:
+            q += " AND g.slot < ?"
+            args += (before,)
         seat = "SELECT 1 FROM results r WHERE r.game_id = g.game_id"
         for name in (entrant, only.opponent if only else None):
             if name is not None:

@@ -19,19 +19,18 @@ DOCS = ROOT / "docs"
 PAGES = {"rules.md": "/rules", "writing-a-bot.md": "/how-to-enter"}  # docs the site shows as its own pages
 
 
+@cache
 def _engine() -> MarkdownIt:
+    """The parser and renderer, made at its first use."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     md.add_render_rule("table_open", lambda *_: '<div class="scroll"><table>\n')
     md.add_render_rule("table_close", lambda *_: "</table></div>\n")
     return md
 
 
-_MD = _engine()
-
-
 def _link(token: Token) -> str | None:
     """Where a link of our docs goes on the site, or None (shown as text)."""
-    href = str(token.attrGet("href") or "")
+    href = str(token.attrGet("href"))  # a link's token always has one
     if href.startswith("https://"):
         return href
     page, _, anchor = href.partition("#")
@@ -52,22 +51,22 @@ def _rewrite(tokens: Sequence[Token]) -> None:
 def _rewrite_link(t: Token) -> None:
     if t.type == "link_open":
         target = _link(t)
-        t.meta["dropped"] = target is None
         if target is None:
-            t.type, t.tag, t.content = "text", "", ""
+            t.type, t.content = "text", ""  # a text token: its tag is never rendered
         else:
             t.attrSet("href", target)
             if target.startswith("https://"):
                 t.attrSet("rel", "noreferrer")
     elif t.type == "link_close" and t.meta.get("dropped"):
-        t.type, t.tag, t.content = "text", "", t.meta["doc"]
+        t.type, t.content = "text", t.meta["doc"]
 
 
 def to_html(text: str) -> str:
-    tokens = _MD.parse(text)
+    md = _engine()
+    tokens = md.parse(text)
     _pair_links(tokens)
     _rewrite(tokens)
-    return _MD.renderer.render(tokens, _MD.options, {})
+    return md.renderer.render(tokens, md.options, {})
 
 
 def _pair_links(tokens: Sequence[Token]) -> None:
@@ -80,7 +79,7 @@ def _pair_links(tokens: Sequence[Token]) -> None:
             elif child.type == "link_close" and opened:
                 start = opened.pop()
                 child.meta["dropped"] = _link(start) is None
-                page = str(start.attrGet("href") or "").split("#")[0]
+                page = str(start.attrGet("href")).split("#")[0]
                 child.meta["doc"] = f" (docs/{page})" if page.endswith(".md") and "/" not in page else ""
 
 

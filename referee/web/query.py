@@ -86,7 +86,7 @@ def filter_query(only: GameFilter | None) -> str:
 def board_rows(request: Request, rows: list[Standing]) -> list[Standing]:
     """The leaderboard's rows in the address's order (``sort``, ``desc=1`` turns it round) and only those whose
     entrant's name holds the search text ``q`` (case-insensitive); each keeps its rank."""
-    sort = request.query_params.get("sort", "rank") or "rank"
+    sort = request.query_params.get("sort") or "rank"
     if sort not in SORTS:
         raise HTTPException(400, f"sort must be one of: {', '.join(SORTS)}")
     q = (text(request, "q") or "").casefold()

@@ -17,7 +17,7 @@ from referee.service.visibility import version_private
 from referee.store import GameFilter, open_store
 from referee.tournament.standings import Standing
 from referee.web import query
-from referee.web.markdown import doc, to_html
+from referee.web.markdown import doc, how_to_enter, rules, to_html
 
 from .conftest import save_tournament
 
@@ -65,8 +65,11 @@ def test_the_games_filter_is_checked_and_carried_to_the_next_page() -> None:
     assert query.game_filter(_request(result="lost"), "ada") == GameFilter(None, "lost", "")
     assert query.game_filter(_request(fault="any"), None) == GameFilter(None, "", "any")
     assert _refused(query.game_filter, _request(result="drawn"), "ada") == "result must be won or lost"
-    assert _refused(query.game_filter, _request(result="won"), None).startswith("result needs an entrant")
-    assert _refused(query.game_filter, _request(fault="bogus"), None).startswith("fault must be any or one of: ")
+    assert _refused(query.game_filter, _request(result="won"), None) == (
+        "result needs an entrant: filter one entrant's games (entrant=NAME)"
+    )
+    kinds = _refused(query.game_filter, _request(fault="bogus"), None)
+    assert kinds.startswith("fault must be any or one of: ") and ", invalid, malformed, " in kinds
     assert query.kept(_request(sort="name", q="", desc="1"), "all", "sort", "desc", "q") == "&sort=name&desc=1"
     assert query.kept(_request(), "sort") == ""
 
@@ -114,6 +117,10 @@ def test_the_store_filters_games_before_paging(tmp_path: Path) -> None:
         assert got("bob", GameFilter(fault="any")) == want(lambda g: bool(seat(g, "bob").faults))
         assert got(None, GameFilter(opponent="cyd")) == want(lambda g: "cyd" in g.names)
         assert got("ada", GameFilter(opponent="nobody")) == []
+        assert got("ada", None) == want(lambda g: "ada" in g.names) and len(got(None, None)) == len(every)
+        cut = sorted(g.slot for g in every)[3]
+        older = [g.game_id for g in store.recent_games(tid, cut, 100, None, GameFilter(opponent="bob"))]
+        assert older == want(lambda g: g.slot < cut and "bob" in g.names)
         assert got("ada", GameFilter(result="won", fault="timeout")) == want(
             lambda g: seat(g, "ada").place == 1 and seat(g, "ada").faults.get("timeout")
         )
@@ -144,6 +151,9 @@ def test_docs_render_tables_as_tables_and_no_markup_of_their_own() -> None:
         "[file](../proto/x.proto) and <script>alert(1)</script>.\n"
     )
     assert "<h2>Title</h2>" in html and "<h3>Part</h3>" in html  # one level down: the page's title is its h1
+    assert to_html("###### deep") == "<h6>deep</h6>\n"  # as far down as HTML goes
+    dropped = to_html("[b](bots.md#part), [up](../a/b.md), [bare](foo) and [w](writing-a-bot.md#in-python)")
+    assert dropped == ('<p>b (docs/bots.md), up, bare and <a href="/how-to-enter#in-python">w</a></p>\n')
     assert '<div class="scroll"><table>' in html and "<th>a</th>" in html and "</table></div>" in html
     assert "<td><code>x</code> &lt;b&gt;y&lt;/b&gt;</td>" in html
     assert '<a href="/rules#moves">r</a>' in html and '<a href="/how-to-enter">guide</a>' in html
@@ -151,6 +161,14 @@ def test_docs_render_tables_as_tables_and_no_markup_of_their_own() -> None:
     assert '<a href="https://example.org/a" rel="noreferrer">web</a>' in html
     assert "javascript:" not in html.replace("[js](javascript:alert(1))", "") and "<script>" not in html
     assert "file," not in html and " file and " in html  # a link to no page of the site is its text
-    rules = doc("rules.md")
-    assert rules is not None and rules.count("<table>") == 2 and "| ---" not in rules
+    page = doc("rules.md")
+    assert page is not None and page.count("<table>") == 2 and "| ---" not in page
     assert doc("no-such.md") is None
+    assert rules() == page and how_to_enter() == doc("writing-a-bot.md") and "<table>" in (how_to_enter() or "")
+
+
+def test_the_json_api_writes_every_character_outside_ascii_as_an_escape() -> None:
+    from referee.web.api import JsonResponse
+
+    body = JsonResponse({"name": "a\u202eb\x1b[2J</script>", "n": 1}).body
+    assert body == b'{"n": 1, "name": "a\\u202eb\\u001b[2J</script>"}'
