@@ -5,6 +5,7 @@ plot and a list of the games being played that follow a running tournament witho
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -14,8 +15,9 @@ from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record, record_selfplay
 from referee.records.paths import VALIDATION, record_in
 from referee.service.registry import Registry
+from referee.store import health as health_store
 from referee.store import open_store
-from tests.service.helpers import BOB, ORGANISER, auth, config, start_bot, stub
+from tests.service.helpers import ALICE, BOB, ORGANISER, auth, config, start_bot, stub, submit
 
 from .conftest import save_tournament
 from .site import start_site, wait_ready
@@ -50,6 +52,31 @@ def test_bob_sees_his_version_of_a_shared_bot_and_not_alices(site, page_for) -> 
     page.wait_for_selector("#game-data", state="attached")
     page.goto(s.url + "/bots/shared/validation/1", timeout=SLOW)
     assert page.locator("#game-data").count() == 0 and "Not found" in page.inner_text("h1")
+    page.goto(s.url + "/api/bots/shared", timeout=SLOW)  # the JSON API, with the browser's sign-in
+    by_version = {e["version"]: e for e in json.loads(page.inner_text("body"))["items"]}
+    assert by_version[2]["address"] == "127.0.0.1:41002" and by_version[1]["address"] == ""
+    assert page.errors == []
+
+
+def test_an_author_finds_a_refusal_and_its_validation_game_and_each_bots_health(site, page_for) -> None:
+    s, _, data = site
+    bot = start_bot("bad:hostile")
+    try:
+        refusal = submit(stub(s.address), "refusedb", bot.address, token=ALICE).refusal
+    finally:
+        bot.stop()
+    assert refusal.game_id
+    with open_store(data) as store:
+        health_store.set_status(store, "shared.v1", "down", "unreachable at Hello", 1_800_000_000.0)
+    page = page_for(1280, 900)
+    _sign_in(page, s.url, ALICE)
+    assert page.url.endswith("/authors/alice")
+    assert "down since 2027-01-15T08:00:00Z" in page.inner_text("td.health")
+    row = page.locator("#refused tbody tr").first
+    assert row.locator("td.name").inner_text() == "refusedb" and "fault" in row.locator("td.text").inner_text()
+    row.locator(f"a:text-is('{refusal.game_id}')").click()
+    page.wait_for_selector("#game-data", state="attached")
+    assert refusal.game_id in page.inner_text("header.page")
     assert page.errors == []
 
 
