@@ -103,6 +103,7 @@ class Refused:
     bot: str
     reason: str
     at: float
+    seq: int = 0  # the decision that faulted: the viewer's step (0: not known)
 
 
 def refusals_of(folder: Path, owner: str) -> list[Refused]:
@@ -114,7 +115,9 @@ def refusals_of(folder: Path, owner: str) -> list[Refused]:
             continue
         try:
             said = json.loads(path.read_text(encoding="utf-8"))
-            out.append(Refused(game_id, str(said["bot"]), str(said["reason"]), path.stat().st_mtime))
+            seq = said.get("seq", 0)
+            at = path.stat().st_mtime
+            out.append(Refused(game_id, str(said["bot"]), str(said["reason"]), at, seq if isinstance(seq, int) else 0))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(out, key=lambda r: -r.at)
@@ -184,7 +187,9 @@ async def check_bot(
         if d.fault == rec_pb.FAULT_KIND_TIMEOUT:
             detail += _time_words(settings.time_control, d.bank_left_ms)
         reason = f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind}){detail}"
-        write_private(record_in(folder, game_id).with_suffix(_REFUSAL), json.dumps({"bot": name, "reason": reason}))
+        write_private(
+            record_in(folder, game_id).with_suffix(_REFUSAL), json.dumps({"bot": name, "reason": reason, "seq": d.seq})
+        )
         return _refuse(
             ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME,
             reason,

@@ -74,9 +74,10 @@ def test_an_author_finds_a_refusal_and_its_validation_game_and_each_bots_health(
     assert "down since 2027-01-15T08:00:00Z" in page.inner_text("td.health")
     row = page.locator("#refused tbody tr").first
     assert row.locator("td.name").inner_text() == "refusedb" and "fault" in row.locator("td.text").inner_text()
-    row.locator(f"a:text-is('{refusal.game_id}')").click()
-    page.wait_for_selector("#game-data", state="attached")
+    row.locator("a.fault-move").click()  # straight to the decision that faulted, in the full view
+    page.wait_for_selector(f"body[data-step='{refusal.seq}'][data-pov='full']")
     assert refusal.game_id in page.inner_text("header.page")
+    assert page.locator("#moves li[aria-current=step]").get_attribute("class") == "fault"
     assert page.errors == []
 
 
