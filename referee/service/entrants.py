@@ -18,7 +18,7 @@ from .paging import page
 from .registry import ACTIVE, RETIRED, BotVersion
 from .settings import NAME
 from .submit import UNREACHABLE, Passed, check_bot, check_hello
-from .visibility import private_to
+from .visibility import version_private
 
 MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (each ladder also caps it)
 
@@ -135,15 +135,20 @@ class EntrantCalls(ServiceBase):
         who = self.auth.reader(context)
         after, size = page(request)
         rows = self.registry.bots_page(request.active_only, after or None, size + 1, request.all_versions)
-        ratings = await self._ratings()
-        health = health_store.get(self.store, [b.entrant_id for _, b in rows[:size]])
         return ref_pb.ListEntrantsResponse(
-            entrants=[
-                entrant_pb(b, ratings.get((b.name, b.version)), private_to(who, b.owner), health.get(b.entrant_id))
-                for _, b in rows[:size]
-            ],
+            entrants=await self.entrants_as(who, [b for _, b in rows[:size]]),
             next_page_token=str(rows[size - 1][0]) if len(rows) > size else "",  # the row the next page is older than
         )
+
+    async def entrants_as(self, who: Principal | None, bots: list[BotVersion]) -> list[ref_pb.Entrant]:
+        """Bot versions as ``who`` may see them, each version's private details decided on its own
+        (``visibility.version_private``): ListEntrants' and GetEntrant's answer, and the site's JSON API's."""
+        ratings = await self._ratings()
+        health = health_store.get(self.store, [b.entrant_id for b in bots])
+        return [
+            entrant_pb(b, ratings.get((b.name, b.version)), version_private(who, b), health.get(b.entrant_id))
+            for b in bots
+        ]
 
     def _bot(self, name: str, version: int = 0):
         if not name:
@@ -156,8 +161,7 @@ class EntrantCalls(ServiceBase):
     @handle
     async def GetEntrant(self, request: ref_pb.GetEntrantRequest, context) -> ref_pb.Entrant:
         who = self.auth.reader(context)
-        bot = self._bot(request.name, request.version)
-        return self._entrant(bot, await self._ratings(), private_to(who, bot.owner))
+        return (await self.entrants_as(who, [self._bot(request.name, request.version)]))[0]
 
     def _entrant(self, bot: BotVersion, ratings: dict, private: bool) -> ref_pb.Entrant:
         health = health_store.get(self.store, [bot.entrant_id]).get(bot.entrant_id)

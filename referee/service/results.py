@@ -98,12 +98,16 @@ class ResultCalls(ServiceBase):
         who = self.auth.reader(context)
         if not request.game_id:
             raise BadInput("game_id: must not be empty")
-        if request.game_id.startswith(VALIDATION_PREFIX) and self.registry.game_location(request.game_id) is None:
-            return self._validation_record(who, request.game_id)
-        record = self._stored_record(
-            request.game_id, f"game {request.game_id} has not finished; watch it with WatchGame"
-        )
-        return record_for(who, record, self.owners(record.header.tournament_id), self.deal_left(request.game_id))
+        return self.record_as(who, request.game_id)
+
+    def record_as(self, who: Principal | None, game_id: str) -> rec_pb.GameRecord:
+        """The record of ``game_id`` as ``who`` may read it (visibility.record_for): GetGameRecord's answer, and the
+        site's JSON API and record downloads. A validation game only for its author and organisers (NotFound to
+        anyone else); a game scheduled but not finished is FAILED_PRECONDITION."""
+        if game_id.startswith(VALIDATION_PREFIX) and self.registry.game_location(game_id) is None:
+            return self._validation_record(who, game_id)
+        record = self._stored_record(game_id, f"game {game_id} has not finished; watch it with WatchGame")
+        return record_for(who, record, self.owners(record.header.tournament_id), self.deal_left(game_id))
 
     def _validation_record(self, who: Principal | None, game_id: str) -> rec_pb.GameRecord:
         try:

@@ -30,6 +30,7 @@
     allowed_hosts = ["site.example"]       # Host names the site answers to, beside localhost and its own address
     header_timeout_s = 10                  # a connection must send a whole request head within this
     idle_timeout_s = 5                     # an idle kept-alive connection is closed after this
+    grpc_address = "referee.example.org:50050"  # the address entrants dial, shown on the how-to-enter page
 
     [health]                               # a ladder's down bots (docs/bot-health.md)
     first_probe_s = 5                      # a down bot's first Hello probe; the interval doubles ...
@@ -96,6 +97,7 @@ _HEALTH_LIMITS = {  # [health] key: (default, lowest, highest allowed) in second
     "probe_timeout_s": (10, 1, 600),
 }
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # Host names the site always answers to
+GRPC_ADDRESS = re.compile(r"([A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
 HOST_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")  # [::1]: IPv6
 RESERVED_AUTHOR = re.compile(r"organiser\d*", re.IGNORECASE)  # the organisers' own names (auth.Principal)
 
@@ -113,6 +115,7 @@ class HttpSettings:
     header_timeout_s: int = _HTTP_LIMITS["header_timeout_s"][0]
     idle_timeout_s: int = _HTTP_LIMITS["idle_timeout_s"][0]
     allowed_hosts: tuple[str, ...] = ()  # beside LOCAL_HOSTS and ``host`` (see hosts)
+    grpc_address: str = ""  # the referee's gRPC address as entrants dial it (the how-to-enter page); "": not given
 
     def hosts(self) -> list[str]:
         """The Host names the site answers to: localhost, its own address unless a wildcard, and allowed_hosts."""
@@ -221,7 +224,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         validation_opponents=tuple(opponents),
         time_control=time_control(top),
         addresses=policy,
-        http=_http(top.table("http", {"port", "host", "allowed_hosts", *_HTTP_LIMITS})),
+        http=_http(top.table("http", {"port", "host", "allowed_hosts", "grpc_address", *_HTTP_LIMITS})),
         health=_health(top.table("health", set(_HEALTH_LIMITS))),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
@@ -238,7 +241,14 @@ def _http(table: Table) -> HttpSettings:
         raise table.error(
             "allowed_hosts", 'must be a list of host names without port (e.g. ["referee.example.org", "*.example.org"])'
         )
-    return HttpSettings(port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), **limits)
+    dial = table.get("grpc_address", "")
+    if not isinstance(dial, str) or (dial and not GRPC_ADDRESS.fullmatch(dial)):
+        raise table.error(
+            "grpc_address", f"must be HOST:PORT as entrants dial it (referee.example.org:50050), not {said(dial)}"
+        )
+    return HttpSettings(
+        port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), grpc_address=dial, **limits
+    )
 
 
 def _health(table: Table) -> HealthSettings:

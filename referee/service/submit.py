@@ -9,8 +9,9 @@ to the server's log only, so SubmitBot cannot be used to read another service's 
 port from an open one that speaks something else. A refusal in the validation game ("validation game ID: fault X at
 decision N (KIND): DETAIL") names the fault's detail, the bot's own error text included: by then the far end has
 answered Hello as an abluxxen bot, and the caller is the bot's author. The game's record stays in the data
-folder's ``validation/``, with its owner beside it (``owner_of``): the author and organisers may fetch it
-(GetGameRecord, ``visibility.private_to``), since its deal was fresh and is never dealt again.
+folder's ``validation/``, with its owner beside it (``owner_of``) and, when refused, the reason (``refusals_of``):
+the author and organisers may fetch it (GetGameRecord, ``visibility.private_to``; the site's author page lists the
+refusals), since its deal was fresh and is never dealt again.
 
 Faults the referee itself causes (FAULT_KIND_REFEREE) are not the bot's and do not refuse it.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +92,37 @@ VALIDATION_PREFIX = "validate-"  # every validation game's id starts so
 _OWNER = ".owner"  # beside a validation game's record: the submitting author's name
 
 
+_REFUSAL = ".refusal"  # beside a refused bot's validation game: the bot's name and why it was refused (JSON)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A submission refused in its validation game: shown to its author (and organisers) on the site."""
+
+    game_id: str
+    bot: str
+    reason: str
+    at: float
+    seq: int = 0  # the decision that faulted: the viewer's step (0: not known)
+
+
+def refusals_of(folder: Path, owner: str) -> list[Refused]:
+    """The submissions of ``owner`` refused in their validation game, the latest first."""
+    out = []
+    for path in folder.glob(f"{VALIDATION_PREFIX}*{_REFUSAL}") if folder.is_dir() else ():
+        game_id = path.name.removesuffix(_REFUSAL)
+        if owner_of(folder, game_id) != owner:
+            continue
+        try:
+            said = json.loads(path.read_text(encoding="utf-8"))
+            seq = said.get("seq", 0)
+            at = path.stat().st_mtime
+            out.append(Refused(game_id, str(said["bot"]), str(said["reason"]), at, seq if isinstance(seq, int) else 0))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(out, key=lambda r: -r.at)
+
+
 def owner_of(folder: Path, game_id: str) -> str | None:
     """The author who submitted the bot of the validation game ``game_id`` in ``folder``, or None (no such game)."""
     try:
@@ -153,9 +186,13 @@ async def check_bot(
         detail = f": {d.fault_detail}" if d.fault_detail else ""
         if d.fault == rec_pb.FAULT_KIND_TIMEOUT:
             detail += _time_words(settings.time_control, d.bank_left_ms)
+        reason = f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind}){detail}"
+        write_private(
+            record_in(folder, game_id).with_suffix(_REFUSAL), json.dumps({"bot": name, "reason": reason, "seq": d.seq})
+        )
         return _refuse(
             ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME,
-            f"validation game {game_id}: fault {fault_name(d.fault)} at decision {d.seq} ({kind}){detail}",
+            reason,
             game_id=game_id,
             seq=d.seq,
             kind=d.kind,

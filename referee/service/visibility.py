@@ -16,7 +16,7 @@ an organiser gets the record without the deck (``withhold_deal``) and may not wa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.records import withhold_deal
@@ -33,6 +33,22 @@ def private_to(who: Principal | None, owner: str | None) -> bool:
     as a tournament entrant from a config file): its address, validation game and record, and fault details. Anyone
     else could probe or flood the address during games, or read another author's errors."""
     return organiser(who) or (who is not None and owner is not None and who.name == owner)
+
+
+class Version(Protocol):
+    """One submitted version of a bot (registry.BotVersion): the owner it was submitted under."""
+
+    @property
+    def owner(self) -> str: ...
+
+
+def version_private(who: Principal | None, version: Version) -> bool:
+    """Whether ``who`` may see the private details of one bot version: its address, validation game and record.
+    Decided for each version from the owner that version was submitted under, never from another version's: an
+    organiser may submit a new version of alice's bot for bob (SubmitBot's ``owner``), and then bob sees his
+    version's details and alice keeps hers. The one rule for the gRPC API, the site's pages, its JSON API and its
+    downloads."""
+    return private_to(who, version.owner)
 
 
 def deal_secret(who: Principal | None, left: int) -> bool:

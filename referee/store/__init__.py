@@ -10,6 +10,7 @@ from __future__ import annotations
 from .sqlite import (
     DATABASE,
     EntrantSpec,
+    GameFilter,
     GameRow,
     SeatRow,
     Slot,
@@ -21,6 +22,6 @@ from .sqlite import (
 )
 
 __all__ = [
-    "DATABASE", "EntrantSpec", "GameRow", "SeatRow", "Slot", "SqliteStore", "StoreError", "TournamentRow",
+    "DATABASE", "EntrantSpec", "GameFilter", "GameRow", "SeatRow", "Slot", "SqliteStore", "StoreError", "TournamentRow",
     "TournamentSpec", "open_store",
 ]  # fmt: skip

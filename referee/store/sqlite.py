@@ -111,6 +111,30 @@ class SeatRow:
 
 
 @dataclass(frozen=True)
+class GameFilter:
+    """Which games a list shows (the site's filters): those where ``opponent`` sat, those the entrant ``won`` or
+    ``lost`` (``result``: its place 1 or not), those where it faulted (``fault``: "any" or a fault's name); without an
+    entrant, a result or fault of any seat."""
+
+    opponent: str | None = None
+    result: str = ""  # "", "won" or "lost"
+    fault: str = ""  # "", "any" or a fault's name (records.FAULT_PB)
+
+    def seat_condition(self) -> tuple[str, tuple[str, ...]]:
+        """The SQL condition on one seat's result row ``r``, and its arguments."""
+        parts: list[str] = ["1"]
+        args: tuple[str, ...] = ()
+        if self.result:
+            parts.append("r.place = 1" if self.result == "won" else "r.place > 1")
+        if self.fault == "any":
+            parts.append("r.faults != '{}'")
+        elif self.fault:
+            parts.append("COALESCE(json_extract(r.faults, ?), 0) > 0")
+            args = (f'$."{self.fault}"',)
+        return " AND ".join(parts), args
+
+
+@dataclass(frozen=True)
 class GameRow:
     slot: int
     game_id: str
@@ -281,14 +305,27 @@ class SqliteStore:
         """The tournament's finished games in schedule order (the order ratings apply them in)."""
         return self._games("g.tournament_id = ?", (tid,))
 
-    def recent_games(self, tid: str, before: int | None, limit: int, entrant: str | None = None) -> list[GameRow]:
+    def recent_games(
+        self, tid: str, before: int | None, limit: int, entrant: str | None = None, only: GameFilter | None = None
+    ) -> list[GameRow]:
         """A page of ``tid``'s finished games, the latest slot first: up to ``limit`` of those before slot ``before``
-        (all when None), only ``entrant``'s when given. It costs the page, not the tournament (the web site's lists)."""
-        q = "SELECT g.game_id FROM games g WHERE g.tournament_id = ? AND g.slot < ?"
-        args: tuple = (tid, 2**62 if before is None else before)
-        if entrant is not None:
-            q += " AND EXISTS (SELECT 1 FROM results r WHERE r.game_id = g.game_id AND r.entrant = ?)"
-            args += (entrant,)
+        (all when None), only ``entrant``'s when given, and only those ``only`` lets through. It costs the page (and
+        the games a filter passes over), not the tournament (the web site's lists)."""
+        q = "SELECT g.game_id FROM games g WHERE g.tournament_id = ?"
+        args: tuple = (tid,)
+        if before is not None:
+            q += " AND g.slot < ?"
+            args += (before,)
+        seat = "SELECT 1 FROM results r WHERE r.game_id = g.game_id"
+        for name in (entrant, only.opponent if only else None):
+            if name is not None:
+                q += f" AND EXISTS ({seat} AND r.entrant = ?)"
+                args += (name,)
+        if only is not None and (only.result or only.fault):
+            whose, whom = (" AND r.entrant = ?", (entrant,)) if entrant is not None else ("", ())
+            cond, more = only.seat_condition()
+            q += f" AND EXISTS ({seat}{whose} AND {cond})"
+            args += (*whom, *more)
         ids = [r[0] for r in self.db.execute(q + " ORDER BY g.slot DESC LIMIT ?", (*args, limit))]
         marks = ", ".join("?" * len(ids))
         return sorted(self._games(f"g.game_id IN ({marks})", tuple(ids)), key=lambda g: -g.slot) if ids else []

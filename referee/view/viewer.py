@@ -27,6 +27,7 @@ _BODY = """
     </select>
   </div>
   <span class="where" id="where" aria-live="polite"></span>
+  <a class="move-link" id="move-link" href="#step=0" title="a link to the decision and view shown">link</a>
   <label class="slider">
     <input type="range" id="slider" min="0" max="0" value="0" aria-label="jump to turn">
     <div class="timeline" id="timeline"></div>

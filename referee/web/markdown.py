@@ -1,98 +1,103 @@
-"""The little Markdown our docs use, as HTML: headings, paragraphs, lists, fenced code, tables, `code`, **bold**
-and links. Every piece of text is escaped first; a link is kept only to another page of the docs or an https
-address (shown as text, never fetched)."""
+"""Our docs' Markdown as HTML for the site's pages (the rules, how to write a bot), by markdown-it-py: CommonMark
+with GitHub's tables, raw HTML off (any ``<`` in the text is escaped). A link is kept only to another page of the
+site (``rules.md``: ``/rules``; ``writing-a-bot.md``: ``/how-to-enter``) or an https address; any other becomes its
+text with the doc's name after it. Headings move down one level: the page's own title is its h1."""
 
 from __future__ import annotations
 
-import html
-import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 import referee
 
-DOCS = Path(referee.__file__).resolve().parent.parent / "docs"
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
-_CODE = re.compile(r"`([^`]+)`")
-_BOLD = re.compile(r"\*\*([^*]+)\*\*")
-_ITEM = re.compile(r"\s*([-*]|\d+\.) ")
-
-
-def _inline(text: str) -> str:
-    out = html.escape(text, quote=True)
-    out = _CODE.sub(r"<code>\1</code>", out)
-    out = _BOLD.sub(r"<strong>\1</strong>", out)
-
-    def link(m: re.Match[str]) -> str:
-        label, target = m.group(1), m.group(2)
-        if target.startswith("https://"):
-            return f'<a href="{target}" rel="noreferrer">{label}</a>'
-        return f"{label} (<code>docs/{target}</code>)" if target.endswith(".md") else label
-
-    return _LINK.sub(link, out)
-
-
-def _table(rows: list[str]) -> str:
-    cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows if not re.fullmatch(r"[\s|:-]+", r)]
-    head, body = cells[0], cells[1:]
-    out = ['<div class="scroll"><table><thead><tr>', *(f"<th>{_inline(c)}</th>" for c in head)]
-    out.append("</tr></thead><tbody>")
-    for r in body:
-        out += ["<tr>", *(f"<td>{_inline(c)}</td>" for c in r), "</tr>"]
-    return "".join([*out, "</tbody></table></div>"])
-
-
-def to_html(text: str) -> str:
-    out: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("```"):
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            out.append(f"<pre><code>{html.escape(chr(10).join(lines[i + 1 : j]))}</code></pre>")
-            i = j + 1
-            continue
-        if m := re.match(r"(#{1,4}) (.*)", line):
-            level = len(m.group(1)) + 1  # the page's own title is the h1
-            out.append(f"<h{level}>{_inline(m.group(2))}</h{level}>")
-        elif line.startswith("|"):
-            j = i
-            while j < len(lines) and lines[j].startswith("|"):
-                j += 1
-            out.append(_table(lines[i:j]))
-            i = j
-            continue
-        elif _ITEM.match(line):
-            j, items = i, []
-            while j < len(lines) and lines[j].strip() and (_ITEM.match(lines[j]) or lines[j][:1] == " "):
-                if _ITEM.match(lines[j]):
-                    items.append(_ITEM.sub("", lines[j], count=1))
-                else:
-                    items[-1] += " " + lines[j].strip()
-                j += 1
-            out.append("<ul>" + "".join(f"<li>{_inline(x)}</li>" for x in items) + "</ul>")
-            i = j
-            continue
-        elif line.strip():
-            j, para = i, []
-            while j < len(lines) and lines[j].strip() and not re.match(r"(#|```|\||\s*([-*]|\d+\.) )", lines[j]):
-                para.append(lines[j])
-                j += 1
-            out.append(f"<p>{_inline(' '.join(para))}</p>")
-            i = j
-            continue
-        i += 1
-    return "\n".join(out)
+ROOT = Path(referee.__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = {"rules.md": "/rules", "writing-a-bot.md": "/how-to-enter"}  # docs the site shows as its own pages
 
 
 @cache
-def how_to_enter() -> str | None:
-    """docs/writing-a-bot.md as HTML (without its title), or None where the docs are not installed."""
+def _engine() -> MarkdownIt:
+    """The parser and renderer, made at its first use."""
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md.add_render_rule("table_open", lambda *_: '<div class="scroll"><table>\n')
+    md.add_render_rule("table_close", lambda *_: "</table></div>\n")
+    return md
+
+
+def _link(token: Token) -> str | None:
+    """Where a link of our docs goes on the site, or None (shown as text)."""
+    href = str(token.attrGet("href"))  # a link's token always has one
+    if href.startswith("https://"):
+        return href
+    page, _, anchor = href.partition("#")
+    if page in PAGES:
+        return PAGES[page] + (f"#{anchor}" if anchor else "")
+    return None
+
+
+def _rewrite(tokens: Sequence[Token]) -> None:
+    """Headings one level down; links to the site's own pages or https kept, every other one as its text."""
+    for t in tokens:
+        if t.type in ("heading_open", "heading_close"):
+            t.tag = f"h{min(int(t.tag[1]) + 1, 6)}"
+        for child in t.children or []:
+            _rewrite_link(child)
+
+
+def _rewrite_link(t: Token) -> None:
+    if t.type == "link_open":
+        target = _link(t)
+        if target is None:
+            t.type, t.content = "text", ""  # a text token: its tag is never rendered
+        else:
+            t.attrSet("href", target)
+            if target.startswith("https://"):
+                t.attrSet("rel", "noreferrer")
+    elif t.type == "link_close" and t.meta.get("dropped"):
+        t.type, t.content = "text", t.meta["doc"]
+
+
+def to_html(text: str) -> str:
+    md = _engine()
+    tokens = md.parse(text)
+    _pair_links(tokens)
+    _rewrite(tokens)
+    return md.renderer.render(tokens, md.options, {})
+
+
+def _pair_links(tokens: Sequence[Token]) -> None:
+    """Tell each link's closing token whether its opening one is dropped, and the doc it named."""
+    for t in tokens:
+        opened: list[Token] = []
+        for child in t.children or []:
+            if child.type == "link_open":
+                opened.append(child)
+            elif child.type == "link_close" and opened:
+                start = opened.pop()
+                child.meta["dropped"] = _link(start) is None
+                page = str(start.attrGet("href")).split("#")[0]
+                child.meta["doc"] = f" (docs/{page})" if page.endswith(".md") and "/" not in page else ""
+
+
+@cache
+def doc(name: str) -> str | None:
+    """``docs/NAME`` as HTML without its title, or None where the docs are not installed beside the package."""
     try:
-        text = (DOCS / "writing-a-bot.md").read_text(encoding="utf-8")
+        text = (DOCS / name).read_text(encoding="utf-8")
     except OSError:
         return None
     return to_html(text.split("\n", 1)[1] if text.startswith("# ") else text)
+
+
+def how_to_enter() -> str | None:
+    """docs/writing-a-bot.md as HTML (without its title)."""
+    return doc("writing-a-bot.md")
+
+
+def rules() -> str | None:
+    """docs/rules.md as HTML (without its title)."""
+    return doc("rules.md")

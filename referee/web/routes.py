@@ -14,7 +14,7 @@ from starlette.types import ASGIApp
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 
-from . import live, pages
+from . import api, enter, live, pages
 from .app import HERE, VIEW_ASSETS, ClosedReads, SecurityHeaders, Site
 
 
@@ -36,7 +36,8 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Route("/bots/{name}/validation/{version}", p.validation),
         Route("/live", p.live),
         Route("/authors/{name}", p.author),
-        Route("/how-to-enter", p.how_to_enter),
+        *enter.Enter(site).routes(),
+        *api.Api(p).routes(),
         Route("/signin", site.signin_route, methods=["GET", "POST"]),
         Route("/signout", site.signout, methods=["POST"]),
         Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),

@@ -150,6 +150,10 @@
     document.body.dataset.step = String(pos);
     document.body.dataset.pov = pov;
     markMove();
+    // The address follows the decision and view shown: copied, it opens this move (#step=N&view=V).
+    const here = `#step=${pos}&view=${encodeURIComponent(pov)}`;
+    $("move-link").setAttribute("href", here);
+    if (location.hash !== here) history.replaceState(null, "", here);
   }
 
   function go(i) {
@@ -273,6 +277,13 @@
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.has("view")) pov = h.get("view");
   go(h.has("step") ? Number(h.get("step")) : 0);
+  // A link to another move of this game, followed on the page (or typed into the address), goes there.
+  window.addEventListener("hashchange", () => {
+    const to = new URLSearchParams(location.hash.slice(1));
+    play(false);
+    if (to.has("view")) { pov = to.get("view"); $("pov").value = pov; }
+    go(to.has("step") ? Number(to.get("step")) : pos);
+  });
   $("pov").value = pov;
   play(false);
 })();

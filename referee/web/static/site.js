@@ -1,29 +1,35 @@
 // The site's only script: it keeps a leaderboard current. When the page's live stream (Server-Sent Events) says a
-// game ended, it fetches the table again from the server (already escaped there) and swaps it in. No framework,
-// nothing from another origin.
+// game started or ended, it fetches the live parts again from the server (the table, the rating plot and the games
+// being played now, already escaped there) and swaps them in. No framework, nothing from another origin.
 (() => {
   "use strict";
   const board = document.getElementById("board");
   if (!board || !window.EventSource) return;
   const status = document.getElementById("board-status");
-  let pending = false;
+  // The live parts of the page, each swapped for the server's new one by its id.
+  const PARTS = ["board-table", "rating-plot", "playing-now"];
+  let pending = false, again = false;
   const refresh = async () => {
-    if (pending) return;
+    if (pending) { again = true; return; }  // one more fetch after this one: the news came after it was asked
     pending = true;
     try {
       const r = await fetch(board.dataset.table, { credentials: "same-origin", cache: "no-store" });
       if (r.ok) {
         const html = await r.text();
         const doc = new DOMParser().parseFromString(html, "text/html");
-        const table = doc.getElementById("board-table");
-        if (table) board.replaceChildren(document.adoptNode(table));
+        for (const id of PARTS) {
+          const fresh = doc.getElementById(id), here = document.getElementById(id);
+          if (fresh && here) here.replaceWith(document.adoptNode(fresh));
+        }
         if (status) status.textContent = "updated " + new Date().toLocaleTimeString();
       }
     } finally {
       pending = false;
+      if (again) { again = false; refresh(); }
     }
   };
   const source = new EventSource(board.dataset.events);
   source.addEventListener("game", refresh);
+  source.addEventListener("started", refresh);
   source.addEventListener("open", () => { if (status) status.textContent = "live"; });
 })();
