@@ -48,6 +48,8 @@ def test_the_page_gives_the_address_rules_protos_and_kits(site) -> None:
     kits = {f"/download/abluxxen-{k}.tar.gz" for k in ("python", "node", "cpp")}
     assert {x for x in links if x.endswith(".tar.gz")} == kits
     assert "LEAD" not in page  # the lead's marked place is a template comment, not shown
+    dial_in = page.split('<section id="dial-in">', 1)[1].split("</section>", 1)[0]
+    assert "--connect HOST:PORT --token" in dial_in and "abluxx_bot.connect(" in dial_in
 
 
 def test_a_proto_downloads_as_it_is_in_the_repository(site) -> None:
