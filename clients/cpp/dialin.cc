@@ -43,6 +43,7 @@ std::shared_ptr<grpc::Channel> Channel(const DialInOptions& o) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);  // a silent connection is found, as the referee's own pings do
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxRetryS * 1000);  // gRPC's own waits no longer than ours
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (o.tls) {
     grpc::SslCredentialsOptions ssl;
