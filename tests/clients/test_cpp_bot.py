@@ -21,7 +21,7 @@ import pytest
 
 from referee.engine import Options
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
-from tests.service.helpers import ALICE, start_server, wait_for, write_settings
+from tests.service.helpers import ALICE, self_signed, start_server, wait_for, write_settings
 from tests.service.test_dialin import Bot, _free_port, faults, games_of, open_ladder, seat
 
 from .bot_driver import (
@@ -163,12 +163,7 @@ def test_a_refused_dial_in_exits_1_saying_why(cppbot: Path, tmp_path: Path) -> N
 
 
 def test_over_tls_it_dials_in_and_comes_back_by_itself_after_the_referee_restarts(cppbot: Path, tmp_path: Path) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = self_signed(tmp_path)
     serve = [tmp_path / "data", write_settings(tmp_path), "--port", str(_free_port()), "--tls-cert", str(cert),
              "--tls-key", str(key)]  # fmt: skip
     srv = start_server(*serve)
