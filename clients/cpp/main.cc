@@ -148,8 +148,9 @@ Args Parse(int argc, char** argv) {
     else if (arg == "--token") a.dial.token = value;
     else if (arg == "--as") a.dial.name = value;
     else if (arg == "--games-at-once") a.dial.games_at_once = ParseInt("--games-at-once", value, 1, 64);
-    else if (arg == "--tls-ca") a.dial.root_pem = ReadFile(value), a.dial.tls = true;
+    else if (arg == "--tls-ca") a.dial.root_pem = ReadFile(value);
     else Usage("unknown argument \"" + arg + "\"");
+    if (arg == "--tls-ca") a.dial.tls = true;
   }
   if (!a.dial.server.empty() && a.dial.token.empty()) Usage("--connect needs the author's token: --token T");
   if (a.dial.server.empty() && a.port < 0) Usage("--port is required (0 picks a free port), or --connect HOST:PORT");
@@ -157,7 +158,7 @@ Args Parse(int argc, char** argv) {
 }
 
 // Dial in until SIGINT or SIGTERM (exit 0) or a final refusal (exit 1).
-int DialInMain(const cppbot::DialInOptions& dial, sigset_t stop_signals) {
+[[noreturn]] void DialInMain(const cppbot::DialInOptions& dial, sigset_t stop_signals) {
   std::thread([stop_signals] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  if (!args.dial.server.empty()) return DialInMain(args.dial, stop_signals);
+  if (!args.dial.server.empty()) DialInMain(args.dial, stop_signals);
 
   const std::string address = (host.find(':') != std::string::npos ? "[" + host + "]" : host);
   BotService service;

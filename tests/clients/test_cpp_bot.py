@@ -118,9 +118,17 @@ def test_a_strategy_failure_answers_no_action_and_its_error_in_words(bot: BotPro
     assert reply.error == "runtime_error: a play request lists no group"
 
 
-def test_a_bad_port_exits_2_with_usage(cppbot: Path) -> None:
-    out = subprocess.run([str(cppbot), "--port", "70000"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 2 and "--port must be an integer from 0 to 65535" in out.stderr
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--port", "70000"], "--port must be an integer from 0 to 65535"),
+        (["--connect", "127.0.0.1:1"], "--connect needs the author's token: --token T"),
+        (["--connect", "127.0.0.1:1", "--token", "t", "--games-at-once", "65"], "--games-at-once must be an integer"),
+    ],
+)
+def test_a_bad_argument_exits_2_with_usage(cppbot: Path, args: list[str], why: str) -> None:
+    out = subprocess.run([str(cppbot), *args], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and why in out.stderr and "usage: cppbot" in out.stderr, out.stderr
 
 
 def listening_sockets(pid: int) -> set[str]:
