@@ -2,6 +2,8 @@
 // transports and answers every decision with the strategy in strategy.cc.
 //
 //   cppbot --port P [--host 127.0.0.1]     (port 0 picks a free port)
+//   cppbot --connect HOST:PORT --token T [--as NAME] [--games-at-once N] [--tls] [--tls-ca FILE]
+//                                          (dial in to a referee's BotGateway instead: dialin.cc)
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
@@ -9,12 +11,16 @@
 #include <csignal>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "abluxxen/v1/bot.grpc.pb.h"
+#include "dialin.h"
 #include "strategy.h"
 
 namespace {
@@ -52,14 +58,21 @@ DecisionReply Reply(const DecisionRequest& req) {
   return reply;
 }
 
+// The bot's Hello, served on Bot.Hello and sent in its DialIn.
+abluxxen::v1::HelloReply MakeHello() {
+  abluxxen::v1::HelloReply hello;
+  hello.set_name(kName);
+  hello.set_version(kVersion);
+  hello.set_author("Abluxxen referee project");
+  hello.set_protocol_version(abluxxen::v1::PROTOCOL_VERSION_1);
+  hello.add_transports(abluxxen::v1::TRANSPORT_UNARY);
+  hello.add_transports(abluxxen::v1::TRANSPORT_STREAM);
+  return hello;
+}
+
 class BotService final : public abluxxen::v1::Bot::Service {
   Status Hello(ServerContext*, const abluxxen::v1::HelloRequest*, abluxxen::v1::HelloReply* out) override {
-    out->set_name(kName);
-    out->set_version(kVersion);
-    out->set_author("Abluxxen referee project");
-    out->set_protocol_version(abluxxen::v1::PROTOCOL_VERSION_1);
-    out->add_transports(abluxxen::v1::TRANSPORT_UNARY);
-    out->add_transports(abluxxen::v1::TRANSPORT_STREAM);
+    *out = MakeHello();
     return Status::OK;
   }
 
@@ -84,39 +97,85 @@ class BotService final : public abluxxen::v1::Bot::Service {
 };
 
 [[noreturn]] void Usage(const std::string& why) {
-  std::cerr << "cppbot: " << why << "\nusage: cppbot --port P [--host 127.0.0.1]" << std::endl;
+  std::cerr << "cppbot: " << why << "\nusage: cppbot --port P [--host 127.0.0.1] | --connect HOST:PORT --token T"
+            << std::endl;
   std::exit(2);
 }
 
-int ParsePort(const std::string& text) {
+// `text` as an integer from `low` to `high`, or the usage error naming `flag`.
+int ParseInt(const std::string& flag, const std::string& text, int low, int high) {
   size_t used = 0;
-  int port = -1;
+  int value = low - 1;
   try {
-    port = std::stoi(text, &used);
+    value = std::stoi(text, &used);
   } catch (const std::exception&) {
   }
-  if (used != text.size() || port < 0 || port > 65535) {
-    Usage("--port must be an integer from 0 to 65535, got \"" + text + "\"");
+  if (used != text.size() || value < low || value > high) {
+    Usage(flag + " must be an integer from " + std::to_string(low) + " to " + std::to_string(high) + ", got \"" +
+          text + "\"");
   }
-  return port;
+  return value;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) Usage("--tls-ca: cannot read \"" + path + "\"");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Args {
+  std::string host = "127.0.0.1";
+  int port = -1;
+  cppbot::DialInOptions dial;
+};
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  a.dial.name = kName;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--tls") {
+      a.dial.tls = true;
+      continue;
+    }
+    if (i + 1 >= argc) Usage("unknown argument, or one without its value: \"" + arg + "\"");
+    std::string value = argv[++i];
+    if (arg == "--port") a.port = ParseInt("--port", value, 0, 65535);
+    else if (arg == "--host") a.host = value;
+    else if (arg == "--connect") a.dial.server = value;
+    else if (arg == "--token") a.dial.token = value;
+    else if (arg == "--as") a.dial.name = value;
+    else if (arg == "--games-at-once") a.dial.games_at_once = ParseInt("--games-at-once", value, 1, 64);
+    else if (arg == "--tls-ca") a.dial.root_pem = ReadFile(value);
+    else Usage("unknown argument \"" + arg + "\"");
+    if (arg == "--tls-ca") a.dial.tls = true;
+  }
+  if (!a.dial.server.empty() && a.dial.token.empty()) Usage("--connect needs the author's token: --token T");
+  if (a.dial.server.empty() && a.port < 0) Usage("--port is required (0 picks a free port), or --connect HOST:PORT");
+  return a;
+}
+
+// Dial in until SIGINT or SIGTERM (exit 0) or a final refusal (exit 1).
+[[noreturn]] void DialInMain(const cppbot::DialInOptions& dial, sigset_t stop_signals) {
+  std::thread([stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::cout.flush();
+    std::_Exit(0);
+  }).detach();
+  cppbot::DialIn(dial, MakeHello(), Reply);
+  std::cout.flush();
+  std::_Exit(1);  // gRPC's threads and the games' are not joined: nothing is left to finish
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string host = "127.0.0.1";
-  int port = -1;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--port" || arg == "--host") && i + 1 < argc) {
-      std::string value = argv[++i];
-      if (arg == "--port") port = ParsePort(value);
-      else host = value;
-    } else {
-      Usage("unknown argument \"" + arg + "\"");
-    }
-  }
-  if (port < 0) Usage("--port is required (0 picks a free port)");
+  const Args args = Parse(argc, argv);
+  const std::string& host = args.host;
+  const int port = args.port;
 
   // SIGINT and SIGTERM are blocked here, before gRPC starts its threads, and waited for below: a clean stop.
   sigset_t stop_signals;
@@ -124,6 +183,7 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (!args.dial.server.empty()) DialInMain(args.dial, stop_signals);
 
   const std::string address = (host.find(':') != std::string::npos ? "[" + host + "]" : host);
   BotService service;

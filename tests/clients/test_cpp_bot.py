@@ -2,12 +2,14 @@
 
 The build goes to a temporary folder (the source tree stays clean) once per test session. The bot plays whole
 games through `abluxx match` on both transports, and engine games through the driver in bot_driver.py, which
-holds it to its README's strategy. Without the compiler or Debian's gRPC the tests skip, saying what to install;
-with CI=true they fail instead (.ci/run installs them).
+holds it to its README's strategy; with --connect it dials in to a real `abluxx serve` and plays a ladder game.
+Without the compiler or Debian's gRPC the tests skip, saying what to install; with CI=true they fail instead
+(.ci/run installs them).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -19,6 +21,8 @@ import pytest
 
 from referee.engine import Options
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from tests.service.helpers import ALICE, self_signed, start_server, wait_for, write_settings
+from tests.service.test_dialin import Bot, _free_port, faults, games_of, open_ladder, seat
 
 from .bot_driver import (
     BotProcess,
@@ -114,6 +118,71 @@ def test_a_strategy_failure_answers_no_action_and_its_error_in_words(bot: BotPro
     assert reply.error == "runtime_error: a play request lists no group"
 
 
-def test_a_bad_port_exits_2_with_usage(cppbot: Path) -> None:
-    out = subprocess.run([str(cppbot), "--port", "70000"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 2 and "--port must be an integer from 0 to 65535" in out.stderr
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--port", "70000"], "--port must be an integer from 0 to 65535"),
+        (["--connect", "127.0.0.1:1"], "--connect needs the author's token: --token T"),
+        (["--connect", "127.0.0.1:1", "--token", "t", "--games-at-once", "65"], "--games-at-once must be an integer"),
+    ],
+)
+def test_a_bad_argument_exits_2_with_usage(cppbot: Path, args: list[str], why: str) -> None:
+    out = subprocess.run([str(cppbot), *args], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and why in out.stderr and "usage: cppbot" in out.stderr, out.stderr
+
+
+def listening_sockets(pid: int) -> set[str]:
+    """The sockets process ``pid`` listens on (TCP, v4 and v6), as inodes."""
+    listening = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            cols = row.split()
+            if cols[3] == "0A":  # LISTEN
+                listening.add(cols[9])
+    fds = Path(f"/proc/{pid}/fd")
+    ours = {os.readlink(fd)[len("socket:[") : -1] for fd in fds.iterdir() if os.readlink(fd).startswith("socket:")}
+    return ours & listening
+
+
+def test_it_dials_in_listening_on_nothing_and_plays_a_ladder_game(cppbot: Path, tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    bot = Bot([str(cppbot), "--connect", srv.address, "--token", ALICE, "--as", "cpp"])
+    try:
+        tid = open_ladder(srv)
+        wait_for("the C++ bot to be entered", lambda: bot.said("dialled in as cpp.v1"), 90)
+        played = wait_for("the C++ bot to play in the ladder", lambda: games_of(srv, tid, "cpp.v1"), 120)
+        assert not faults(played[0], "cpp.v1") and not seat(played[0], "cpp.v1").retired
+        assert bot.proc.poll() is None and not listening_sockets(bot.proc.pid)
+        bot.proc.send_signal(signal.SIGTERM)
+        assert bot.proc.wait(10) == 0
+    finally:
+        bot.stop()
+        srv.stop()
+
+
+def test_a_refused_dial_in_exits_1_saying_why(cppbot: Path, tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    try:
+        out = subprocess.run([str(cppbot), "--connect", srv.address, "--token", "not-a-token"],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert out.returncode == 1 and "refused the bot: UNAUTHENTICATED" in out.stderr, out.stderr
+    finally:
+        srv.stop()
+
+
+def test_over_tls_it_dials_in_and_comes_back_by_itself_after_the_referee_restarts(cppbot: Path, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    serve = [tmp_path / "data", write_settings(tmp_path), "--port", str(_free_port()), "--tls-cert", str(cert),
+             "--tls-key", str(key)]  # fmt: skip
+    srv = start_server(*serve)
+    bot = Bot([str(cppbot), "--connect", srv.address, "--token", ALICE, "--as", "cpptls", "--tls-ca", str(cert)])
+    try:
+        wait_for("the C++ bot in over TLS", lambda: bot.said("dialled in as cpptls.v1"), 90)
+        srv.stop()
+        wait_for("the bot to see the referee go", lambda: bot.said("cppbot: the connection to"), 30)
+        srv = start_server(*serve)
+        wait_for("the bot back", lambda: len(bot.said("dialled in as cpptls.v1")) == 2, 90)
+        assert bot.proc.poll() is None
+    finally:
+        bot.stop()
+        srv.stop()

@@ -161,6 +161,17 @@ def terminate(p: Proc, timeout: float = 60) -> int:
     return p.proc.wait(timeout)
 
 
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1, good for a day, and its key, written into ``folder``."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
 def wait_for(what: str, check, timeout: float = 240):
     """``check()``'s first true value, asked every 0.2 s; AssertionError naming ``what`` after ``timeout`` s."""
     deadline = time.monotonic() + timeout

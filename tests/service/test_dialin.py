@@ -34,6 +34,7 @@ from .helpers import (
     auth,
     config,
     error_of,
+    self_signed,
     start_server,
     stub,
     submit,
@@ -319,12 +320,7 @@ def test_a_half_open_connection_is_found_by_keepalive_and_the_bot_is_down_until_
 
 
 def test_bots_dial_in_over_tls(tmp_path: Path) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = self_signed(tmp_path)
     srv = start_server(tmp_path / "data", write_settings(tmp_path), "--tls-cert", str(cert), "--tls-key", str(key))
     bots = [Bot([*ABLUXX, "bot", "greedy", "--connect", srv.address, "--token", ALICE, "--as", "py", "--tls-ca",
                  str(cert)])]  # fmt: skip

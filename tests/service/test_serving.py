@@ -16,7 +16,18 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
 
-from .helpers import ABLUXX, ORGANISER, auth, config, start_bot, start_server, stub, terminate, write_settings
+from .helpers import (
+    ABLUXX,
+    ORGANISER,
+    auth,
+    config,
+    self_signed,
+    start_bot,
+    start_server,
+    stub,
+    terminate,
+    write_settings,
+)
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -49,12 +60,7 @@ def test_health_and_reflection_answer(tmp_path: Path) -> None:
 
 
 def test_tls_with_a_certificate_and_no_plaintext_off_loopback(tmp_path: Path) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = self_signed(tmp_path)
     srv = start_server(tmp_path / "data", write_settings(tmp_path), "--tls-cert", str(cert), "--tls-key", str(key))
     try:
         secure = grpc.secure_channel(srv.address, grpc.ssl_channel_credentials(cert.read_bytes()))
