@@ -19,7 +19,7 @@ from .app import Site
 from .markdown import ROOT, how_to_enter, rules
 
 PROTO = ROOT / "proto"
-PROTOS = ("abluxxen/v1/bot.proto", "abluxxen/v1/game.proto", "abluxxen/v1/gateway.proto", "abluxxen/v1/record.proto", "abluxxen/v1/referee.proto")
+PROTOS = tuple(f"abluxxen/v1/{name}.proto" for name in ("bot", "game", "gateway", "record", "referee"))
 # Each kit's archive: its folder under clients/, and whether it needs the .proto files beside it (../../proto).
 KITS = {
     "python": ("the Python kit (abluxx_bot); it runs with the referee package installed", "clients/python"),
