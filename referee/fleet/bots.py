@@ -207,7 +207,7 @@ class LocalBots:
                     log.write(line)
                     if m := LISTENING.search(line):
                         box = self._boxes.get(e.name)  # a sandbox's socket, as the referee reaches it
-                        self._serving(e.name, box.address if box else m[1].decode(), proc.pid)
+                        self._serving(e.name, box.address(proc.pid) if box else m[1].decode(), proc.pid)
                         break
         except TimeoutError:
             log.close()

@@ -113,10 +113,10 @@ class Started:
     socket_dir: str  # bound at SOCKET_DIR
     stage_dir: str  # the launcher's mount points of the folders bound read-only from places the bot's uid cannot reach
 
-    @property
-    def address(self) -> str:
-        """Where the referee dials the bot."""
-        return f"unix:{self.socket_dir}/bot.sock"
+    def address(self, pid: int) -> str:
+        """Where the referee dials the bot whose launcher (now bwrap) is ``pid``: its socket is on a small tmpfs
+        in the launcher's own mount namespace (so the bot cannot fill the host's disk), reached through /proc."""
+        return f"unix:/proc/{pid}/root{self.socket_dir}/bot.sock"
 
     def remove(self) -> None:
         for d in (self.socket_dir, self.stage_dir):
@@ -164,8 +164,9 @@ def start(command: tuple[str, ...], box: Sandbox, cpu: int | None) -> Started:
 
 
 # Runs as root, before bwrap: the limits and the CPU; in a mount namespace of its own (nothing leaks to the host),
-# the folders the bot's uid could not reach bound on mount points it can; no new privileges; the sandbox's own
-# host uid (it counts its processes for RLIMIT_NPROC, which root would escape; it owns the socket folder); death
+# the folders the bot's uid could not reach bound on mount points it can, and a 1 MiB tmpfs of the bot's on its
+# socket folder; no new privileges; the sandbox's own host uid (it counts its processes for RLIMIT_NPROC, which
+# root would escape); death
 # with the referee (set after the uid change, which clears it); then bwrap.
 _LAUNCHER = (
     "import ctypes, json, os, resource, sys\n"
@@ -175,15 +176,16 @@ _LAUNCHER = (
     "if cpu >= 0: os.sched_setaffinity(0, {cpu})\n"
     "def check(r):\n"
     "    if r != 0: e = ctypes.get_errno(); raise OSError(e, os.strerror(e))\n"
+    f"uid = {UID_BASE} + os.getpid()\n"
     "check(libc.unshare(0x20000))\n"
     "check(libc.mount(b'none', b'/', None, 0x4000 | 0x40000, None))\n"
+    "opts = f'size=1m,nr_inodes=16,mode=0700,uid={uid},gid={uid}'.encode()\n"
+    "check(libc.mount(b'tmpfs', sockets.encode(), b'tmpfs', 0x2 | 0x4 | 0x8, opts))\n"
     "for i, src in enumerate(staged):\n"
     "    os.mkdir(f'{stage}/{i}')\n"
     "    check(libc.mount(src.encode(), f'{stage}/{i}'.encode(), None, 0x1000 | 0x4000, None))\n"
     "for which, n in ((resource.RLIMIT_AS, as_), (resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_NOFILE, nofile),"
     " (resource.RLIMIT_FSIZE, fsize), (resource.RLIMIT_CORE, 0)): resource.setrlimit(which, (n, n))\n"
-    f"uid = {UID_BASE} + os.getpid()\n"
-    "os.chown(sockets, uid, uid)\n"
     "os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)\n"
     "libc.prctl(38, 1, 0, 0, 0)\n"
     "libc.prctl(1, 9)\n"

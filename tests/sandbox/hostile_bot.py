@@ -53,16 +53,16 @@ def write(path: str):
     return "written"
 
 
-def fill_tmp():
+def fill(path: str):
     written = 0
     block = b"\0" * (1 << 20)
     try:
-        with open("/tmp/fill", "wb") as f:
+        with open(path, "wb") as f:
             while written < 4 << 30:
                 f.write(block)
                 written += len(block)
     except OSError as e:
-        os.unlink("/tmp/fill")
+        os.unlink(path)
         return ("refused", f"stopped after {written >> 20} MiB: {e.strerror}")
     return f"wrote {written >> 20} MiB"
 
@@ -135,7 +135,8 @@ def main() -> None:
     attempt("environ", lambda: secret_in_environ(t["secret"]))
     for path in ("/bot/x", "/usr/x", "/x", "/etc/x", "/proc/x"):
         attempt(f"write {path}", lambda p=path: write(p))
-    attempt("fill /tmp", fill_tmp)
+    attempt("fill /tmp", lambda: fill("/tmp/fill"))
+    attempt("fill its socket folder", lambda: fill("/run/abluxx/fill"))
     attempt("fork bomb", fork_bomb)
     attempt("allocate 4 GiB", allocate)
     attempt("kill the referee", lambda: os.kill(t["referee_pid"], signal.SIGKILL))
