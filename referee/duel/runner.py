@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from referee.errors import GameLost, Precondition
-from referee.fleet import Bot, EntrantError, Lineup, OnDecision, PlayerFactory, WorkerSettings, match_player, open_games
+from referee.fleet import EntrantError, Lineup, OnDecision, PlayerFactory, WorkerSettings, match_player, open_games
 from referee.log import get_logger
 from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, play_game
 from referee.stats import Sequential, Sprt, Summary, Verdict, summarize
@@ -270,8 +270,7 @@ class DuelError(Precondition):
 
 def lineup(settings: DuelSettings, duel_id: str) -> Lineup:
     """A duel's bots as the fleet starts, dials or runs them: every command bot afresh for each game."""
-    bots = tuple(Bot(e.name, e.address, e.command, e.policy) for e in (settings.candidate, settings.baseline,
-                                                                        *settings.field))  # fmt: skip
+    bots = tuple(e.bot() for e in (settings.candidate, settings.baseline, *settings.field))
     return Lineup(duel_id, bots, fresh_process=True)
 
 
