@@ -2,6 +2,7 @@
 // transports and answers every decision with the strategy in strategy.cc.
 //
 //   cppbot --port P [--host 127.0.0.1]     (port 0 picks a free port)
+//   ABLUXX_LISTEN=unix:PATH cppbot         (a sandbox's Unix socket, docs/sandbox.md; no --port needed)
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
@@ -116,7 +117,9 @@ int main(int argc, char** argv) {
       Usage("unknown argument \"" + arg + "\"");
     }
   }
-  if (port < 0) Usage("--port is required (0 picks a free port)");
+  const char* listen_env = std::getenv("ABLUXX_LISTEN");
+  const std::string unix_socket = listen_env ? listen_env : "";
+  if (port < 0 && unix_socket.empty()) Usage("--port is required (0 picks a free port)");
 
   // SIGINT and SIGTERM are blocked here, before gRPC starts its threads, and waited for below: a clean stop.
   sigset_t stop_signals;
@@ -130,14 +133,15 @@ int main(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int bound = 0;
-  builder.AddListeningPort(address + ":" + std::to_string(port), grpc::InsecureServerCredentials(), &bound);
+  const std::string target = unix_socket.empty() ? address + ":" + std::to_string(port) : unix_socket;
+  builder.AddListeningPort(target, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound == 0) {
-    std::cerr << "cppbot: cannot listen on " << address << ":" << port << std::endl;
+    std::cerr << "cppbot: cannot listen on " << target << std::endl;
     return 1;
   }
-  std::cout << "listening on " << address << ":" << bound << std::endl;
+  std::cout << "listening on " << (unix_socket.empty() ? address + ":" + std::to_string(bound) : target) << std::endl;
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound
+import json
+import secrets
+import shlex
+import shutil
+
+from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound, Unavailable
+from referee.fleet import EntrantError
+from referee.fleet.sandbox import problem as sandbox_problem
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import VALIDATION
+from referee.records.private import write_private
 from referee.store import health as health_store
 from referee.tournament.config import ConfigError, check_address
 
@@ -12,11 +20,31 @@ from . import ladders
 from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
 from .base import ServiceBase, handle
 from .convert import entrant_pb
+from .hosted import files_of, tail
 from .paging import page
 from .registry import ACTIVE, RETIRED, BotVersion
 from .settings import NAME
 from .submit import UNREACHABLE, Passed, check_bot, check_hello
+from .uploads import unpack
 from .visibility import private_to
+
+DID_NOT_START = (
+    "the bot did not start serving in its sandbox: it exited, or printed no 'listening on ...' line "
+    "within the start time (its output is in this reply)"
+)
+MAX_COMMAND_CHARS = 1000
+
+
+def _command(text: str) -> tuple[str, ...]:
+    """An uploaded bot's command line, split as a shell would; BadInput when empty or unreadable."""
+    if not text.strip() or len(text) > MAX_COMMAND_CHARS:
+        raise BadInput(f"command: an upload needs the command that starts the bot (1 to {MAX_COMMAND_CHARS} "
+                       "characters), e.g. \"python3 bot.py\"")  # fmt: skip
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as e:
+        raise BadInput(f"command: cannot read {text!r}: {e}") from None
+
 
 MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (each ladder also caps it)
 
@@ -31,7 +59,9 @@ class EntrantCalls(ServiceBase):
             raise BadInput("name: must not be empty")
         if not NAME.fullmatch(name):
             raise BadInput(f"name: {name!r} must be 1-40 letters, digits or _.+-")
-        if not address.startswith(UNIX_SCHEMES):
+        if request.upload and address:
+            raise BadInput("address: give an address or an upload, not both")
+        if not request.upload and not address.startswith(UNIX_SCHEMES):
             try:
                 check_address("address", "address", address)
             except ConfigError as e:
@@ -49,6 +79,8 @@ class EntrantCalls(ServiceBase):
         latest = self.registry.bot(name)
         if latest is not None and not who.organiser and latest.owner != who.name:
             raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
+        if request.upload:
+            return await self._upload(request, name, owner, latest)
         try:
             dial = await resolve(address, self.settings.addresses, self.own_ports)
         except NotAllowed as e:
@@ -81,6 +113,56 @@ class EntrantCalls(ServiceBase):
         joined = ladders.enter(self.store, self.registry, bot)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
+
+    async def _upload(self, request: ref_pb.SubmitBotRequest, name: str, owner: str,
+                      latest: BotVersion | None) -> ref_pb.SubmitBotResponse:  # fmt: skip
+        """An uploaded bot: its files checked and unpacked, its checks run in its sandbox; accepted, it runs there
+        (hosted.py) from then on, at its own address."""
+        command = _command(request.command)
+        if (why := sandbox_problem()) is not None:
+            raise Unavailable(f"this server cannot run uploaded bots: {why}")
+        if name in self.submitting:
+            raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
+        version = (latest.version if latest else 0) + 1
+        dial = self.hosted.address(f"{name}.v{version}")
+        self._room_for(name, owner, dial, dial, pending=True)
+        pending = files_of(self.store.data, name, f"pending-{secrets.token_hex(4)}")
+        unpack(request.upload, pending, self.settings.uploads)
+        self.submitting[name] = (owner, dial)
+        try:
+            outcome, output = await self._check_upload(name, command, pending, owner)
+        finally:
+            self.submitting.pop(name, None)
+        if not isinstance(outcome, Passed):
+            shutil.rmtree(pending, ignore_errors=True)
+            self.log.info("bot refused", bot=name, reason=outcome.reason)
+            return ref_pb.SubmitBotResponse(refusal=outcome, output=output)
+        self._writable()
+        self._room_for(name, owner, dial, dial)
+        version = (b.version if (b := self.registry.bot(name)) else 0) + 1  # no await since: add_bot's own number
+        dial = self.hosted.address(f"{name}.v{version}")
+        pending.rename(files_of(self.store.data, name, version))
+        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id,
+                                    request.games_at_once, json.dumps(command))  # fmt: skip
+        if latest is not None:
+            await self.hosted.stop(latest.entrant_id)
+        await self.hosted.start(bot)
+        joined = ladders.enter(self.store, self.registry, bot)
+        self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined, uploaded=True)
+        return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True), output=output)
+
+    async def _check_upload(self, name: str, command: tuple[str, ...], files, owner: str):
+        """Hello and the validation game with the bot in its sandbox; the refusal or pass, and its output."""
+        key = f"{name}-{secrets.token_hex(4)}"
+        try:
+            async with self.hosted.trial(key, command, files) as address:
+                outcome = await check_bot(name, address, self.settings, self.store.data / VALIDATION, owner)
+        except EntrantError:
+            outcome = ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=DID_NOT_START)
+        output = tail(self.store.data / "logs" / f"upload-{key}.log", self.settings.uploads.output_kb * 1024)
+        if isinstance(outcome, Passed):
+            write_private(self.store.data / VALIDATION / f"{outcome.game_id}.out", output)
+        return outcome, output
 
     async def _unchanged(self, latest: BotVersion | None, owner: str, dial: str) -> ref_pb.SubmitBotResponse | None:
         """A resubmission of ``owner``'s active bot ``latest`` at the same address whose Hello gives the same
@@ -162,6 +244,7 @@ class EntrantCalls(ServiceBase):
             raise Denied(f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it")
         if bot.state != RETIRED:
             self.registry.retire_bot(bot.name, bot.version)
+            await self.hosted.stop(bot.entrant_id)
             left = ladders.withdraw(self.store, self.registry, bot)
             self.log.info("bot retired", bot=bot.entrant_id, by=who.name, ladders=left)
         return self._entrant(self._bot(bot.name, bot.version), await self._ratings(), True)

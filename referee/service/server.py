@@ -92,7 +92,10 @@ async def serve(
     log = get_logger(service="referee")
     store = open_store(data)
     service = RefereeService(store, settings, workers)
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], interceptors=[CallCounter()])
+    # an upload (SubmitBot) may be up to the upload cap; gRPC's own default is 4 MiB a message
+    most = settings.uploads.max_mb * 1024 * 1024 + 65536
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", most)],
+                             interceptors=[CallCounter()])  # fmt: skip
     ref_grpc.add_RefereeServicer_to_server(service, server)
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -11,7 +11,6 @@ import json
 import re
 import shlex
 import tomllib
-from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from referee.terminal import said
 from .counts import MAX_GAMES, size
 from .problems import ConfigError as ConfigError  # where a config's mistakes are collected; callers read it here
 from .problems import every_problem
+from .table import Table as Table  # the checker of a TOML table; the server's settings read it here
 
 SEAT_ORDERS = ("across", "rotations", "all")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # whole strings only (fullmatch: $ also matches before a final newline)
@@ -181,46 +181,6 @@ _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = ("decision_ms", "bank_ms", "grace_ms")
 _ENTRANT = {"name", "address", "command", "policy", "owner", "sandbox", "files"}
 POLICIES = ("random", "greedy", "counter", "hoard")
-
-
-class Table:
-    """One table of a TOML file as it is checked, the one checker behind a tournament file (here) and the server's
-    settings (service/settings.py): a value read through it that is wrong is refused with a ConfigError naming the
-    file and the key (``time_control.bank_ms``)."""
-
-    def __init__(self, data: object, source: str, key: str = "", known: Collection[str] = ()) -> None:
-        """``data``, the table at ``key`` of ``source``; with ``known``, a key not in it is refused."""
-        if not isinstance(data, dict):
-            raise ConfigError(source, key, "must be a table")
-        self.data: dict[str, Any] = data
-        self.source, self.key = source, key
-        for k in data if known else ():
-            if k not in known:
-                raise self.error(k, f"unknown key (known: {', '.join(sorted(known))})")
-
-    def error(self, key: str, reason: str) -> ConfigError:
-        return ConfigError(self.source, f"{self.key}.{key}" if self.key else key, reason)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.data.get(key, default)
-
-    def integer(self, key: str, default: int, lo: int, hi: int) -> int:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"must be a whole number, not {said(value)}")
-        if not lo <= value <= hi:
-            raise self.error(key, f"{value} is out of range ({lo} to {hi})")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, not {said(value)}")
-        return value
-
-    def table(self, key: str, known: Collection[str]) -> Table:
-        """The table at ``key`` (empty when left out)."""
-        return Table(self.data.get(key, {}), self.source, f"{self.key}.{key}" if self.key else key, known)
 
 
 def time_control(top: Table) -> TimeControl:
