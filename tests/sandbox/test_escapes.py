@@ -20,11 +20,12 @@ from referee.fleet.errors import EntrantError
 from referee.fleet.lineup import Bot
 from referee.match import ChannelPool, play_game
 from referee.match.spec import EntrantRef, GameSpec
+from tests.sandbox.conftest import needs_sandbox
 
 HERE = Path(__file__).parent
 SECRET = "abluxx-referee-token-5f0c"
 
-pytestmark = pytest.mark.skipif(sandbox.problem() is not None, reason=f"no sandbox here: {sandbox.problem()}")
+pytestmark = needs_sandbox()
 
 
 def _host_ip() -> str:

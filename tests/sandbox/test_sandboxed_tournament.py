@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.fleet import sandbox
+from tests.sandbox.conftest import needs_sandbox
 from tests.tournament.test_real import ABLUXX, abluxx, standings_json, write_config
 
-pytestmark = pytest.mark.skipif(sandbox.problem() is not None, reason=f"no sandbox here: {sandbox.problem()}")
+pytestmark = needs_sandbox()
 
 
 def _entrant(name: str, kind: str) -> str:
