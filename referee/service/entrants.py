@@ -18,6 +18,7 @@ from referee.tournament.config import ConfigError, check_address
 
 from . import ladders
 from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
+from .auth import Principal
 from .base import ServiceBase, handle
 from .convert import entrant_pb
 from .hosted import files_of, tail
@@ -52,7 +53,10 @@ MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (eac
 class EntrantCalls(ServiceBase):
     @handle
     async def SubmitBot(self, request: ref_pb.SubmitBotRequest, context) -> ref_pb.SubmitBotResponse:
-        who = self.auth.caller(context)
+        return await self.submit(request, self.auth.caller(context))
+
+    async def submit(self, request: ref_pb.SubmitBotRequest, who: Principal) -> ref_pb.SubmitBotResponse:
+        """SubmitBot for ``who`` (the API's caller, or the site's signed-in author)."""
         self._writable()
         name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
         if not name:
