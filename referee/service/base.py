@@ -57,7 +57,8 @@ class ServiceBase(ref_grpc.RefereeServicer):
         # every ladder's bot health (docs/bot-health.md): one for the server, as a bot is down for all
         self.health = Health(store, self._probe, settings=settings.health, on_change=self._health_changed)
         self.prober: asyncio.Task | None = None
-        self.hosted = HostedBots(store.data, settings.sandbox)  # the uploaded bots it runs (hosted.py)
+        # the uploaded bots it runs (hosted.py), and their output in each game
+        self.hosted = HostedBots(store.data, settings.sandbox, settings.uploads.output_kb * 1024)
         self.hosting: asyncio.Task | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -102,6 +103,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
             standings_pb=standings_pb,
             workers=self.workers,
             health=self.health,
+            outputs=self.hosted,
         )
         self.runs[config.tournament_id] = run
         run.start()

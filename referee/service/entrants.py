@@ -6,12 +6,13 @@ import json
 import secrets
 import shlex
 import shutil
+from pathlib import Path
 
 from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound, Unavailable
 from referee.fleet import EntrantError
 from referee.fleet.sandbox import problem as sandbox_problem
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
-from referee.records.paths import VALIDATION
+from referee.records.paths import VALIDATION, record_in
 from referee.records.private import write_private
 from referee.store import health as health_store
 from referee.tournament.config import ConfigError, check_address
@@ -21,11 +22,11 @@ from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
 from .auth import Principal
 from .base import ServiceBase, handle
 from .convert import entrant_pb
-from .hosted import files_of, tail
+from .hosted import files_of, output_path, tail
 from .paging import page
 from .registry import ACTIVE, RETIRED, BotVersion
 from .settings import NAME
-from .submit import UNREACHABLE, Passed, check_bot, check_hello
+from .submit import UNREACHABLE, VALIDATION_PREFIX, Passed, check_bot, check_hello, owner_of
 from .uploads import unpack
 from .visibility import private_to
 
@@ -164,8 +165,8 @@ class EntrantCalls(ServiceBase):
         except EntrantError:
             outcome = ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=DID_NOT_START)
         output = tail(self.store.data / "logs" / f"upload-{key}.log", self.settings.uploads.output_kb * 1024)
-        if isinstance(outcome, Passed):
-            write_private(self.store.data / VALIDATION / f"{outcome.game_id}.out", output)
+        if outcome.game_id:  # its validation game was played: the output is kept beside its record
+            write_private(record_in(self.store.data / VALIDATION, outcome.game_id).with_suffix(".out"), output)
         return outcome, output
 
     async def _unchanged(self, latest: BotVersion | None, owner: str, dial: str) -> ref_pb.SubmitBotResponse | None:
@@ -238,6 +239,25 @@ class EntrantCalls(ServiceBase):
     def _entrant(self, bot: BotVersion, ratings: dict, private: bool) -> ref_pb.Entrant:
         health = health_store.get(self.store, [bot.entrant_id]).get(bot.entrant_id)
         return entrant_pb(bot, ratings.get((bot.name, bot.version)), private, health)
+
+    @handle
+    async def GetBotOutput(self, request: ref_pb.GetBotOutputRequest, context) -> ref_pb.BotOutput:
+        who = self.auth.reader(context)
+        path, owner = self.output_of(request.game_id.strip(), request.entrant.strip())
+        if path is None or owner is None or not private_to(who, owner) or not path.is_file():
+            raise NotFound(f"no output of {request.entrant or 'the bot'} in game {request.game_id!r} that you may "
+                           "read (only its author and organisers may)")  # fmt: skip
+        return ref_pb.BotOutput(output=path.read_text(encoding="utf-8", errors="replace"))
+
+    def output_of(self, game_id: str, entrant: str) -> tuple[Path | None, str | None]:
+        """Where a bot's output in ``game_id`` is kept, and its author (None: no such bot or game)."""
+        if game_id.startswith(VALIDATION_PREFIX):
+            folder = self.store.data / VALIDATION
+            owner = owner_of(folder, game_id)
+            return (record_in(folder, game_id).with_suffix(".out") if owner else None), owner
+        name, _, version = entrant.rpartition(".v")
+        bot = self.registry.bot(name, int(version)) if name and version.isdigit() and int(version) > 0 else None
+        return output_path(self.store.data, game_id, entrant), bot.owner if bot else None
 
     @handle
     async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:

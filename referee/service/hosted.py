@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,11 +18,13 @@ from pathlib import Path
 from referee.fleet import Bot, EntrantError, LocalBots
 from referee.fleet.sandbox import Limits, Sandbox
 from referee.log import get_logger
-from referee.records.private import private_folder
+from referee.records.private import private_folder, write_private
 
 from .registry import BotVersion
 from .uploads import UPLOADS
 
+SAFE = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,199}")  # a game id or entrant id that may name a file
+OUTPUT = "output"  # under the data folder: output/<game id>/<entrant id>.out, each game's share of a hosted bot's log
 MAX_RESTARTS = 100  # a hosted bot that crashes is started again this often, then left down (health probes see it)
 
 
@@ -30,14 +33,21 @@ def files_of(data: Path, name: str, version: int | str) -> Path:
     return data / UPLOADS / name / str(version)
 
 
-def tail(path: Path, limit: int) -> str:
-    """The last ``limit`` bytes of the file ``path`` as text ("" when there is none)."""
+def tail(path: Path, limit: int, start: int = 0) -> str:
+    """The last ``limit`` bytes of the file ``path`` from byte ``start`` on, as text ("" when there is none)."""
     try:
         with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - limit))
+            f.seek(max(start, os.fstat(f.fileno()).st_size - limit))
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def output_path(data: Path, game_id: str, entrant_id: str) -> Path | None:
+    """Where an uploaded bot's output in a game is kept; None for ids that cannot name a file."""
+    if not (SAFE.fullmatch(game_id) and SAFE.fullmatch(entrant_id)) or ".." in game_id + entrant_id:
+        return None
+    return data / OUTPUT / game_id / f"{entrant_id}.out"
 
 
 class _Link(dict[str, str]):
@@ -59,8 +69,9 @@ class _Link(dict[str, str]):
 class HostedBots:
     """The server's running uploaded bots, by entrant id (``bot.vN``)."""
 
-    def __init__(self, data: Path, limits: Limits) -> None:
-        self.data, self.limits = data, limits
+    def __init__(self, data: Path, limits: Limits, output_limit: int) -> None:
+        self.data, self.limits, self.output_limit = data, limits, output_limit
+        self._marks: dict[str, dict[str, int]] = {}  # game id -> hosted seat -> its log's size when the game began
         digest = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:8]
         self.links = Path(tempfile.gettempdir()) / f"abluxx-hosted-{digest}"  # short: a socket path has 107 bytes
         self.running: dict[str, LocalBots] = {}
@@ -94,6 +105,26 @@ class HostedBots:
             self.log.error("hosted bot did not start", bot=bot.entrant_id, error=str(e))
             return
         self.running[bot.entrant_id] = local
+
+    def log_of(self, entrant_id: str) -> Path:
+        return self.data / "logs" / f"hosted-{entrant_id}.log"
+
+    def game_started(self, game_id: str, seats: tuple[str, ...]) -> None:
+        """Note where each hosted seat's log stands as ``game_id`` begins."""
+        marks = {}
+        for seat in seats:
+            if seat in self.running:
+                with contextlib.suppress(OSError):
+                    marks[seat] = self.log_of(seat).stat().st_size
+        if marks:
+            self._marks[game_id] = marks
+
+    def game_done(self, game_id: str) -> None:
+        """Keep each hosted seat's output while ``game_id`` ran (the last ``output_limit`` bytes), owner-only. With
+        several games at once, a bot's output in that time is each game's."""
+        for seat, start in self._marks.pop(game_id, {}).items():
+            if (path := output_path(self.data, game_id, seat)) is not None:
+                write_private(path, tail(self.log_of(seat), self.output_limit, start))
 
     async def stop(self, entrant_id: str) -> None:
         local = self.running.pop(entrant_id, None)

@@ -40,6 +40,7 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Route("/authors/{name}", p.author),
         Route("/how-to-enter", p.how_to_enter),
         Route("/how-to-enter/upload", functools.partial(upload.upload, site), methods=["POST"]),
+        Route("/g/{game_id}/output/{entrant}", functools.partial(upload.output, site)),
         Route("/signin", site.signin_route, methods=["GET", "POST"]),
         Route("/signout", site.signout, methods=["POST"]),
         Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),

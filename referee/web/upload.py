@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 
 from referee.errors import RefereeError
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.service.visibility import private_to
 
 from .app import Site
 from .markdown import how_to_enter
@@ -51,3 +52,13 @@ async def _submit(site: Site, who, request: ref_pb.SubmitBotRequest) -> dict[str
     if reply.HasField("refusal"):
         return {"refused": reply.refusal.reason, "output": reply.output}
     return {"accepted": reply.entrant.entrant_id, "output": reply.output}
+
+
+async def output(site: Site, request: Request) -> Response:
+    """``/g/GAME/output/ENTRANT``: an uploaded bot's own output in a game (ENTRANT ``-`` for a validation game), as
+    plain text, for its author and organisers; 404 for anyone else, as for a game that does not exist."""
+    entrant = request.path_params["entrant"]
+    path, owner = site.service.output_of(request.path_params["game_id"], "" if entrant == "-" else entrant)
+    if path is None or owner is None or not private_to(site.who(request), owner) or not path.is_file():
+        raise HTTPException(404, "no such output")
+    return PlainTextResponse(path.read_text(encoding="utf-8", errors="replace"))

@@ -11,18 +11,42 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import grpc
 import pytest
 
 from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.uploads import UploadSettings, unpack
 from tests.sandbox.conftest import needs_sandbox
-from tests.service.helpers import ABLUXX, ALICE, BOB, ORGANISER, auth, config, start_server, stub, write_settings
+from tests.service.helpers import (
+    ABLUXX,
+    ALICE,
+    BOB,
+    ORGANISER,
+    auth,
+    code_of,
+    config,
+    start_server,
+    stub,
+    write_settings,
+)
 from tests.service.test_ladder import games, names, tournament, wait_for
 
 CPP_DIR = Path(__file__).resolve().parents[2] / "clients" / "cpp"
-PY_BOT = "from abluxx_bot import serve\nfrom abluxx_bot.examples import factory\n\nmake = factory('greedy')\n" \
-         "print('starting up', flush=True)\nserve(lambda: make(0), 0)\n"  # fmt: skip
+PY_BOT = """from abluxx_bot import serve
+from abluxx_bot.examples import factory
+
+make = factory("greedy")
+print("starting up", flush=True)
+
+
+def made():
+    print("a game begins", flush=True)
+    return make(0)
+
+
+serve(made, 0)
+"""
 
 
 def _tar(members: list[tarfile.TarInfo], data: dict[str, bytes] | None = None) -> bytes:
@@ -145,5 +169,13 @@ def test_uploaded_python_and_cpp_bots_play_a_ladder_in_their_sandboxes(tmp_path:
         played = games(s, tid)
         assert len(played) == 6 and all(names(g) == {"pybot.v1", "cppbot.v1"} for g in played)
         assert all(not seat.faults and not seat.retired for g in played for seat in g.seats)
+        # its own output in each game and in its validation game: its author's, and nobody else's
+        first = ref_pb.GetBotOutputRequest(game_id=played[0].game_id, entrant="pybot.v1")
+        assert "a game begins" in s.GetBotOutput(first, metadata=auth(ALICE), timeout=30).output
+        assert code_of(s.GetBotOutput, first, metadata=auth(BOB), timeout=30) == grpc.StatusCode.NOT_FOUND
+        mine = s.GetEntrant(ref_pb.GetEntrantRequest(name="pybot"), metadata=auth(ALICE)).validation_game_id
+        validation = ref_pb.GetBotOutputRequest(game_id=mine)
+        assert "starting up" in s.GetBotOutput(validation, metadata=auth(ORGANISER), timeout=30).output
+        assert code_of(s.GetBotOutput, validation, timeout=30) == grpc.StatusCode.NOT_FOUND
     finally:
         srv.stop()

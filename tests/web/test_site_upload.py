@@ -5,6 +5,7 @@ the bot's own output; an archive with a link out of the upload is refused naming
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 from pathlib import Path
 
@@ -50,6 +51,13 @@ def test_an_author_uploads_a_bot_from_the_how_to_enter_page(tmp_path: Path, page
         _sign_in(page, site.url, ALICE)
         shown = _upload(page, site.url, "webbot", _archive(tmp_path / "bot.tar.gz"))
         assert "Accepted: webbot.v1" in shown and "hello from the sandbox" in shown
+        validation = page.evaluate("fetch('/bots/webbot').then(r => r.text())")
+        gid = re.search(r"validate-webbot-[0-9a-f]+", validation)
+        assert gid is not None
+        page.goto(f"{site.url}/g/{gid[0]}/output/-", timeout=SLOW)
+        assert "hello from the sandbox" in page.inner_text("body")  # its author reads its output
+        other = page_for()
+        assert other.goto(f"{site.url}/g/{gid[0]}/output/-", timeout=SLOW).status == 404  # a visitor does not
         shown = _upload(page, site.url, "linked", _archive(tmp_path / "linked.tar.gz", link_out=True))
         assert "the link 'keys' points outside the upload" in shown and "Accepted" not in shown
     finally:

@@ -108,6 +108,20 @@ class SubmitBotRequest(_message.Message):
     command: str
     def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., force: _Optional[bool] = ..., games_at_once: _Optional[int] = ..., upload: _Optional[bytes] = ..., command: _Optional[str] = ...) -> None: ...
 
+class GetBotOutputRequest(_message.Message):
+    __slots__ = ("game_id", "entrant")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    ENTRANT_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    entrant: str
+    def __init__(self, game_id: _Optional[str] = ..., entrant: _Optional[str] = ...) -> None: ...
+
+class BotOutput(_message.Message):
+    __slots__ = ("output",)
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    output: str
+    def __init__(self, output: _Optional[str] = ...) -> None: ...
+
 class Refusal(_message.Message):
     __slots__ = ("check", "reason", "game_id", "seq", "kind", "fault")
     CHECK_FIELD_NUMBER: _ClassVar[int]
