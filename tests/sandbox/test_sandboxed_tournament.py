@@ -5,7 +5,9 @@ fault."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -22,8 +24,14 @@ def _entrant(name: str, kind: str) -> str:
     return f"[[entrants]]\nname = {json.dumps(name)}\ncommand = {json.dumps(argv)}\nsandbox = true\n"
 
 
+RAY = pytest.mark.skipif(importlib.util.find_spec("ray") is None and os.environ.get("CI") != "true",
+                         reason='Ray is an optional extra: pip install -e ".[ray]"')  # fmt: skip
+
+
 @pytest.mark.parametrize(("workers", "fresh", "starts"), [((), False, 1), (("--workers", "2"), False, 1),
-                                                           ((), True, None)])  # fmt: skip
+                                                           ((), True, None),
+                                                           pytest.param(("--backend", "ray", "--workers", "2"), False,
+                                                                        1, marks=RAY)])  # fmt: skip
 def test_sandboxed_entrants_play_a_tournament(tmp_path: Path, workers: tuple[str, ...], fresh: bool,
                                               starts: int | None) -> None:  # fmt: skip
     text = f'name = "boxed"\nseed = 3\ndeals = 2\nfresh_process = {str(fresh).lower()}\n[sandbox]\ntmp_mb = 16\n'
