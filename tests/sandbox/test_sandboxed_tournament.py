@@ -8,12 +8,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.sandbox.conftest import needs_sandbox
+from tests.tournament.test_command_bots import _running
 from tests.tournament.test_real import ABLUXX, abluxx, standings_json, write_config
 
 pytestmark = needs_sandbox()
@@ -50,3 +53,27 @@ def test_sandboxed_entrants_play_a_tournament(tmp_path: Path, workers: tuple[str
         assert len(logs) == (2 if workers else 1)
     else:  # once to answer Hello, then once for each of its games
         assert sum(p.read_text().count("listening on") for p in logs) == 1 + 4
+
+
+def test_a_killed_referee_leaves_no_process_of_its_sandboxes(tmp_path: Path) -> None:
+    """SIGKILL to the referee mid-run: the watchdog and the kernel end every sandbox, with the process its bot
+    left behind in a session of its own."""
+    tag = f"3600.{os.getpid()}"
+    argv = ["sh", "-c", f"setsid sleep {tag} & exec {sys.executable} -c '{ABLUXX[2]}' bot greedy --port 0"]
+    entrant = f'[[entrants]]\nname = "left"\ncommand = {json.dumps(argv)}\nsandbox = true\n'
+    cfg = write_config(tmp_path, 'name = "killed"\ndeals = 50\n' + entrant + '[[entrants]]\nname = "r"\npolicy = '
+                       '"random"\n')  # fmt: skip
+    proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(tmp_path / "data")], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _running(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _running(tag), "the sandboxed bot's daemon never started"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 15  # a bound for the kernel and the watchdog, not a measure
+    while _running(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running(tag) == []
