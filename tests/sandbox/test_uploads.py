@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from referee.errors import BadInput
+from referee.proto.abluxxen.v1 import bot_pb2, bot_pb2_grpc
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.uploads import UploadSettings, unpack
 from tests.sandbox.conftest import needs_sandbox
@@ -28,6 +29,7 @@ from tests.service.helpers import (
     config,
     start_server,
     stub,
+    terminate,
     write_settings,
 )
 from tests.service.test_ladder import games, names, tournament, wait_for
@@ -124,6 +126,13 @@ def test_a_good_upload_keeps_its_files_links_and_execute_bits_under_an_owner_onl
     assert (tmp_path / "uploads").stat().st_mode & 0o777 == 0o700
 
 
+def _hello(hello) -> bot_pb2.HelloReply | None:
+    try:
+        return hello(bot_pb2.HelloRequest(protocol_version=bot_pb2.PROTOCOL_VERSION_1), timeout=5)
+    except grpc.RpcError:
+        return None
+
+
 @pytest.fixture(scope="module")
 def cppbot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build = tmp_path_factory.mktemp("cppbot")
@@ -177,5 +186,11 @@ def test_uploaded_python_and_cpp_bots_play_a_ladder_in_their_sandboxes(tmp_path:
         validation = ref_pb.GetBotOutputRequest(game_id=mine)
         assert "starting up" in s.GetBotOutput(validation, metadata=auth(ORGANISER), timeout=30).output
         assert code_of(s.GetBotOutput, validation, timeout=30) == grpc.StatusCode.NOT_FOUND
+        # a restarted server runs its uploaded bots again, at the addresses it stored
+        assert terminate(srv) == 0
+        srv = start_server(tmp_path / "data", write_settings(tmp_path))
+        hello = bot_pb2_grpc.BotStub(grpc.insecure_channel(reply.entrant.address)).Hello
+        said = wait_for("the C++ bot to serve again", lambda: _hello(hello), timeout=120)
+        assert said.name == "cpp-largest"
     finally:
         srv.stop()
