@@ -169,7 +169,10 @@ class LocalBots:
             raise EntrantError(f"entrant {e.name}: {why}; a sandboxed bot never runs outside its sandbox")
         if (old := self._boxes.pop(e.name, None)) is not None:
             old.remove()
-        box = self._boxes[e.name] = sandbox.start(e.command, e.sandbox, sandbox.next_cpu())
+        try:
+            box = self._boxes[e.name] = sandbox.start(e.command, e.sandbox, sandbox.next_cpu(), self.log_dir.parent)
+        except sandbox.SandboxUnavailable as err:
+            raise EntrantError(f"entrant {e.name}: {err}") from None
         return box.argv
 
     async def _start(self, e: Bot) -> None:

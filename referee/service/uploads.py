@@ -91,7 +91,8 @@ def _zip_members(z: zipfile.ZipFile) -> Iterator[Member]:
         if info.is_dir() or kind == 0o04:
             yield Member(name, "dir", mode & 0o777 or 0o755)
         elif kind == 0o12:  # a symbolic link: its target is the member's content
-            yield Member(name, "link", 0o777, z.read(info)[:4096].decode(errors="replace"))
+            with z.open(info) as f:  # at most a path's worth: a "link" of gigabytes is not unpacked
+                yield Member(name, "link", 0o777, f.read(4096).decode(errors="replace"))
         elif kind in (0, 0o10):
             yield Member(name, "file", mode & 0o777 or 0o644, open=lambda info=info: z.open(info))
         else:

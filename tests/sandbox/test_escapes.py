@@ -115,3 +115,12 @@ def test_a_sandboxed_bot_never_runs_without_its_sandbox(tmp_path: Path, monkeypa
     finally:
         sandbox.problem.cache_clear()
     assert not list(tmp_path.glob("*.log"))
+
+
+def test_a_data_folder_the_sandbox_would_show_is_refused(tmp_path: Path) -> None:
+    """A data folder inside the referee's Python (which every sandbox sees) would be readable to the bots."""
+    inside = Path(sandbox.runtime_paths()[0]) / "abluxx-data"
+    bot = Bot("b", command=("true",), sandbox=sandbox.Sandbox())
+    with pytest.raises(EntrantError, match="keep the data folder elsewhere"):
+        asyncio.run(LocalBots((bot,), inside / "logs", "inside").__aenter__())
+    assert not inside.exists()
