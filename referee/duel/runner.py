@@ -108,13 +108,15 @@ class DuelSettings:
 
 
 def _entrant_json(e: EntrantConfig) -> dict[str, Any]:
+    sandboxed = {"sandbox": True, "files": e.files} if e.sandbox else {}  # only when set: older duels' JSON as it was
     return {"name": e.name, "address": e.address, "command": list(e.command) if e.command else None,
-            "policy": e.policy}  # fmt: skip
+            "policy": e.policy, **sandboxed}  # fmt: skip
 
 
 def _entrant(d: dict[str, Any]) -> EntrantConfig:
     command = tuple(d["command"]) if d.get("command") else None
-    return EntrantConfig(name=d["name"], address=d.get("address"), command=command, policy=d.get("policy"))
+    return EntrantConfig(name=d["name"], address=d.get("address"), command=command, policy=d.get("policy"),
+                         sandbox=d.get("sandbox", False), files=d.get("files"))  # fmt: skip
 
 
 def new_id(kind: str) -> str:

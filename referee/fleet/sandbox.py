@@ -136,9 +136,11 @@ def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path
     """The argv (through the launcher, which sets the limits and the host uid, then execs bwrap) that runs
     ``command`` in ``box``, and its folders, made. SandboxUnavailable if the folder ``private`` (the data
     folder's) is inside one the sandbox shows its bot."""
-    if private is not None and (shown := [p for p in runtime_paths() if Path(private).resolve().is_relative_to(p)]):
+    shows = [*runtime_paths(), *([box.files] if box.files is not None else [])]
+    if private is not None and (shown := [p for p in shows if Path(private).resolve().is_relative_to(p)]):
         raise SandboxUnavailable(f"the data folder {private} is inside {shown[0]}, which the sandbox shows its bot "
-                                 "(the referee's Python or source): keep the data folder elsewhere")  # fmt: skip
+                                 "(the referee's Python or source, or the bot's own files): keep the data folder "
+                                 "elsewhere")  # fmt: skip
     socket_dir = tempfile.mkdtemp(prefix="abluxx-sb-")
     stage_dir = tempfile.mkdtemp(prefix="abluxx-rt-")
     os.chmod(stage_dir, 0o755)  # the bot's uid passes through it to the mount points in it

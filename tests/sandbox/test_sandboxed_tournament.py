@@ -77,3 +77,21 @@ def test_a_killed_referee_leaves_no_process_of_its_sandboxes(tmp_path: Path) -> 
     while _running(tag) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _running(tag) == []
+
+
+def test_abluxx_duel_sandbox_plays_a_bot_from_its_own_folder(tmp_path: Path) -> None:
+    """``abluxx duel CMD BOT --sandbox``, as docs/writing-a-bot.md says to test a bot before uploading it: run from
+    the bot's folder, it plays there in the sandbox; with the data folder inside that folder it refuses, saying so."""
+    folder = tmp_path / "mybot"
+    folder.mkdir()
+    (folder / "bot.py").write_text("import sys\nfrom referee.cli import main\nsys.exit(main(['bot', 'greedy', "
+                                   "'--port', '0']))\n")  # fmt: skip
+    duel = [*ABLUXX, "duel", "python3 bot.py", "random", "--sandbox", "--max-games", "2", "--no-progress", "--json"]
+    refused = subprocess.run(duel, cwd=folder, capture_output=True, text=True, timeout=300)
+    assert "keep the data folder elsewhere" in refused.stderr
+    out = subprocess.run([*duel, "--data", str(tmp_path / "data")], cwd=folder, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert out.returncode in (0, 1, 3), out.stderr  # a verdict, or inconclusive after 2 games
+    assert json.loads(out.stdout.splitlines()[-1])["games"] == 2
+    logs = "".join(p.read_text() for p in (tmp_path / "data" / "logs").glob("*.log"))
+    assert "listening on unix:/run/abluxx/bot.sock" in logs
