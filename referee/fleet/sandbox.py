@@ -72,6 +72,8 @@ def problem() -> str | None:
         return "the sandbox needs bubblewrap, which is not installed (bwrap is not on PATH): apt-get install bubblewrap"
     if sys.platform != "linux":
         return "the sandbox needs Linux namespaces"
+    if os.geteuid() != 0:
+        return "the sandbox needs the referee to run as root: it gives each sandboxed bot a host uid of its own"
     run = start(("true",), Sandbox(), cpu=None)
     try:
         done = subprocess.run(run.argv, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
