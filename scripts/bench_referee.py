@@ -15,8 +15,9 @@ yields to I/O, timers and the streams' readers, docs/match.md), the floor's clie
 
 Prints decisions (round trips) per second and the referee's ratio to the floor; with ``--json`` the last line is
 one JSON object with keys floor_stream_rt_per_s, floor_unary_rt_per_s, referee_stream_dps_1, referee_stream_dps_64,
-referee_unary_dps_1, referee_unary_dps_64 and ratio_stream_64. The stream floor is the mean of a measurement
-before and one after the referee's stream figures.
+referee_unary_dps_1, referee_unary_dps_64 and ratio_stream_64, and the sandbox's figures (sandbox_figures.py):
+sandbox_start_ms (goal <= 200), sandbox_python_bot_start_ms, python_bot_start_ms and unix_vs_tcp_cpu. The stream
+floor is the mean of a measurement before and one after the referee's stream figures.
 
 Wall-clock rates on a shared machine swing with the other work on it, so the stream figures at 64 games are also
 given in CPU time from the processes' own accounting, which the other work disturbs far less:
@@ -59,6 +60,7 @@ import gc
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,6 +70,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from sandbox_figures import start_figures  # scripts/, beside this file
 
 from referee.engine import apply, deck_from_seed, new_game
 from referee.event_loop import run as run_games
@@ -125,6 +128,8 @@ async def serve_echo() -> None:
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", handlers),))
     port = server.add_insecure_port("127.0.0.1:0")
+    if unix := os.environ.get("BENCH_UNIX"):  # the instant bot also serves there (sandbox_figures.py)
+        server.add_insecure_port(unix)
     await server.start()
     print(f"listening on 127.0.0.1:{port}", flush=True)
     await server.wait_for_termination()
@@ -197,16 +202,18 @@ async def serve_instant_bot() -> None:
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("abluxxen.v1.Bot", handlers),))
     port = server.add_insecure_port("127.0.0.1:0")
+    if unix := os.environ.get("BENCH_UNIX"):  # the instant bot also serves there (sandbox_figures.py)
+        server.add_insecure_port(unix)
     await server.start()
     print(f"listening on 127.0.0.1:{port}", flush=True)
     await server.wait_for_termination()
 
 
 class Subprocess:
-    def __init__(self, role: str, *more: str) -> None:
+    def __init__(self, role: str, *more: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--serve", role, *more], stdout=subprocess.PIPE, text=True,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})},
         )  # fmt: skip
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if not line.startswith("listening on "):
@@ -423,7 +430,9 @@ async def measure(s: float) -> dict[str, float]:
     measured before and after the referee's stream figures and averaged: on a shared machine the floor drifts by
     a third within a minute, and the ratio should compare like with like."""
     out: dict[str, float] = {}
-    with Subprocess("echo") as echo, Subprocess("bot") as bot, tempfile.TemporaryDirectory() as tmp:
+    tmp = tempfile.mkdtemp()
+    unix = f"unix:{tmp}/bot.sock"
+    with Subprocess("echo") as echo, Subprocess("bot", env={"BENCH_UNIX": unix}) as bot:
         eid, bid = echo.proc.pid, bot.proc.pid
         before = await floor_stream(echo.address, eid, s)
         stream = {games: await referee(bot.address, bid, games, "stream", s, Path(tmp)) for games in (1, CONCURRENCY)}
@@ -432,6 +441,10 @@ async def measure(s: float) -> dict[str, float]:
         unary = {games: await referee(bot.address, bid, games, "unary", s, Path(tmp)) for games in (1, CONCURRENCY)}
         fewer = await referee(bot.address, bid, FEWER_GAMES, "stream", s, Path(tmp))
         dialled = await dialled_in(s, Path(tmp))
+        over_unix = await referee(unix, bid, CONCURRENCY, "stream", s, Path(tmp) / "unix")
+    out.update(await start_figures())
+    unix_us, tcp_us = over_unix.per_call_us(over_unix.cpu_s), stream[CONCURRENCY].per_call_us(stream[CONCURRENCY].cpu_s)
+    out["unix_vs_tcp_cpu"] = unix_us / tcp_us
     out["floor_stream_rt_per_s"] = (before.rate + after.rate) / 2
     out["floor_unary_rt_per_s"] = unary_floor.rate
     for games in (1, CONCURRENCY):
@@ -446,6 +459,11 @@ async def measure(s: float) -> dict[str, float]:
     out[f"max_loop_stall_ms_{FEWER_GAMES}"] = few["max_loop_stall_ms"]
     out[f"max_loop_stall_cpu_ms_{FEWER_GAMES}"] = few["max_loop_stall_cpu_ms"]
     show(out, before.rate, after.rate)
+    print(f"sandbox: starts in {out['sandbox_start_ms']:.0f} ms (goal <= 200; a kit bot in it "
+          f"{out['sandbox_python_bot_start_ms']:.0f} ms, without it {out['python_bot_start_ms']:.0f} ms); referee CPU "
+          f"per decision over a Unix socket {unix_us:.0f} us, over TCP {tcp_us:.0f} us: unix_vs_tcp_cpu = "
+          f"{out['unix_vs_tcp_cpu']:.2f}")  # fmt: skip
+    shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

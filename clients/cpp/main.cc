@@ -4,6 +4,7 @@
 //   cppbot --port P [--host 127.0.0.1]     (port 0 picks a free port)
 //   cppbot --connect HOST:PORT --token T [--as NAME] [--games-at-once N] [--tls] [--tls-ca FILE]
 //                                          (dial in to a referee's BotGateway instead: dialin.cc)
+//   ABLUXX_LISTEN=unix:PATH cppbot         (a sandbox's Unix socket, docs/sandbox.md; no --port needed)
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
@@ -128,6 +129,7 @@ std::string ReadFile(const std::string& path) {
 struct Args {
   std::string host = "127.0.0.1";
   int port = -1;
+  std::string unix_socket;  // ABLUXX_LISTEN, set by a sandbox: serve there
   cppbot::DialInOptions dial;
 };
 
@@ -153,7 +155,11 @@ Args Parse(int argc, char** argv) {
     if (arg == "--tls-ca") a.dial.tls = true;
   }
   if (!a.dial.server.empty() && a.dial.token.empty()) Usage("--connect needs the author's token: --token T");
-  if (a.dial.server.empty() && a.port < 0) Usage("--port is required (0 picks a free port), or --connect HOST:PORT");
+  const char* listen_env = std::getenv("ABLUXX_LISTEN");
+  a.unix_socket = listen_env ? listen_env : "";
+  if (a.dial.server.empty() && a.port < 0 && a.unix_socket.empty()) {
+    Usage("--port is required (0 picks a free port), or --connect HOST:PORT");
+  }
   return a;
 }
 
@@ -190,14 +196,16 @@ int main(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int bound = 0;
-  builder.AddListeningPort(address + ":" + std::to_string(port), grpc::InsecureServerCredentials(), &bound);
+  const std::string& unix_socket = args.unix_socket;
+  const std::string target = unix_socket.empty() ? address + ":" + std::to_string(port) : unix_socket;
+  builder.AddListeningPort(target, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound == 0) {
-    std::cerr << "cppbot: cannot listen on " << address << ":" << port << std::endl;
+    std::cerr << "cppbot: cannot listen on " << target << std::endl;
     return 1;
   }
-  std::cout << "listening on " << address << ":" << bound << std::endl;
+  std::cout << "listening on " << (unix_socket.empty() ? address + ":" + std::to_string(bound) : target) << std::endl;
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

@@ -5,6 +5,7 @@
 //   node bot.js --port P [--host 127.0.0.1]     (port 0 picks a free port)
 //   node bot.js --connect SERVER --token T [--as NAME] [--games-at-once N] [--tls] [--tls-ca FILE]
 //                                               (dial in to a referee's BotGateway instead: see dialIn below)
+//   node bot.js --host unix:PATH                (a Unix socket; ABLUXX_LISTEN=unix:PATH, as a sandbox sets, wins)
 'use strict';
 
 const path = require('node:path');
@@ -167,23 +168,29 @@ function main() {
       process.once('SIGTERM', stop);
       return;
     }
-    if (values.port === undefined) throw new Error('--port is required (0 picks a free port), or --connect SERVER');
     host = values.host;
-    port = parsePort(values.port);
+    // a sandbox says where to serve (docs/sandbox.md): ABLUXX_LISTEN=unix:PATH, or a unix: --host
+    if (process.env.ABLUXX_LISTEN) host = process.env.ABLUXX_LISTEN;
+    if (values.port === undefined && !host.startsWith('unix:')) {
+      throw new Error('--port is required (0 picks a free port), or --connect SERVER');
+    }
+    port = host.startsWith('unix:') ? 0 : parsePort(values.port);
   } catch (err) {
-    console.error(`bot.js: ${err.message}\nusage: node bot.js --port P [--host 127.0.0.1] | --connect SERVER --token T`);
+    console.error(`bot.js: ${err.message}\nusage: node bot.js --port P [--host 127.0.0.1|unix:PATH] | --connect SERVER --token T`);
     process.exit(2);
   }
 
-  const address = host.includes(':') ? `[${host}]` : host; // an IPv6 literal needs brackets
+  const unix = host.startsWith('unix:');
+  const address = !unix && host.includes(':') ? `[${host}]` : host; // an IPv6 literal needs brackets
+  const target = unix ? host : `${address}:${port}`;
   const server = new grpc.Server();
   server.addService(Bot.service, service);
-  server.bindAsync(`${address}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+  server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) => {
     if (err) {
-      console.error(`bot.js: cannot listen on ${address}:${port}: ${err.message}`);
+      console.error(`bot.js: cannot listen on ${target}: ${err.message}`);
       process.exit(1);
     }
-    console.log(`listening on ${address}:${bound}`);
+    console.log(`listening on ${unix ? target : `${address}:${bound}`}`);
   });
 
   const stop = () => {

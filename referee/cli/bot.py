@@ -22,7 +22,8 @@ def register(sub) -> None:
     p.add_argument("--games-at-once", type=int, default=1, help="with --connect: games it plays at once (default 1)")
     p.add_argument("--tls", action="store_true", help="with --connect: TLS, trusting the system's roots")
     p.add_argument("--tls-ca", type=Path, help="with --connect: TLS, trusting this PEM certificate")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1), or unix:PATH for a "
+                   "Unix socket (ABLUXX_LISTEN, set by a sandbox, overrides both)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed for the bot's choices (default 0)")
     p.set_defaults(func=run)
 
@@ -39,11 +40,13 @@ def run(args) -> int:
         raise BadInput(f"no example bot {args.name!r}: {', '.join(sorted(REGISTRY))}, or NAME+epsP (greedy+eps0.2)")
     if args.connect is not None:
         return _connect(args, lambda: make(args.seed))
-    if args.port is None:
+    unix = args.host.startswith("unix:") or os.environ.get("ABLUXX_LISTEN", "").startswith("unix:")
+    if args.port is None and not unix:
         raise BadInput("give --port P to serve the bot, or --connect SERVER --token T to dial in to a referee")
-    if problem := listen_problem(args.host, args.port):  # before gRPC, which would log and raise its own words
+    # before gRPC, which would log and raise its own words (a unix: socket's folder is gRPC's to judge)
+    if not unix and (problem := listen_problem(args.host, args.port)):
         raise BadInput(problem)
-    return serve(lambda: make(args.seed), args.port, args.host)
+    return serve(lambda: make(args.seed), args.port or 0, args.host)
 
 
 def _connect(args, make) -> int:

@@ -79,6 +79,8 @@ def _common(p: argparse.ArgumentParser, field: bool = True) -> None:
                    "the other seats', against the baseline's) or place; default score at 2 players, table at 3 to 5 "
                    "(docs/duel.md)")  # fmt: skip
     p.add_argument("--concurrency", "-c", type=int, default=4, help="pairs at once (default 4)")
+    p.add_argument("--sandbox", action="store_true", help="run every command bot in the sandbox, as a server runs "
+                   "an uploaded bot, with the current folder as its files (docs/sandbox.md)")  # fmt: skip
     add_worker_args(p, "in this process")
     add_data_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end instead of text")
@@ -128,7 +130,10 @@ def settings_from(args: argparse.Namespace, candidate: str, baseline: str) -> Du
             f"but the candidate's, or the baseline's; none at 2 players), got {len(field)}"
         )
     labels = ["candidate", "baseline", *(f"--field bot {i + 1}" for i in range(len(field)))]
-    bots = named_by_hello(parse_seats([candidate, baseline, *field], labels, commands=True), args.data / "logs")
+    seats = parse_seats([candidate, baseline, *field], labels, commands=True)
+    if getattr(args, "sandbox", False):  # every command in the sandbox, its files the current folder (docs/sandbox.md)
+        seats = tuple(dataclasses.replace(e, sandbox=True, files=str(Path.cwd())) if e.command else e for e in seats)
+    bots = named_by_hello(seats, args.data / "logs")
     return DuelSettings(
         candidate=bots[0],
         baseline=bots[1],

@@ -41,7 +41,12 @@ def register(sub: Commands) -> None:
 
     p = command(sub, "submit", submit, "submit a bot to a referee service (it must pass Hello and a validation game)")
     p.add_argument("name", help="the bot's name on the server; the same name again submits a new version")
-    p.add_argument("address", help="HOST:PORT where the bot serves, reachable from the referee")
+    p.add_argument("address", nargs="?", default="", help="HOST:PORT where the bot serves, reachable from the referee "
+                   "(or --upload its files)")  # fmt: skip
+    p.add_argument("--upload", metavar="DIR|ARCHIVE", help="upload the bot's files (a folder, or a tar or zip "
+                   "archive): the server runs it in its sandbox (docs/sandbox.md)")  # fmt: skip
+    p.add_argument("--command", default="", help="with --upload: the command that starts the bot, e.g. "
+                   '"python3 bot.py"')  # fmt: skip
     p.add_argument("--owner", default="", help="the owning author (default: the token's author)")
     p.add_argument("--force", action="store_true", help="a new version even if the bot is unchanged (same address, "
                    "same Hello version)")  # fmt: skip
@@ -96,11 +101,38 @@ def register(sub: Commands) -> None:
 # -- commands --------------------------------------------------------------------------------------------------
 
 
+def _upload(args: argparse.Namespace) -> bytes | None:
+    """The bytes of ``--upload`` (a folder is packed as a .tar.gz, its links kept as links), or None."""
+    if args.upload is None:
+        if args.command:
+            raise BadInput("--command is for --upload: a bot at an address is already running")
+        return None
+    if args.address:
+        raise BadInput("give the bot's address or --upload its files, not both")
+    if not args.command.strip():
+        raise BadInput('--upload needs --command, the command that starts the bot, e.g. --command "python3 bot.py"')
+    path = Path(args.upload)
+    if path.is_dir():
+        import io
+        import tarfile
+
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            for child in sorted(path.iterdir()):
+                tar.add(child, arcname=child.name)
+        return buf.getvalue()
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise BadInput(f"--upload {args.upload}: {e.strerror or e}") from None
+
+
 @handled
 def submit(args: argparse.Namespace) -> int:
     from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
-    if problem := dial_problem(args.address, unix=True):
+    upload = _upload(args)
+    if upload is None and (problem := dial_problem(args.address, unix=True)):
         raise BadInput(problem)
     if not args.token:  # the server refuses a submission without one (docs/service.md): say so before anything
         raise Unauthenticated("submitting a bot needs a token: --token T or $ABLUXX_TOKEN (the server's operator "
@@ -108,10 +140,14 @@ def submit(args: argparse.Namespace) -> int:
     # The token and the server, checked by a read that changes nothing (a read checks any token it is given):
     # a refused token or a wrong --server is said before the line that promises a validation game.
     call(args, "ListEntrants", ref_pb.ListEntrantsRequest(page_size=1))
-    say(f"submitting {args.name} at {args.address}: checking Hello and playing a validation game...", file=sys.stderr)
+    where = f"from {args.upload}" if upload is not None else f"at {args.address}"
+    say(f"submitting {args.name} {where}: checking Hello and playing a validation game...", file=sys.stderr)
     request = ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner, force=args.force,
-                                      games_at_once=args.games_at_once)  # fmt: skip
+                                      games_at_once=args.games_at_once, upload=upload if upload is not None else b"",
+                                      command=args.command)  # fmt: skip
     out = call(args, "SubmitBot", request)
+    if out.output:
+        say(f"the bot's output while it was checked:\n{out.output}", file=sys.stderr)
     if out.HasField("refusal"):
         check = ref_pb.ComplianceCheck.Name(out.refusal.check).removeprefix("COMPLIANCE_CHECK_").lower()
         say(f"refused ({check} check): {out.refusal.reason}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from referee.errors import BadInput
@@ -106,7 +107,8 @@ def named_by_hello(bots: tuple[EntrantConfig, ...], log_dir: Path) -> tuple[Entr
     async def ask() -> dict[int, str]:
         names = {i: await asked_name(a) for i in unnamed if (a := bots[i].address)}
         commands = [i for i in unnamed if bots[i].command]
-        starting = tuple(Bot(f"hello-{i}", command=bots[i].command) for i in commands)
+        # a sandboxed command is asked in its sandbox too: it never runs outside it
+        starting = tuple(Bot(f"hello-{i}", command=bots[i].command, sandbox=bots[i].bot().sandbox) for i in commands)
         try:
             if starting:
                 async with LocalBots(starting, log_dir, "hello") as started:
@@ -118,11 +120,9 @@ def named_by_hello(bots: tuple[EntrantConfig, ...], log_dir: Path) -> tuple[Entr
         return {i: n for i, n in made.items() if n}
 
     names = asyncio.run(ask())
-    out = [EntrantConfig(names.get(i, e.name.split("#")[0]), address=e.address, command=e.command, policy=e.policy)
-           for i, e in enumerate(bots)]  # fmt: skip
+    out = [replace(e, name=names.get(i, e.name.split("#")[0])) for i, e in enumerate(bots)]
     taken = [e.name for e in out]
     return tuple(
-        EntrantConfig(f"{e.name}#{i}", address=e.address, command=e.command)
-        if i in unnamed and taken.count(e.name) > 1 else e
+        replace(e, name=f"{e.name}#{i}") if i in unnamed and taken.count(e.name) > 1 else e
         for i, e in enumerate(out)
     )  # fmt: skip

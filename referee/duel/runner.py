@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from referee.errors import GameLost, Precondition
-from referee.fleet import Bot, EntrantError, Lineup, OnDecision, PlayerFactory, WorkerSettings, match_player, open_games
+from referee.fleet import EntrantError, Lineup, OnDecision, PlayerFactory, WorkerSettings, match_player, open_games
 from referee.log import get_logger
 from referee.match import ChannelPool, EntrantRef, GameResult, GameSpec, play_game
 from referee.stats import Sequential, Sprt, Summary, Verdict, summarize
@@ -108,13 +108,15 @@ class DuelSettings:
 
 
 def _entrant_json(e: EntrantConfig) -> dict[str, Any]:
+    sandboxed = {"sandbox": True, "files": e.files} if e.sandbox else {}  # only when set: older duels' JSON as it was
     return {"name": e.name, "address": e.address, "command": list(e.command) if e.command else None,
-            "policy": e.policy}  # fmt: skip
+            "policy": e.policy, **sandboxed}  # fmt: skip
 
 
 def _entrant(d: dict[str, Any]) -> EntrantConfig:
     command = tuple(d["command"]) if d.get("command") else None
-    return EntrantConfig(name=d["name"], address=d.get("address"), command=command, policy=d.get("policy"))
+    return EntrantConfig(name=d["name"], address=d.get("address"), command=command, policy=d.get("policy"),
+                         sandbox=d.get("sandbox", False), files=d.get("files"))  # fmt: skip
 
 
 def new_id(kind: str) -> str:
@@ -270,8 +272,7 @@ class DuelError(Precondition):
 
 def lineup(settings: DuelSettings, duel_id: str) -> Lineup:
     """A duel's bots as the fleet starts, dials or runs them: every command bot afresh for each game."""
-    bots = tuple(Bot(e.name, e.address, e.command, e.policy) for e in (settings.candidate, settings.baseline,
-                                                                        *settings.field))  # fmt: skip
+    bots = tuple(e.bot() for e in (settings.candidate, settings.baseline, *settings.field))
     return Lineup(duel_id, bots, fresh_process=True)
 
 

@@ -31,10 +31,11 @@ from referee.match import exits
 from referee.match.hello import HelloError, hello
 from referee.records.private import open_private
 
+from . import sandbox
 from .errors import EntrantError
 from .lineup import Bot, Lineup
 
-LISTENING = re.compile(rb"listening on (\S+:\d+)")
+LISTENING = re.compile(rb"listening on (unix:\S+|\S+:\d+)")
 START_TIMEOUT_S = 30.0  # a cold Python start on a busy 2-core machine can take a few seconds
 STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL when the referee stops a command bot's process group
 WATCHDOG = Path(__file__).with_name("watchdog.py")
@@ -124,6 +125,7 @@ class LocalBots:
         self._drains: list[asyncio.Task] = []
         self._watchdog: subprocess.Popen | None = None
         self._guard: Any = None  # the pipe to the watchdog: "+PGID" / "-PGID" lines
+        self._boxes: dict[str, sandbox.Started] = {}  # a sandboxed bot's folders on the host, by entrant
 
     def _watch(self, line: str) -> None:
         """Tell the watchdog (started with the first bot) about a process group."""
@@ -154,20 +156,40 @@ class LocalBots:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def _argv(self, e: Bot) -> list[str]:
+        """How ``e``'s command starts: in its sandbox (never without one: EntrantError says what is missing; the
+        sandbox gets none of the referee's environment, not even in bwrap's own /proc), or through the
+        launcher."""
+        assert e.command
+        if e.sandbox is None:
+            if shutil.which(e.command[0]) is None:  # the launcher would only fail after its exec
+                raise EntrantError(f"entrant {e.name}: cannot start {' '.join(e.command)!r}: no such program")
+            return launch(e.command)
+        if (why := sandbox.problem()) is not None:
+            raise EntrantError(f"entrant {e.name}: {why}; a sandboxed bot never runs outside its sandbox")
+        if (old := self._boxes.pop(e.name, None)) is not None:
+            old.remove()
+        try:
+            box = self._boxes[e.name] = sandbox.start(e.command, e.sandbox, sandbox.next_cpu(), self.log_dir.parent)
+        except sandbox.SandboxUnavailable as err:
+            raise EntrantError(f"entrant {e.name}: {err}") from None
+        return box.argv
+
     async def _start(self, e: Bot) -> None:
         assert e.command
         log_path = self.log_dir / f"{self.prefix}-{e.name}.log"
-        if shutil.which(e.command[0]) is None:  # the launcher would only fail after its exec
-            raise EntrantError(f"entrant {e.name}: cannot start {' '.join(e.command)!r}: no such program")
+        argv = self._argv(e)
+        env: dict[str, str] | None = None if e.sandbox is None else {}
         # owner-only (the folder too): stays open for the life of the process
         log = os.fdopen(open_private(log_path, os.O_WRONLY | os.O_APPEND), "ab")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *launch(e.command),
+                *argv,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
+                env=env,
             )
         except OSError as err:
             log.close()
@@ -187,7 +209,8 @@ class LocalBots:
                         )
                     log.write(line)
                     if m := LISTENING.search(line):
-                        self._serving(e.name, m[1].decode(), proc.pid)
+                        box = self._boxes.get(e.name)  # a sandbox's socket, as the referee reaches it
+                        self._serving(e.name, box.address(proc.pid) if box else m[1].decode(), proc.pid)
                         break
         except TimeoutError:
             log.close()
@@ -261,6 +284,9 @@ class LocalBots:
         for address in self.addresses.values():
             exits.forget(address)
         self.procs.clear()
+        for box in self._boxes.values():
+            box.remove()
+        self._boxes.clear()
         if self._watchdog is not None:
             with contextlib.suppress(OSError):
                 self._guard.close()  # the watchdog ends: every group it knew of is gone

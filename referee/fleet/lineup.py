@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .sandbox import Sandbox
+
 
 @dataclass(frozen=True)
 class Bot:
     """One entrant as the fleet sees it: a running bot at ``address``, a local bot ``command`` the fleet starts
-    (on the machine that plays its games), or a built-in ``policy`` played in-process."""
+    (on the machine that plays its games), or a built-in ``policy`` played in-process. A command with a
+    ``sandbox`` runs only in it (sandbox.py)."""
 
     name: str
     address: str | None = None
     command: tuple[str, ...] | None = None
     policy: str | None = None
+    sandbox: Sandbox | None = None
 
 
 @dataclass(frozen=True)

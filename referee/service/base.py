@@ -24,6 +24,7 @@ from referee.tournament.runner import NoDealKey, check_deal_key, entrant_names
 from . import ladders
 from .auth import Auth, Principal
 from .convert import TOURNAMENT_STATE, health_pb, rfc3339, standings_pb
+from .hosted import HostedBots
 from .reads import Boards, Reader
 from .registry import FINISHED, Registry, bot_ratings, health_address
 from .runs import Hub, LiveGame, Run
@@ -56,6 +57,9 @@ class ServiceBase(ref_grpc.RefereeServicer):
         # every ladder's bot health (docs/bot-health.md): one for the server, as a bot is down for all
         self.health = Health(store, self._probe, settings=settings.health, on_change=self._health_changed)
         self.prober: asyncio.Task | None = None
+        # the uploaded bots it runs (hosted.py), and their output in each game
+        self.hosted = HostedBots(store.data, settings.sandbox, settings.uploads.output_kb * 1024)
+        self.hosting: asyncio.Task | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -63,6 +67,8 @@ class ServiceBase(ref_grpc.RefereeServicer):
         """Start the health prober, and a run for every tournament that was running when the server stopped."""
         if self.prober is None:
             self.prober = asyncio.get_running_loop().create_task(self.health.run(), name="bot health prober")
+        if self.hosting is None:
+            self.hosting = asyncio.get_running_loop().create_task(self._host(), name="hosted bots")
         for tid in self.registry.running():
             row = self.store.tournament(tid)
             if row is None:
@@ -75,6 +81,12 @@ class ServiceBase(ref_grpc.RefereeServicer):
                 continue
             self.log.info("resuming tournament", tournament=tid, done=row.done, games=row.games)
             self._start_run(config)
+
+    async def _host(self) -> None:
+        """Start every active uploaded bot, each in its sandbox."""
+        for bot in self.registry.bots(active_only=True):
+            if bot.command is not None:
+                await self.hosted.start(bot)
 
     def _start_run(self, config: TournamentConfig) -> Run:
         if joined := ladders.enter_all(self.store, self.registry, config.tournament_id):
@@ -91,6 +103,7 @@ class ServiceBase(ref_grpc.RefereeServicer):
             standings_pb=standings_pb,
             workers=self.workers,
             health=self.health,
+            outputs=self.hosted,
         )
         self.runs[config.tournament_id] = run
         run.start()
@@ -125,6 +138,9 @@ class ServiceBase(ref_grpc.RefereeServicer):
         if self.prober is not None:
             self.prober.cancel()
         await asyncio.gather(*(run.drain(grace_s) for run in list(self.runs.values())))
+        if self.hosting is not None:
+            self.hosting.cancel()
+        await self.hosted.close()
         self.hub.close_all()
         for game in list(self.live.values()):
             game.end()

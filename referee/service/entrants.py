@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound
+import json
+import secrets
+import shlex
+import shutil
+from pathlib import Path
+
+from referee.errors import AlreadyExists, BadInput, Busy, Denied, Exhausted, NotFound, Unavailable
+from referee.fleet import EntrantError
+from referee.fleet.sandbox import problem as sandbox_problem
 from referee.match.dialin import is_dialin
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
-from referee.records.paths import VALIDATION
+from referee.records.paths import VALIDATION, record_in
+from referee.records.private import write_private
 from referee.store import health as health_store
 from referee.tournament.config import ConfigError, check_address
 
@@ -14,11 +23,31 @@ from .addresses import UNIX_SCHEMES, NotAllowed, Unresolved, resolve, same_place
 from .auth import Principal
 from .base import ServiceBase, handle
 from .convert import entrant_pb
+from .hosted import files_of, output_path, tail
 from .paging import page
 from .registry import ACTIVE, RETIRED, BotVersion
 from .settings import NAME
-from .submit import UNREACHABLE, Passed, check_bot, check_hello
-from .visibility import version_private
+from .submit import UNREACHABLE, VALIDATION_PREFIX, Passed, check_bot, check_hello, owner_of
+from .uploads import unpack
+from .visibility import private_to, version_private
+
+DID_NOT_START = (
+    "the bot did not start serving in its sandbox: it exited, or printed no 'listening on ...' line "
+    "within the start time (its output is in this reply)"
+)
+MAX_COMMAND_CHARS = 1000
+
+
+def _command(text: str) -> tuple[str, ...]:
+    """An uploaded bot's command line, split as a shell would; BadInput when empty or unreadable."""
+    if not text.strip() or len(text) > MAX_COMMAND_CHARS:
+        raise BadInput(f"command: an upload needs the command that starts the bot (1 to {MAX_COMMAND_CHARS} "
+                       "characters), e.g. \"python3 bot.py\"")  # fmt: skip
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as e:
+        raise BadInput(f"command: cannot read {text!r}: {e}") from None
+
 
 MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (each ladder also caps it)
 
@@ -26,30 +55,30 @@ MAX_GAMES_AT_ONCE = 64  # a submission asks at most this many games at once (eac
 class EntrantCalls(ServiceBase):
     @handle
     async def SubmitBot(self, request: ref_pb.SubmitBotRequest, context) -> ref_pb.SubmitBotResponse:
-        who = self.auth.caller(context)
+        if is_dialin(address := request.address.strip()):
+            raise BadInput(f"address: {address!r}: a bot dials in through BotGateway.Connect, not SubmitBot")
+        return await self.submit(request, self.auth.caller(context))
+
+    async def submit(self, request: ref_pb.SubmitBotRequest, who: Principal) -> ref_pb.SubmitBotResponse:
+        """SubmitBot's checks and entry for ``who`` (the API's caller, the site's signed-in author, or a bot
+        dialled in as ``dialin:NAME``: gateway.py)."""
         self._writable()
         name, address, owner = request.name.strip(), request.address.strip(), request.owner.strip()
-        if is_dialin(address):
-            raise BadInput(f"address: {address!r}: a bot dials in through BotGateway.Connect, not SubmitBot")
-        return await self.submit(who, name, address, owner, request.games_at_once, request.force)
-
-    async def submit(
-        self, who: Principal, name: str, address: str, owner: str, games_at_once: int, force: bool
-    ) -> ref_pb.SubmitBotResponse:
-        """SubmitBot's checks and entry, for a bot at ``address`` or dialled in as ``dialin:NAME`` (gateway.py)."""
         if not name:
             raise BadInput("name: must not be empty")
         if not NAME.fullmatch(name):
             raise BadInput(f"name: {name!r} must be 1-40 letters, digits or _.+-")
-        if not address.startswith(UNIX_SCHEMES) and not is_dialin(address):
+        if request.upload and address:
+            raise BadInput("address: give an address or an upload, not both")
+        if not request.upload and not address.startswith(UNIX_SCHEMES) and not is_dialin(address):
             try:
                 check_address("address", "address", address)
             except ConfigError as e:
                 raise BadInput(f"address: {e.reason}") from None
         if owner and not NAME.fullmatch(owner):
             raise BadInput(f"owner: {owner!r} must be 1-40 letters, digits or _.+-")
-        if games_at_once > MAX_GAMES_AT_ONCE:
-            raise BadInput(f"games_at_once: {games_at_once} is more than {MAX_GAMES_AT_ONCE}")
+        if request.games_at_once > MAX_GAMES_AT_ONCE:
+            raise BadInput(f"games_at_once: {request.games_at_once} is more than {MAX_GAMES_AT_ONCE}")
         if not who.organiser:
             if owner and owner != who.name:
                 raise Denied(f"your token belongs to {who.name!r}; it cannot submit a bot owned by {owner!r}")
@@ -59,6 +88,8 @@ class EntrantCalls(ServiceBase):
         latest = self.registry.bot(name)
         if latest is not None and not who.organiser and latest.owner != who.name:
             raise Denied(f"the bot {name!r} belongs to {latest.owner!r}; choose another name")
+        if request.upload:
+            return await self._upload(request, name, owner, latest)
         try:
             dial = address if is_dialin(address) else await resolve(address, self.settings.addresses, self.own_ports)
         except NotAllowed as e:
@@ -70,7 +101,7 @@ class EntrantCalls(ServiceBase):
             )
         if name in self.submitting:
             raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
-        if not force and (same := await self._unchanged(latest, owner, dial)) is not None:
+        if not request.force and (same := await self._unchanged(latest, owner, dial)) is not None:
             return same
         self._room_for(name, owner, address, dial, pending=True)  # before the validation game's cost
         self.submitting[name] = (owner, dial)  # no await since the check: the next call counts this one
@@ -87,10 +118,60 @@ class EntrantCalls(ServiceBase):
         # author's last place or this address (the loop runs one coroutine at a time; the registry is its own)
         self._room_for(name, owner, address, dial)
         bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id,
-                                    games_at_once)  # fmt: skip
+                                    request.games_at_once)  # fmt: skip
         joined = ladders.enter(self.store, self.registry, bot)
         self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined)
         return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True))
+
+    async def _upload(self, request: ref_pb.SubmitBotRequest, name: str, owner: str,
+                      latest: BotVersion | None) -> ref_pb.SubmitBotResponse:  # fmt: skip
+        """An uploaded bot: its files checked and unpacked, its checks run in its sandbox; accepted, it runs there
+        (hosted.py) from then on, at its own address."""
+        command = _command(request.command)
+        if (why := sandbox_problem()) is not None:
+            raise Unavailable(f"this server cannot run uploaded bots: {why}")
+        if name in self.submitting:
+            raise Busy(f"bot {name!r} is being validated already; wait for that to finish")
+        version = (latest.version if latest else 0) + 1
+        dial = self.hosted.address(f"{name}.v{version}")
+        self._room_for(name, owner, dial, dial, pending=True)
+        pending = files_of(self.store.data, name, f"pending-{secrets.token_hex(4)}")
+        unpack(request.upload, pending, self.settings.uploads)
+        self.submitting[name] = (owner, dial)
+        try:
+            outcome, output = await self._check_upload(name, command, pending, owner)
+        finally:
+            self.submitting.pop(name, None)
+        if not isinstance(outcome, Passed):
+            shutil.rmtree(pending, ignore_errors=True)
+            self.log.info("bot refused", bot=name, reason=outcome.reason)
+            return ref_pb.SubmitBotResponse(refusal=outcome, output=output)
+        self._writable()
+        self._room_for(name, owner, dial, dial)
+        version = (b.version if (b := self.registry.bot(name)) else 0) + 1  # no await since: add_bot's own number
+        dial = self.hosted.address(f"{name}.v{version}")
+        pending.rename(files_of(self.store.data, name, version))
+        bot = self.registry.add_bot(name, dial, owner, outcome.hello.version, outcome.hello.author, outcome.game_id,
+                                    request.games_at_once, json.dumps(command))  # fmt: skip
+        if latest is not None:
+            await self.hosted.stop(latest.entrant_id)
+        await self.hosted.start(bot)
+        joined = ladders.enter(self.store, self.registry, bot)
+        self.log.info("bot accepted", bot=bot.entrant_id, owner=owner, ladders=joined, uploaded=True)
+        return ref_pb.SubmitBotResponse(entrant=entrant_pb(bot, None, True), output=output)
+
+    async def _check_upload(self, name: str, command: tuple[str, ...], files, owner: str):
+        """Hello and the validation game with the bot in its sandbox; the refusal or pass, and its output."""
+        key = f"{name}-{secrets.token_hex(4)}"
+        try:
+            async with self.hosted.trial(key, command, files) as address:
+                outcome = await check_bot(name, address, self.settings, self.store.data / VALIDATION, owner)
+        except EntrantError:
+            outcome = ref_pb.Refusal(check=ref_pb.COMPLIANCE_CHECK_HELLO, reason=DID_NOT_START)
+        output = tail(self.store.data / "logs" / f"upload-{key}.log", self.settings.uploads.output_kb * 1024)
+        if outcome.game_id:  # its validation game was played: the output is kept beside its record
+            write_private(record_in(self.store.data / VALIDATION, outcome.game_id).with_suffix(".out"), output)
+        return outcome, output
 
     async def _unchanged(self, latest: BotVersion | None, owner: str, dial: str) -> ref_pb.SubmitBotResponse | None:
         """A resubmission of ``owner``'s active bot ``latest`` at the same address whose Hello gives the same
@@ -168,6 +249,25 @@ class EntrantCalls(ServiceBase):
         return entrant_pb(bot, ratings.get((bot.name, bot.version)), private, health)
 
     @handle
+    async def GetBotOutput(self, request: ref_pb.GetBotOutputRequest, context) -> ref_pb.BotOutput:
+        who = self.auth.reader(context)
+        path, owner = self.output_of(request.game_id.strip(), request.entrant.strip())
+        if path is None or owner is None or not private_to(who, owner) or not path.is_file():
+            raise NotFound(f"no output of {request.entrant or 'the bot'} in game {request.game_id!r} that you may "
+                           "read (only its author and organisers may)")  # fmt: skip
+        return ref_pb.BotOutput(output=path.read_text(encoding="utf-8", errors="replace"))
+
+    def output_of(self, game_id: str, entrant: str) -> tuple[Path | None, str | None]:
+        """Where a bot's output in ``game_id`` is kept, and its author (None: no such bot or game)."""
+        if game_id.startswith(VALIDATION_PREFIX):
+            folder = self.store.data / VALIDATION
+            owner = owner_of(folder, game_id)
+            return (record_in(folder, game_id).with_suffix(".out") if owner else None), owner
+        name, _, version = entrant.rpartition(".v")
+        bot = self.registry.bot(name, int(version)) if name and version.isdigit() and int(version) > 0 else None
+        return output_path(self.store.data, game_id, entrant), bot.owner if bot else None
+
+    @handle
     async def RetireEntrant(self, request: ref_pb.RetireEntrantRequest, context) -> ref_pb.Entrant:
         who = self.auth.caller(context)
         self._writable()
@@ -176,6 +276,7 @@ class EntrantCalls(ServiceBase):
             raise Denied(f"the bot {bot.name!r} belongs to {bot.owner!r}; only they or an organiser may retire it")
         if bot.state != RETIRED:
             self.registry.retire_bot(bot.name, bot.version)
+            await self.hosted.stop(bot.entrant_id)
             left = ladders.withdraw(self.store, self.registry, bot)
             self.log.info("bot retired", bot=bot.entrant_id, by=who.name, ladders=left)
         return self._entrant(self._bot(bot.name, bot.version), await self._ratings(), True)

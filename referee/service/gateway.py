@@ -23,6 +23,7 @@ from referee.errors import AlreadyExists, Busy, Denied, NotFound, Precondition, 
 from referee.match import dialin
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 
 from .auth import Principal
 from .base import abort_call
@@ -124,7 +125,9 @@ class GatewayCalls(EntrantCalls):
         """SubmitBot's checks and entry over the connection: a new version, or the same one (up again)."""
         before = self.registry.bot(name)
         try:
-            response = await self.submit(who, name, link.address, "", games_at_once, force=False)
+            response = await self.submit(
+                ref_pb.SubmitBotRequest(name=name, address=link.address, games_at_once=games_at_once), who
+            )
         except AlreadyExists:  # unchanged and up
             response = None
         if response is not None and response.HasField("refusal"):

@@ -34,6 +34,7 @@ class BotVersion:
     submitted_at: float
     validation_game: str
     games_at_once: int = 0  # games it asked to play at once in a ladder; 0: each ladder's games_at_once
+    command: str | None = None  # an uploaded bot's command line (JSON list), run in the sandbox (service/hosted.py)
 
     @property
     def entrant_id(self) -> str:
@@ -121,6 +122,7 @@ class Registry:
         bot_author: str,
         game_id: str,
         games_at_once: int = 0,
+        command: str | None = None,
     ) -> BotVersion:
         """The next version of ``name``; the older ones are superseded, in the same transaction."""
         with self._tx():
@@ -130,8 +132,20 @@ class Registry:
                 "UPDATE service_entrants SET state = ? WHERE name = ? AND state = ?", (SUPERSEDED, name, ACTIVE)
             )
             self.db.execute(
-                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, version, address, owner, bot_version, bot_author, ACTIVE, time.time(), game_id, games_at_once),
+                "INSERT INTO service_entrants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    version,
+                    address,
+                    owner,
+                    bot_version,
+                    bot_author,
+                    ACTIVE,
+                    time.time(),
+                    game_id,
+                    games_at_once,
+                    command,
+                ),
             )
         found = self.bot(name, version)
         assert found is not None

@@ -32,6 +32,7 @@ from referee.tournament.schedule import Slot
 from referee.tournament.standings import Standings
 from referee.wire import END_PB, event_from_pb, event_pb, options_pb
 
+from .hosted import HostedBots
 from .reads import Boards
 
 RETRY_S = 5.0  # how often a resumed run asks unreachable entrants again
@@ -218,8 +219,10 @@ class Run(GameHooks):
         standings_pb: Callable[[Standings], ref_pb.Standings],
         workers: WorkerSettings | None = None,
         health: Health | None = None,
+        outputs: HostedBots | None = None,
     ) -> None:
         self.store = store
+        self.outputs = outputs  # the uploaded bots' output, kept for each game (hosted.py)
         self.health = health  # the server's bot health, for a ladder's scheduler (docs/bot-health.md)
         self.config = config
         self.tid = config.tournament_id
@@ -305,6 +308,8 @@ class Run(GameHooks):
         )
         self.live[slot.game_id] = live
         self.in_flight.add(slot.game_id)
+        if self.outputs is not None:
+            self.outputs.game_started(slot.game_id, slot.seats)
         self.hub.publish(
             self.tid,
             ref_pb.TournamentEvent(
@@ -331,6 +336,8 @@ class Run(GameHooks):
             live.end()
             del self.live[slot.game_id]
         self.in_flight.discard(slot.game_id)
+        if self.outputs is not None:
+            self.outputs.game_done(slot.game_id)
         if result is not None:
             self._published_finish(slot.game_id)
 

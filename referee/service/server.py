@@ -99,7 +99,10 @@ async def serve(
     log = get_logger(service="referee")
     store = open_store(data)
     service = RefereeService(store, settings, workers)
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[CallCounter()])
+    # an upload (SubmitBot) may be up to the upload cap; gRPC's own default is 4 MiB a message
+    most = settings.uploads.max_mb * 1024 * 1024 + 65536
+    options = [*SERVER_OPTIONS, ("grpc.max_receive_message_length", most)]
+    server = grpc.aio.server(options=options, interceptors=[CallCounter()])
     ref_grpc.add_RefereeServicer_to_server(service, server)
     server.add_generic_rpc_handlers((gateway_handler(service),))  # dial-in bots (gateway.py)
     health = health_aio.HealthServicer()

@@ -43,6 +43,15 @@
     bank_ms = 10000
     grace_ms = 50
 
+    [uploads]                              # uploaded bots (docs/sandbox.md)
+    max_mb = 32                            # an upload's size, as sent
+    unpacked_mb = 128                      # its files unpacked, together
+    max_files = 2000                       # its files, folders and links
+    output_kb = 64                         # the bot's own output kept from its checks
+
+    [sandbox]                              # each uploaded bot's limits (docs/sandbox.md): memory_mb, processes,
+    memory_mb = 2048                       # open_files, file_size_mb, tmp_mb, one_cpu
+
     [addresses]                            # where SubmitBot may dial (addresses.py)
     allow = []                             # CIDR networks; empty: anywhere not denied
     deny = ["169.254.0.0/16", "fe80::/10"] # the default: link-local (cloud metadata services live there)
@@ -63,11 +72,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.fleet.sandbox import Limits
 from referee.match.spec import TimeControl
-from referee.tournament.config import POLICIES, ConfigError, Table, said, time_control
+from referee.tournament.config import POLICIES, ConfigError, Table, said, sandbox_limits, time_control
 from referee.tournament.health import HealthSettings
 
 from .addresses import AddressPolicy
+from .uploads import UploadSettings
 
 NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # fullmatch only: $ also matches before a final newline
 MIN_TOKEN_CHARS = 8
@@ -145,6 +156,15 @@ class Settings:
     dialin_hello_s: int = _LIMITS["dialin_hello_s"][0]  # a new connection's DialIn, and an OpenGame's write, within
     http: HttpSettings = field(default_factory=HttpSettings)
     health: HealthSettings = field(default_factory=HealthSettings)
+    uploads: UploadSettings = field(default_factory=UploadSettings)
+    sandbox: Limits = field(default_factory=Limits)
+
+
+_UPLOAD_LIMITS = {"max_mb": (1, 1024), "unpacked_mb": (1, 16384), "max_files": (1, 1_000_000), "output_kb": (1, 65536)}
+
+
+def _uploads(table: Table) -> UploadSettings:
+    return UploadSettings(**{k: table.integer(k, getattr(UploadSettings, k), *r) for k, r in _UPLOAD_LIMITS.items()})
 
 
 def _token(source: str, key: str, value: Any) -> str:
@@ -166,7 +186,8 @@ def _author(source: str, key: str, name: str) -> None:
 def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed TOML mapping plus the environment ``env`` (default: os.environ)."""
     env = os.environ if env is None else env
-    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http", "health"})
+    top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http", "health", "uploads",
+                                     "sandbox"})  # fmt: skip
     auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
     if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
@@ -226,6 +247,8 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         addresses=policy,
         http=_http(top.table("http", {"port", "host", "allowed_hosts", "grpc_address", *_HTTP_LIMITS})),
         health=_health(top.table("health", set(_HEALTH_LIMITS))),
+        uploads=_uploads(top.table("uploads", set(_UPLOAD_LIMITS))),
+        sandbox=sandbox_limits(top),
         **{k: service.integer(k, v, 1, hi) for k, (v, hi) in _LIMITS.items()},
     )
 

@@ -238,6 +238,7 @@ CREATE TABLE IF NOT EXISTS rating_fit_marks (
 """
 
 _AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
+_COMMAND = "command TEXT"  # an uploaded bot's command line (JSON list), run in the sandbox; NULL: a bot at an address
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tournaments, schedule, games and results", _FIRST),
@@ -250,6 +251,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "bot health", _HEALTH),
     Migration(9, "games a service bot asks to play at once", "", (("service_entrants", _AT_ONCE),)),
     Migration(10, "kept rating fits", _RATING_FITS),
+    Migration(11, "uploaded bots' commands", "", (("service_entrants", _COMMAND),)),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

@@ -11,12 +11,13 @@ import json
 import re
 import shlex
 import tomllib
-from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from referee.engine import Options
+from referee.fleet.lineup import Bot
+from referee.fleet.sandbox import LIMIT_RANGES, Limits, Sandbox
 from referee.fleet.settings import BACKENDS, MAX_WORKERS, WorkerSettings, default_workers
 from referee.match.builtin import is_builtin
 from referee.match.spec import RANGES, TimeControl
@@ -26,6 +27,7 @@ from referee.terminal import said
 from .counts import MAX_GAMES, size
 from .problems import ConfigError as ConfigError  # where a config's mistakes are collected; callers read it here
 from .problems import every_problem
+from .table import Table as Table  # the checker of a TOML table; the server's settings read it here
 
 SEAT_ORDERS = ("across", "rotations", "all")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # whole strings only (fullmatch: $ also matches before a final newline)
@@ -34,13 +36,21 @@ _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # whole strings only (fullmatch: $
 @dataclass(frozen=True)
 class EntrantConfig:
     """One entrant: a running bot at ``address``, a local bot ``command`` the referee starts, or a built-in
-    ``policy``. Entrants with the same ``owner`` never receive the same deck (None: the entrant is its own owner)."""
+    ``policy``. Entrants with the same ``owner`` never receive the same deck (None: the entrant is its own owner).
+    A command with ``sandbox`` runs in the sandbox (docs/sandbox.md), with ``files``, its folder, read-only."""
 
     name: str
     address: str | None = None
     command: tuple[str, ...] | None = None
     policy: str | None = None
     owner: str | None = None
+    sandbox: bool = False
+    files: str | None = None
+
+    def bot(self, limits: Limits | None = None) -> Bot:
+        """The entrant as the fleet starts, dials or runs it; a sandboxed one under ``limits`` (the defaults)."""
+        box = Sandbox(self.files, limits or Limits()) if self.sandbox else None
+        return Bot(self.name, self.address, self.command, self.policy, box)
 
 
 @dataclass(frozen=True)
@@ -89,11 +99,14 @@ class TournamentConfig:
     options: Options = field(default_factory=Options)
     time_control: TimeControl = field(default_factory=TimeControl)
     ladder: LadderSettings | None = None  # a ladder (docs/tournaments.md "Ladders"); None: a round robin
+    sandbox: Limits = field(default_factory=Limits)  # the [sandbox] table: every sandboxed entrant's limits
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d["entrants"] = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in e.items() if v is not None}
-                         for e in d["entrants"]]  # fmt: skip
+        d["entrants"] = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in e.items()
+                          if v is not None and v is not False} for e in d["entrants"]]  # fmt: skip
+        if self.sandbox == Limits():
+            del d["sandbox"]  # at its defaults it is left out: configs written before it keep their identity
         if not d["public_deals"]:
             del d["public_deals"]  # the default is left out, so configs written before it keep their identity
         d["workers"] = {k: v for k, v in d["workers"].items() if v is not None}
@@ -124,6 +137,9 @@ class TournamentConfig:
         d.pop("restart")
         d.pop("max_restarts")
         d.pop("workers", None)
+        d.pop("sandbox", None)  # how sandboxed bots run, not what they play
+        for e in d["entrants"]:
+            e.pop("sandbox", None)
         blob = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:8]
 
@@ -151,58 +167,20 @@ def load(path: str | Path) -> TournamentConfig:
 
 _TOP = {"name", "seed", "table_size", "deals", "tables", "seat_orders", "concurrency", "max_strikes", "public_deals",
         "fresh_process", "restart", "max_restarts", "workers", "options", "time_control", "entrants",
-        "ladder"}  # fmt: skip
+        "ladder", "sandbox"}  # fmt: skip
 _LADDER = {"tables", "games", "sigma_target", "new_games", "max_meetings", "meeting_window", "open", "games_per_hour",
            "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables"}  # fmt: skip
 # the [ladder] keys added with continuous choices, and their defaults (left out of the identity at the default)
-_LADDER_ADDED = {k: getattr(LadderSettings(), k)
-                 for k in ("games_per_hour", "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables")}
+_LADDER_ADDED = {
+    k: getattr(LadderSettings(), k)
+    for k in ("games_per_hour", "max_concurrent", "games_at_once", "games_at_once_cap", "deal_tables")
+}
 _NOT_IN_LADDER = ("deals", "tables", "seat_orders")  # a round robin's keys; a ladder's rounds decide these
 _WORKERS = {"backend", "count", "ray_address"}
 _OPTIONS = {"draw_one", "end_on_empty_pile"}
 _TIME = ("decision_ms", "bank_ms", "grace_ms")
-_ENTRANT = {"name", "address", "command", "policy", "owner"}
+_ENTRANT = {"name", "address", "command", "policy", "owner", "sandbox", "files"}
 POLICIES = ("random", "greedy", "counter", "hoard")
-
-
-class Table:
-    """One table of a TOML file as it is checked, the one checker behind a tournament file (here) and the server's
-    settings (service/settings.py): a value read through it that is wrong is refused with a ConfigError naming the
-    file and the key (``time_control.bank_ms``)."""
-
-    def __init__(self, data: object, source: str, key: str = "", known: Collection[str] = ()) -> None:
-        """``data``, the table at ``key`` of ``source``; with ``known``, a key not in it is refused."""
-        if not isinstance(data, dict):
-            raise ConfigError(source, key, "must be a table")
-        self.data: dict[str, Any] = data
-        self.source, self.key = source, key
-        for k in data if known else ():
-            if k not in known:
-                raise self.error(k, f"unknown key (known: {', '.join(sorted(known))})")
-
-    def error(self, key: str, reason: str) -> ConfigError:
-        return ConfigError(self.source, f"{self.key}.{key}" if self.key else key, reason)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.data.get(key, default)
-
-    def integer(self, key: str, default: int, lo: int, hi: int) -> int:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"must be a whole number, not {said(value)}")
-        if not lo <= value <= hi:
-            raise self.error(key, f"{value} is out of range ({lo} to {hi})")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, not {said(value)}")
-        return value
-
-    def table(self, key: str, known: Collection[str]) -> Table:
-        """The table at ``key`` (empty when left out)."""
-        return Table(self.data.get(key, {}), self.source, f"{self.key}.{key}" if self.key else key, known)
 
 
 def time_control(top: Table) -> TimeControl:
@@ -270,7 +248,16 @@ def _parse(data: dict[str, Any], source: str, default_name: str) -> TournamentCo
         options=Options(**{k: opts.boolean(k, False) for k in _OPTIONS}),
         time_control=time_control(top),
         ladder=ladder,
+        sandbox=sandbox_limits(top),
     )
+
+
+def sandbox_limits(top: Table) -> Limits:
+    """The ``[sandbox]`` table of ``top``: each limit in LIMIT_RANGES (fleet/sandbox.py), the default where left out.
+    A tournament file and the server's settings share it."""
+    t, default = top.table("sandbox", {*LIMIT_RANGES, "one_cpu"}), Limits()
+    sizes = {k: t.integer(k, getattr(default, k), *LIMIT_RANGES[k]) for k in LIMIT_RANGES}
+    return Limits(**sizes, one_cpu=t.boolean("one_cpu", default.one_cpu))
 
 
 RESTARTS = ("on-crash", "never")
@@ -399,7 +386,24 @@ def _entrant(e: Any, i: int, src: str, seen: set[str]) -> EntrantConfig:
     owner = e.get("owner")
     if owner is not None and (not isinstance(owner, str) or not _NAME.fullmatch(owner)):
         raise ConfigError(src, at + "owner", f"{who}'s owner {said(owner)} must be 1-40 letters, digits or _.+-")
-    return EntrantConfig(ename, address, command, policy, owner)
+    boxed, files = _sandboxed(Table(e, src, f"entrants[{i}]"), command is not None)
+    return EntrantConfig(ename, address, command, policy, owner, boxed, files)
+
+
+def _sandboxed(e: Table, command: bool) -> tuple[bool, str | None]:
+    """An entrant's ``sandbox`` (only for a command) and ``files`` (only with a sandbox: an existing folder, kept
+    as its absolute path; a relative one is from the current folder, where commands run)."""
+    boxed = e.boolean("sandbox", False)
+    if boxed and not command:
+        raise e.error("sandbox", "is for command entrants (the referee starts them in the sandbox)")
+    files = e.get("files")
+    if files is None:
+        return boxed, None
+    if not boxed:
+        raise e.error("files", "is the folder of a sandboxed bot: give sandbox = true too")
+    if not isinstance(files, str) or not Path(files).is_dir():
+        raise e.error("files", f"{said(files)} is not a folder")
+    return boxed, str(Path(files).resolve())
 
 
 def _workers(top: Table) -> WorkerSettings:

@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
 
-from referee.fleet import Bot, Lineup, PlayerFactory, PlayFn, WorkerSettings, fresh_bots
+from referee.fleet import Lineup, PlayerFactory, PlayFn, WorkerSettings, fresh_bots
 from referee.fleet import open_games as open_fleet
 from referee.store import SqliteStore
 
@@ -18,7 +18,7 @@ from .config import TournamentConfig
 
 def lineup(config: TournamentConfig) -> Lineup:
     """Who plays ``config``'s games, as the fleet starts, dials or runs them."""
-    bots = tuple(Bot(e.name, e.address, e.command, e.policy) for e in config.entrants)
+    bots = tuple(e.bot(config.sandbox) for e in config.entrants)
     return Lineup(config.tournament_id, bots, config.fresh_process, config.restart, config.max_restarts)
 
 

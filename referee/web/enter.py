@@ -9,6 +9,7 @@ import io
 import tarfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -64,12 +65,16 @@ class Enter:
             Route("/download/{name}", self.kit),
         ]
 
+    def context(self) -> dict[str, Any]:
+        """What the page shows besides the upload form's outcome (upload.py renders it too)."""
+        return {
+            "body": how_to_enter(), "grpc_address": self.site.http.grpc_address,
+            "protos": [p for p in PROTOS if (PROTO / p).is_file()],
+            "kits": {k: words for k, (words, folder) in KITS.items() if (ROOT / folder).is_dir()},
+        }  # fmt: skip
+
     async def page(self, request: Request) -> Response:
-        return self.site.render(
-            request, "enter.html", body=how_to_enter(), grpc_address=self.site.http.grpc_address,
-            protos=[p for p in PROTOS if (PROTO / p).is_file()],
-            kits={k: words for k, (words, folder) in KITS.items() if (ROOT / folder).is_dir()},
-        )  # fmt: skip
+        return self.site.render(request, "enter.html", **self.context())
 
     async def rules(self, request: Request) -> Response:
         return self.site.render(request, "rules.html", body=rules())

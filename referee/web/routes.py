@@ -3,6 +3,8 @@ security headers. Kept apart from app.py, which the pages import, so that no two
 
 from __future__ import annotations
 
+import functools
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -14,7 +16,7 @@ from starlette.types import ASGIApp
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 
-from . import api, enter, live, pages
+from . import api, enter, live, pages, upload
 from .app import HERE, VIEW_ASSETS, ClosedReads, SecurityHeaders, Site
 
 
@@ -38,6 +40,8 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Route("/authors/{name}", p.author),
         *enter.Enter(site).routes(),
         *api.Api(p).routes(),
+        Route("/how-to-enter/upload", functools.partial(upload.upload, site), methods=["POST"]),
+        Route("/g/{game_id}/output/{entrant}", functools.partial(upload.output, site)),
         Route("/signin", site.signin_route, methods=["GET", "POST"]),
         Route("/signout", site.signout, methods=["POST"]),
         Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),

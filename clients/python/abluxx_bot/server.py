@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -23,6 +24,7 @@ from referee.terminal import printable
 from .session import Bot, BotError, BotFactory, BotSession, make_factory
 
 SERVICE_NAME = "abluxxen.v1.Bot"
+LISTEN_ENV = "ABLUXX_LISTEN"  # where to serve, as a sandbox tells its bot (docs/sandbox.md)
 IDLE_TIMEOUT_S = 600.0  # a unary game nobody has asked about for this long is forgotten
 _SWEEP_EVERY_S = 30.0
 
@@ -156,7 +158,11 @@ async def serve_async(
     grace_s: float = 2.0,
 ) -> None:
     """Serve until ``stop`` is set, or SIGINT/SIGTERM when ``stop`` is None. ``ready(host, port)`` runs once
-    serving (by default it prints ``listening on HOST:PORT``)."""
+    serving (by default it prints ``listening on HOST:PORT``). ``host`` may be ``unix:PATH`` (a Unix socket; the
+    port is then not used); ``ABLUXX_LISTEN`` in the environment (a sandbox sets it) overrides both."""
+    host = os.environ.get(LISTEN_ENV) or host
+    if host.startswith("unix:"):
+        return await _serve(bot_factory, host, threads, ready, stop, grace_s)
     factory = make_factory(bot_factory)
     service = BotService(factory, threads=threads)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
@@ -171,13 +177,31 @@ async def serve_async(
         bound = 0
     if bound == 0:
         raise CannotListen(f"cannot listen on {host}:{port}: the port is in use or the host is not this machine's")
+    await _run(server, service, health, (host, bound), ready, stop, grace_s)
+
+
+async def _serve(bot_factory, address: str, threads: int, ready, stop, grace_s: float) -> None:
+    """``serve_async`` on the Unix socket ``address`` (``unix:PATH``); ``ready(address, 0)`` runs once serving."""
+    service = BotService(make_factory(bot_factory), threads=threads)
+    server = grpc.aio.server()
+    bot_pb2_grpc.add_BotServicer_to_server(service, server)
+    health = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    try:
+        server.add_insecure_port(address)
+    except RuntimeError:
+        raise CannotListen(f"cannot listen on {address}: its folder is missing or not writable") from None
+    await _run(server, service, health, (address, 0), ready, stop, grace_s)
+
+
+async def _run(server, service: BotService, health, at: tuple[str, int], ready, stop, grace_s: float) -> None:
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)
     await health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     if ready is None:
-        print(f"listening on {host}:{bound}", flush=True)
+        print(f"listening on {at[0]}" + (f":{at[1]}" if at[1] else ""), flush=True)
     else:
-        ready(host, bound)
+        ready(*at)
 
     loop = asyncio.get_running_loop()
     if stop is None:

@@ -91,18 +91,36 @@ class EntrantHealth(_message.Message):
     def __init__(self, status: _Optional[str] = ..., since: _Optional[str] = ..., missed: _Optional[int] = ..., reason: _Optional[str] = ..., probes: _Optional[int] = ...) -> None: ...
 
 class SubmitBotRequest(_message.Message):
-    __slots__ = ("name", "address", "owner", "force", "games_at_once")
+    __slots__ = ("name", "address", "owner", "force", "games_at_once", "upload", "command")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
     GAMES_AT_ONCE_FIELD_NUMBER: _ClassVar[int]
+    UPLOAD_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
     name: str
     address: str
     owner: str
     force: bool
     games_at_once: int
-    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., force: _Optional[bool] = ..., games_at_once: _Optional[int] = ...) -> None: ...
+    upload: bytes
+    command: str
+    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., owner: _Optional[str] = ..., force: _Optional[bool] = ..., games_at_once: _Optional[int] = ..., upload: _Optional[bytes] = ..., command: _Optional[str] = ...) -> None: ...
+
+class GetBotOutputRequest(_message.Message):
+    __slots__ = ("game_id", "entrant")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    ENTRANT_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    entrant: str
+    def __init__(self, game_id: _Optional[str] = ..., entrant: _Optional[str] = ...) -> None: ...
+
+class BotOutput(_message.Message):
+    __slots__ = ("output",)
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    output: str
+    def __init__(self, output: _Optional[str] = ...) -> None: ...
 
 class Refusal(_message.Message):
     __slots__ = ("check", "reason", "game_id", "seq", "kind", "fault")
@@ -121,12 +139,14 @@ class Refusal(_message.Message):
     def __init__(self, check: _Optional[_Union[ComplianceCheck, str]] = ..., reason: _Optional[str] = ..., game_id: _Optional[str] = ..., seq: _Optional[int] = ..., kind: _Optional[_Union[_game_pb2.DecisionKind, str]] = ..., fault: _Optional[_Union[_record_pb2.FaultKind, str]] = ...) -> None: ...
 
 class SubmitBotResponse(_message.Message):
-    __slots__ = ("entrant", "refusal")
+    __slots__ = ("entrant", "refusal", "output")
     ENTRANT_FIELD_NUMBER: _ClassVar[int]
     REFUSAL_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
     entrant: Entrant
     refusal: Refusal
-    def __init__(self, entrant: _Optional[_Union[Entrant, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ...) -> None: ...
+    output: str
+    def __init__(self, entrant: _Optional[_Union[Entrant, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ..., output: _Optional[str] = ...) -> None: ...
 
 class ListEntrantsRequest(_message.Message):
     __slots__ = ("active_only", "page_size", "page_token", "all_versions")

@@ -56,6 +56,11 @@ class RefereeStub:
                 request_serializer=abluxxen_dot_v1_dot_referee__pb2.RetireEntrantRequest.SerializeToString,
                 response_deserializer=abluxxen_dot_v1_dot_referee__pb2.Entrant.FromString,
                 _registered_method=True)
+        self.GetBotOutput = channel.unary_unary(
+                '/abluxxen.v1.Referee/GetBotOutput',
+                request_serializer=abluxxen_dot_v1_dot_referee__pb2.GetBotOutputRequest.SerializeToString,
+                response_deserializer=abluxxen_dot_v1_dot_referee__pb2.BotOutput.FromString,
+                _registered_method=True)
         self.CreateTournament = channel.unary_unary(
                 '/abluxxen.v1.Referee/CreateTournament',
                 request_serializer=abluxxen_dot_v1_dot_referee__pb2.CreateTournamentRequest.SerializeToString,
@@ -145,6 +150,14 @@ class RefereeServicer:
 
     def RetireEntrant(self, request, context):
         """Withdraw a bot's current version: new tournaments cannot use it; its games stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBotOutput(self, request, context):
+        """An uploaded bot's own stdout and stderr during one game (the last 64 KiB), or during its validation game: for
+        its author and organisers only (docs/sandbox.md).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -263,6 +276,11 @@ def add_RefereeServicer_to_server(servicer, server):
                     servicer.RetireEntrant,
                     request_deserializer=abluxxen_dot_v1_dot_referee__pb2.RetireEntrantRequest.FromString,
                     response_serializer=abluxxen_dot_v1_dot_referee__pb2.Entrant.SerializeToString,
+            ),
+            'GetBotOutput': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBotOutput,
+                    request_deserializer=abluxxen_dot_v1_dot_referee__pb2.GetBotOutputRequest.FromString,
+                    response_serializer=abluxxen_dot_v1_dot_referee__pb2.BotOutput.SerializeToString,
             ),
             'CreateTournament': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTournament,
@@ -433,6 +451,33 @@ class Referee:
             '/abluxxen.v1.Referee/RetireEntrant',
             abluxxen_dot_v1_dot_referee__pb2.RetireEntrantRequest.SerializeToString,
             abluxxen_dot_v1_dot_referee__pb2.Entrant.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBotOutput(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/abluxxen.v1.Referee/GetBotOutput',
+            abluxxen_dot_v1_dot_referee__pb2.GetBotOutputRequest.SerializeToString,
+            abluxxen_dot_v1_dot_referee__pb2.BotOutput.FromString,
             options,
             channel_credentials,
             insecure,
