@@ -47,7 +47,8 @@ def test_an_author_uploads_a_bot_from_the_how_to_enter_page(tmp_path: Path, page
     try:
         page = page_for()
         page.goto(site.url + "/how-to-enter", timeout=SLOW)
-        assert page.locator("#upload").count() == 0  # a visitor: no form
+        assert page.locator("#upload form").count() == 0  # a visitor: how to upload, but no form
+        assert "abluxx submit NAME --upload" in page.inner_text("#upload")
         _sign_in(page, site.url, ALICE)
         shown = _upload(page, site.url, "webbot", _archive(tmp_path / "bot.tar.gz"))
         assert "Accepted: webbot.v1" in shown and "hello from the sandbox" in shown
