@@ -60,8 +60,10 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
         sock = _listen(http.host, http.port)
         config = uvicorn.Config(
             build(service, http), log_config=None, access_log=False, lifespan="off", server_header=False,
-            timeout_graceful_shutdown=SHUTDOWN_S, proxy_headers=False, http=head_timed(http.header_timeout_s),
+            timeout_graceful_shutdown=SHUTDOWN_S, http=head_timed(http.header_timeout_s),
             timeout_keep_alive=http.idle_timeout_s,
+            # X-Forwarded-For and -Proto only from the proxies listed, none by default (docs/web.md, "Behind a proxy")
+            proxy_headers=bool(http.trusted_proxies), forwarded_allow_ips=list(http.trusted_proxies),
         )  # fmt: skip
         server = Server(config)
         loop = asyncio.get_running_loop()

@@ -23,6 +23,7 @@ from referee.service.convert import rfc3339
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 from referee.service.streams import Streams
+from referee.service.throttle import Throttled
 from referee.terminal import printable
 
 from .session import Sessions
@@ -86,7 +87,9 @@ class Site:
     def __init__(self, service: RefereeService, http: HttpSettings) -> None:
         self.service = service
         self.http = http
-        self.sessions = Sessions(service.auth, http.session_hours)
+        secure = http.public_origin.startswith("https://")
+        self.sessions = Sessions(service.auth, service.store, http.session_hours, secure, http.public_origin)
+        self.sessions.end_revoked()  # sessions of tokens this server no longer knows (revoked) end now
         self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
         SITE_STREAMS.set_function(lambda: sum(self.streams.open.values()))
         self.templates = jinja2.Environment(
@@ -139,19 +142,25 @@ class Site:
 
     async def signin(self, request: Request) -> Response:
         fields = await self.form(request)
+        address = request.client.host if request.client else ""  # the reader's, past a trusted proxy
         try:
-            who = self.sessions.sign_in(fields.get("token", ""))
+            who, token_hash = self.sessions.sign_in(fields.get("token", ""), address)
+        except Throttled as e:
+            self.log.warning("site sign-in throttled", peer=address)
+            refused = self.render(request, "signin.html", 429, note=f"{e.message[:1].upper()}{e.message[1:]}.")
+            refused.headers["retry-after"] = str(e.retry_after_s)
+            return refused
         except Unauthenticated:
-            self.log.warning("site sign-in refused", peer=request.client.host if request.client else "")
+            self.log.warning("site sign-in refused", peer=address)
             return self.render(request, "signin.html", 401, note="That token is not one this server knows.")
-        response = RedirectResponse(f"/authors/{who.name}" if not who.organiser else "/", 303)
-        self.sessions.set_session(response, who)
+        response = RedirectResponse(f"/authors/{quote(who.name, safe='')}" if not who.organiser else "/", 303)
+        self.sessions.set_session(response, who, token_hash)
         return response
 
     async def signout(self, request: Request) -> Response:
         await self.form(request)
         response = RedirectResponse("/", 303)
-        self.sessions.end_session(response)
+        self.sessions.end_session(request, response)
         return response
 
     # -- errors -------------------------------------------------------------------------------------------------

@@ -36,13 +36,23 @@ class Site:
 
 
 def start_site(
-    data: Path, settings_dir: Path, extra_settings: str = "", delay_ms: int = 0, open_reads: bool = True
+    data: Path,
+    settings_dir: Path,
+    extra_settings: str = "",
+    delay_ms: int = 0,
+    open_reads: bool = True,
+    auth_settings: str = "",
+    revoked: tuple[str, ...] = (),
 ) -> Site:
-    """``abluxx serve`` on ``data`` with the service tests' tokens (organiser, alice, bob), gRPC and site on free
-    ports."""
+    """``abluxx serve`` on ``data`` with the service tests' tokens (organiser, alice, bob; less the ``revoked``
+    authors'), gRPC and site on free ports; ``auth_settings`` go under ``[auth]``."""
     settings = write_settings(settings_dir, delay_ms=delay_ms, extra=extra_settings)
     if not open_reads:
-        settings.write_text(settings.read_text().replace("[auth]\n", "[auth]\nopen_reads = false\n"))
+        auth_settings += "open_reads = false\n"
+    text = settings.read_text().replace("[auth]\n", f"[auth]\n{auth_settings}")
+    for name in revoked:
+        text = text.replace(f'{name} = "{name}-secret"\n', "")
+    settings.write_text(text)
     log = settings_dir / f"{data.name}-site.log"
     argv = [*ABLUXX, "serve", "--data", str(data), "--port", "0", "--http-port", "0", "--config", str(settings)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}
