@@ -48,6 +48,7 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
     async def start(service: RefereeService) -> Stop:
         import uvicorn
 
+        from .lane import PageLane
         from .protocol import head_timed
         from .routes import build
 
@@ -59,7 +60,7 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
         assert http.port is not None
         sock = _listen(http.host, http.port)
         config = uvicorn.Config(
-            build(service, http), log_config=None, access_log=False, lifespan="off", server_header=False,
+            PageLane(build(service, http)), log_config=None, access_log=False, lifespan="off", server_header=False,
             timeout_graceful_shutdown=SHUTDOWN_S, http=head_timed(http.header_timeout_s),
             timeout_keep_alive=http.idle_timeout_s,
             # X-Forwarded-For and -Proto only from the proxies listed, none by default (docs/web.md, "Behind a proxy")

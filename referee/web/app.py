@@ -26,6 +26,7 @@ from referee.service.streams import Streams
 from referee.service.throttle import Throttled
 from referee.terminal import printable
 
+from .lane import Page
 from .session import Sessions
 
 HERE = Path(__file__).parent
@@ -103,16 +104,14 @@ class Site:
     def who(self, request: Request) -> Principal | None:
         return self.sessions.who(request)
 
-    def render(self, request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+    def render(self, request: Request, template: str, code: int = 200, **context: Any) -> Page:
         who = self.who(request)
         if who is None and not self.service.auth.open_reads and template not in ("signin.html", "error.html"):
             return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
         started = request.scope.get("state", {}).get("started", time.perf_counter())
-        body = self.templates.get_template(template).render(
-            who=who, csrf=self.sessions.csrf_token(request), path=request.url.path, **context
-        )
-        response = HTMLResponse(body, code)
-        response.headers["server-timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        page = self.templates.get_template(template)
+        context.update(who=who, csrf=self.sessions.csrf_token(request), path=request.url.path)
+        response = Page(lambda: page.render(**context), code, started)  # rendered off the loop (lane.py)
         self.sessions.keep_csrf(request, response)
         return response
 
@@ -176,7 +175,7 @@ class Site:
     async def server_error(self, request: Request, exc: Exception) -> Response:
         self.log.exception("page failed", path=request.url.path)  # the trace goes to the log, never the page
         try:
-            return self.render(request, "error.html", 500, status=500, detail="")
+            return self.render(request, "error.html", 500, status=500, detail="").rendered()
         except Exception:  # the error page itself failed: a plain one, still with the security headers
             self.log.exception("error page failed", path=request.url.path)
             return HTMLResponse(PLAIN_500, 500)
