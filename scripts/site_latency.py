@@ -112,7 +112,7 @@ def grpc_under_readers(stub, site: str, tid: str, game_id: str, args: argparse.N
     stop.set()
     load.join(60)
     return {"readers": args.readers, "grpc_ms_quiet": _summary(quiet), "grpc_ms_busy": _summary(busy),
-            "pages_per_s": round(pages_per_s, 1)}  # fmt: skip
+            "pages_per_s": round(pages_per_s, 1), "load_average": os.getloadavg()[0]}  # fmt: skip
 
 
 def main() -> None:

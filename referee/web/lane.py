@@ -8,7 +8,8 @@ the measurements in docs/notes/2026-12-06-site-loop.md).
 - ``Page`` is a page whose template is rendered on a thread when the response is sent, not on the loop: the loop
   gathers what the page shows (the store, the standings) and the thread turns it into HTML. A render of a big
   page no longer holds the loop for its whole length; a gRPC call waits at most for Python's thread switch
-  (``sys.getswitchinterval()``). What a page is given must be values the loop will not change meanwhile.
+  (``sys.getswitchinterval()``). One thread renders every page. What a page is given must be values the loop
+  will not change meanwhile.
 """
 
 from __future__ import annotations
@@ -16,11 +17,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from referee.event_loop import game_work
+
+# One thread renders every page, in turn: more would only take turns at the interpreter's lock, each turn a wait
+# for the loop's thread.
+RENDERER = ThreadPoolExecutor(1, thread_name_prefix="site-render")
 
 
 class PageLane:
@@ -57,5 +63,5 @@ class Page(HTMLResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if "content-length" not in self.headers:
-            self._body(await asyncio.to_thread(self.make))
+            self._body(await asyncio.get_running_loop().run_in_executor(RENDERER, self.make))
         await super().__call__(scope, receive, send)
