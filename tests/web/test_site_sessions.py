@@ -163,3 +163,26 @@ def test_grpc_calls_are_throttled_per_address_as_the_site_is(data: Path, tmp_pat
         assert _form(site, "/signin", ALICE, "", csrf)[0] == 429
     finally:
         site.stop()
+
+
+def test_in_chromium_a_cookie_kept_from_before_sign_out_signs_nobody_in(data: Path, tmp_path: Path, page_for) -> None:
+    """A reader signs in and out with the page's own forms; a second browser given the session cookie copied
+    before the sign-out is not signed in."""
+    site = start_site(data, tmp_path)
+    try:
+        page = page_for()
+        page.goto(site.url + "/signin")
+        page.fill("input[name=token]", ALICE)
+        page.click("form.signin button")
+        page.wait_for_load_state()
+        assert page.url.endswith("/authors/alice") and page.locator(".who a").inner_text() == "alice"
+        copied = [c for c in page.context.cookies() if c["name"] == "abluxx_session"]
+        page.click(".who button")  # Sign out
+        page.wait_for_load_state()
+        assert page.locator(".who a").inner_text() == "Sign in"
+        thief = page_for()
+        thief.context.add_cookies(copied)
+        thief.goto(site.url + "/authors/alice")
+        assert thief.locator(".who a").inner_text() == "Sign in"
+    finally:
+        site.stop()
