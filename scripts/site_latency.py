@@ -32,6 +32,7 @@ import grpc
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+from referee.store import open_store
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 TOKEN = "latency-organiser"
@@ -97,9 +98,11 @@ def _summary(ms: list[float]) -> dict[str, float]:
             "max": round(ms[-1], 2), "calls": len(ms)}  # fmt: skip
 
 
-def grpc_under_readers(stub, site: str, tid: str, game_id: str, args: argparse.Namespace) -> dict[str, object]:
+def grpc_under_readers(
+    stub, site: str, tid: str, game_id: str, args: argparse.Namespace, entrant: str = "a"
+) -> dict[str, object]:
     """ListTournaments' times alone, then with ``args.readers`` page readers."""
-    paths = ["/", f"/t/{tid}", f"/t/{tid}/games", f"/t/{tid}/e/a", f"/g/{game_id}", "/bots", f"/t/{tid}/table"]
+    paths = ["/", f"/t/{tid}", f"/t/{tid}/games", f"/t/{tid}/e/{entrant}", f"/g/{game_id}", "/bots", f"/t/{tid}/table"]
     stub.ListTournaments(ref_pb.ListTournamentsRequest(), timeout=30)  # the channel connected
     quiet = _calls(stub, args.seconds, args.interval_ms / 1000)
     stop, served = multiprocessing.Event(), multiprocessing.Value("l", 0)
@@ -115,14 +118,40 @@ def grpc_under_readers(stub, site: str, tid: str, game_id: str, args: argparse.N
             "pages_per_s": round(pages_per_s, 1), "load_average": os.getloadavg()[0]}  # fmt: skip
 
 
+def on_stored(args: argparse.Namespace) -> None:
+    """The gRPC phase alone, on bench_site.py's big tournament (its pages cost more than a small one's)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import bench_site
+
+    data = args.data or Path(tempfile.mkdtemp(prefix="site-latency-"))
+    tid = bench_site.build(data, args.stored)
+    with open_store(data) as store:
+        game_id = store.recent_games(tid, None, 1)[0].game_id
+    proc, site, grpc_at = serve(data)
+    try:
+        while not bench_site.ready(f"http://{site}/t/{tid}"):  # 503 while the standings are first built
+            time.sleep(1)
+        stub = ref_grpc.RefereeStub(grpc.insecure_channel(grpc_at))
+        out = {"stored": args.stored, **grpc_under_readers(stub, site, tid, game_id, args, "ada")}
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=20)
     ap.add_argument("--readers", type=int, default=20, help="concurrent page readers (0: no gRPC phase)")
     ap.add_argument("--seconds", type=float, default=10, help="how long each gRPC phase calls")
     ap.add_argument("--interval-ms", type=float, default=20, help="the pause between two gRPC calls")
+    ap.add_argument("--stored", type=int, default=0, help="only the gRPC phase, on a store of about this many "
+                    "games (bench_site.py's tournament: heavier pages); kept in --data")  # fmt: skip
+    ap.add_argument("--data", type=Path, help="the data folder for --stored (reused when it has the games)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.stored:
+        return on_stored(args)
     data = Path(tempfile.mkdtemp(prefix="site-latency-"))
     proc, site, grpc_at = serve(data)
     try:

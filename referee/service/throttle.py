@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -42,6 +43,7 @@ class SignInThrottle:
     def __init__(self, limit: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.limit, self.window_s, self.clock = limit, window_s, clock
         self._windows: OrderedDict[str, tuple[float, int]] = OrderedDict()  # key -> (window's start, failures)
+        self._lock = threading.Lock()  # the gRPC service's loop and the site's thread count alike
 
     def _count(self, key: str, now: float) -> tuple[float, int]:
         start, failures = self._windows.get(key, (now, 0))
@@ -49,6 +51,10 @@ class SignInThrottle:
 
     def check(self, address: str, token: str) -> None:
         """Throttled when the address or the token has used up its failures in this window."""
+        with self._lock:
+            self._check(address, token)
+
+    def _check(self, address: str, token: str) -> None:
         now = self.clock()
         for key, what in ((f"a:{address}", "from this address"), (f"t:{token_key(token)}", "with this token")):
             start, failures = self._count(key, now)
@@ -58,6 +64,10 @@ class SignInThrottle:
 
     def failed(self, address: str, token: str) -> None:
         """One more failed sign-in from ``address`` with ``token``."""
+        with self._lock:
+            self._failed(address, token)
+
+    def _failed(self, address: str, token: str) -> None:
         now = self.clock()
         for key in (f"a:{address}", f"t:{token_key(token)}"):
             start, failures = self._count(key, now)

@@ -24,10 +24,11 @@ from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 from referee.service.streams import Streams
 from referee.service.throttle import Throttled
+from referee.store import SqliteStore
 from referee.terminal import printable
 
-from .lane import Page
 from .session import Sessions
+from .thread import Page, site_thread
 
 HERE = Path(__file__).parent
 VIEW_ASSETS = HERE.parent / "view" / "assets"
@@ -89,8 +90,7 @@ class Site:
         self.service = service
         self.http = http
         secure = http.public_origin.startswith("https://")
-        self.sessions = Sessions(service.auth, service.store, http.session_hours, secure, http.public_origin)
-        self.sessions.end_revoked()  # sessions of tokens this server no longer knows (revoked) end now
+        self.sessions = Sessions(service.auth, None, http.session_hours, secure, http.public_origin)
         self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
         SITE_STREAMS.set_function(lambda: sum(self.streams.open.values()))
         self.templates = jinja2.Environment(
@@ -100,6 +100,17 @@ class Site:
         self.templates.filters["when"] = rfc3339
         self.templates.finalize = _shown
         self.log = get_logger(service="site")
+
+    def open_store(self) -> None:
+        """The site thread's own connection to the store (one per thread), for the sessions; the sessions of
+        tokens this server no longer knows (revoked) end now."""
+        self.sessions.store = SqliteStore(self.service.store.data)
+        if ended := self.sessions.end_revoked():
+            self.log.info("site sessions ended: their tokens are revoked", sessions=ended)
+
+    def close_store(self) -> None:
+        if self.sessions.store is not None:
+            self.sessions.store.close()
 
     def who(self, request: Request) -> Principal | None:
         return self.sessions.who(request)
@@ -132,6 +143,7 @@ class Site:
 
     # -- sign-in ------------------------------------------------------------------------------------------------
 
+    @site_thread
     async def signin_route(self, request: Request) -> Response:
         """GET shows the form, POST signs in: one route, so a 405 lists both methods."""
         return await (self.signin(request) if request.method == "POST" else self.signin_page(request))
@@ -156,6 +168,7 @@ class Site:
         self.sessions.set_session(response, who, token_hash)
         return response
 
+    @site_thread
     async def signout(self, request: Request) -> Response:
         await self.form(request)
         response = RedirectResponse("/", 303)
@@ -193,12 +206,14 @@ OPEN_PATHS = ("/signin", "/signout", "/static/")  # what a visitor reaches when 
 
 
 class ClosedReads:
-    """``Site.closed_reads`` in front of every route."""
+    """``Site.closed_reads`` in front of every route, once the reader is looked up (on the site's thread)."""
 
     def __init__(self, app: ASGIApp, site: Site) -> None:
         self.app, self.site = app, site
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.site.who(Request(scope))  # looked up here, on the site's thread, for the handler on the loop's
         if scope["type"] == "http" and (refused := await self.site.closed_reads(Request(scope))) is not None:
             await refused(scope, receive, send)
             return

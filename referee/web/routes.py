@@ -3,6 +3,8 @@ security headers. Kept apart from app.py, which the pages import, so that no two
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -16,10 +18,12 @@ from referee.service.settings import HttpSettings
 
 from . import live, pages
 from .app import HERE, VIEW_ASSETS, ClosedReads, SecurityHeaders, Site
+from .thread import on_service
 
 
-def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
-    """The site's application for ``service``."""
+def build(service: RefereeService, http: HttpSettings, loop: asyncio.AbstractEventLoop) -> tuple[ASGIApp, Site]:
+    """The site's application for ``service``, whose handlers run on the service's ``loop`` (thread.py), and its
+    ``Site``."""
     site = Site(service, http)
     p = pages.Pages(site)
     stream = live.Live(site)
@@ -42,6 +46,7 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),
         Mount("/static", StaticFiles(directory=HERE / "static")),
     ]
+    routes = [on_service(loop, r) for r in routes]  # every handler on the service's loop, but the forms'
     middleware = [
         # the Host names the site answers to: no page of another name reaches it by its address (DNS rebinding)
         Middleware(TrustedHostMiddleware, allowed_hosts=http.hosts(), www_redirect=False),
@@ -54,4 +59,4 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
     )
     app.router.redirect_slashes = False  # its redirects are absolute, made from the Host header: ours are relative
     app.state.site = site
-    return SecurityHeaders(app)
+    return SecurityHeaders(app), site

@@ -43,7 +43,7 @@ def _id_hash(raw: str) -> str | None:
 @dataclass
 class Sessions:
     auth: Auth
-    store: SqliteStore  # the connection of the thread the site runs on
+    store: SqliteStore | None  # the site thread's own connection, opened on that thread (Site.open_store)
     hours: int
     secure: bool = False  # Secure cookies: when the site's public origin is https (a proxy in front)
     origin: str = ""  # the site's public origin (https://host), from which forms may come
@@ -57,7 +57,7 @@ class Sessions:
 
     def _lookup(self, raw: str) -> Principal | None:
         key = _id_hash(raw)
-        row = None if key is None else stored.find(self.store, key, time.time())
+        row = None if key is None else stored.find(self._store(), key, time.time())
         if row is None or row.token_hash not in self.auth.known():
             return None
         return Principal(row.principal, row.organiser)
@@ -75,18 +75,22 @@ class Sessions:
         raw = secrets.token_urlsafe(32)
         now = time.time()
         row = stored.SessionRow(who.name, who.organiser, token_hash, now + self.hours * 3600)
-        stored.add(self.store, hashlib.sha256(raw.encode()).hexdigest(), row, now, MAX_SESSIONS_PER_PRINCIPAL)
+        stored.add(self._store(), hashlib.sha256(raw.encode()).hexdigest(), row, now, MAX_SESSIONS_PER_PRINCIPAL)
         self._cookie(response, SESSION, raw, self.hours * 3600)
 
     def end_session(self, request: Request, response: Response) -> None:
         """Ends the session the request's cookie names, in the store, and clears the cookie."""
         if (key := _id_hash(request.cookies.get(SESSION, ""))) is not None:
-            stored.end(self.store, key)
+            stored.end(self._store(), key)
         response.delete_cookie(SESSION, path="/", httponly=True, samesite="strict", secure=self.secure)
 
     def end_revoked(self) -> int:
         """Ends every stored session whose token the server no longer knows; how many."""
-        return stored.end_unknown(self.store, self.auth.known())
+        return stored.end_unknown(self._store(), self.auth.known())
+
+    def _store(self) -> SqliteStore:
+        assert self.store is not None, "the site's thread opens its store before it serves"
+        return self.store
 
     def csrf_token(self, request: Request) -> str:
         """The token this visitor's forms carry (its cookie's value; a fresh one when it has none)."""
