@@ -28,14 +28,19 @@ class Principal:
 
 class Auth:
     def __init__(self, settings: Settings) -> None:
-        self._tokens: list[tuple[bytes, Principal]] = [
+        self.throttle = SignInThrottle(settings.max_failed_signins, settings.signin_window_s)
+        self.replace(settings)
+
+    def replace(self, settings: Settings) -> None:
+        """Take the tokens (and ``open_reads``) of ``settings`` from now on: a token gone from them is revoked, for
+        the next call and every site session made with it (``abluxx serve`` does this on SIGHUP)."""
+        tokens = [
             (t.encode(), Principal(f"organiser{i + 1}" if len(settings.organiser_tokens) > 1 else "organiser", True))
             for i, t in enumerate(settings.organiser_tokens)
         ]
-        self._tokens += [(t.encode(), Principal(name, False)) for name, t in settings.author_tokens.items()]
+        tokens += [(t.encode(), Principal(name, False)) for name, t in settings.author_tokens.items()]
+        self._tokens, self._known = tokens, {token_key(t.decode()) for t, _ in tokens}
         self.open_reads = settings.open_reads
-        self.throttle = SignInThrottle(settings.max_failed_signins, settings.signin_window_s)
-        self._known = {token_key(t.decode()) for t, _ in self._tokens}
 
     def known(self) -> set[str]:
         """The SHA-256 of every token the server knows now (a site session lives while its token's is here)."""

@@ -72,6 +72,17 @@ async def _start_site(
         raise
 
 
+def _reload_tokens(service: RefereeService, reload: Callable[[], Settings]) -> None:
+    """The tokens of the settings as they are now (SIGHUP); a settings file with a mistake changes nothing."""
+    log = get_logger(service="referee")
+    try:
+        service.auth.replace(reload())
+    except RefereeError as e:
+        log.error("settings not reloaded", reason=str(e))
+        return
+    log.info("tokens reloaded")
+
+
 async def serve(
     data: Path,
     host: str,
@@ -83,6 +94,7 @@ async def serve(
     stop: asyncio.Event | None = None,
     workers: WorkerSettings | None = None,
     site: Callable[[RefereeService], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
+    reload: Callable[[], Settings] | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``.
     Every tournament's games are played on ``workers`` (default: in this process). ``site`` starts something that
@@ -128,6 +140,8 @@ async def serve(
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        if reload is not None:  # SIGHUP: the settings' tokens again, so that a revoked one stops at once
+            loop.add_signal_handler(signal.SIGHUP, _reload_tokens, service, reload)
     try:
         await stop.wait()
     finally:

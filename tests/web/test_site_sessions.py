@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import http.client
 import re
+import signal
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -184,5 +186,26 @@ def test_in_chromium_a_cookie_kept_from_before_sign_out_signs_nobody_in(data: Pa
         thief.context.add_cookies(copied)
         thief.goto(site.url + "/authors/alice")
         assert thief.locator(".who a").inner_text() == "Sign in"
+    finally:
+        site.stop()
+
+
+def test_a_token_revoked_while_serving_ends_its_sessions_at_sighup(data: Path, tmp_path: Path) -> None:
+    """The organiser removes alice's token from the settings file and sends SIGHUP: her sessions and her gRPC
+    calls stop at once, without a restart; bob's go on."""
+    site = start_site(data, tmp_path)
+    try:
+        alice, bob = _sign_in(site, ALICE), _sign_in(site, BOB)
+        settings = tmp_path / "server.toml"
+        settings.write_text(settings.read_text().replace('alice = "alice-secret"\n', ""))
+        site.proc.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        while _who(site, alice) is not None:
+            assert time.monotonic() < deadline, "alice's session outlived her token's revocation"
+            time.sleep(0.1)
+        assert _who(site, bob) == "bob"
+        request = ref_pb.SubmitBotRequest(name="x", address="127.0.0.1:1")
+        assert code_of(stub(site.address).SubmitBot, request, metadata=auth(ALICE)) == grpc.StatusCode.UNAUTHENTICATED
+        assert site.proc.proc.poll() is None  # SIGHUP does not stop the server
     finally:
         site.stop()
