@@ -209,3 +209,28 @@ def test_a_token_revoked_while_serving_ends_its_sessions_at_sighup(data: Path, t
         assert site.proc.proc.poll() is None  # SIGHUP does not stop the server
     finally:
         site.stop()
+
+
+@pytest.mark.parametrize(
+    "table, error",
+    [
+        ({"http": {"trusted_proxies": "127.0.0.1"}}, "http.trusted_proxies: must be a list of addresses or networks"),
+        ({"http": {"trusted_proxies": ["proxy.example"]}}, "http.trusted_proxies: must be a list of addresses"),
+        ({"http": {"public_origin": "referee.example.org"}}, "http.public_origin: must be the site's public address"),
+        ({"http": {"public_origin": "https://referee.example.org/site"}}, "http.public_origin: must be the site's"),
+        ({"http": {"public_origin": "ftp://referee.example.org"}}, "http.public_origin: must be the site's"),
+        ({"auth": {"max_failed_signins": 0}}, "auth.max_failed_signins: 0 is out of range"),
+        ({"auth": {"signin_window_s": "60"}}, "auth.signin_window_s: must be a whole number"),
+    ],
+)
+def test_the_sign_in_and_proxy_settings_refuse_bad_values_naming_the_key(table, error) -> None:
+    from referee.service.settings import ConfigError, parse
+
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        parse(table, "server.toml", env={})
+    proxied = parse({"http": PROXY_TABLE}, "s", env={}).http
+    assert proxied.trusted_proxies == ("127.0.0.1/32", "10.0.0.0/8") and proxied.public_origin == PUBLIC
+    assert "referee.example.org" in proxied.hosts()  # the public origin's host is one the site answers to
+
+
+PROXY_TABLE = {"trusted_proxies": ["127.0.0.1", "10.0.0.0/8"], "public_origin": "https://Referee.example.org/"}
