@@ -1,0 +1,94 @@
+"""The site's thread and the service's loop (referee/web/thread.py), in-process with two real event loops on two
+threads: a handler runs on the service's loop, a form's on the site's, a streamed body is read on the service's
+loop item by item, and a page is rendered on the site's thread as it is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route, Router
+
+from referee.web.thread import Page, on_service, site_thread
+
+
+@pytest.fixture
+def service_loop() -> Iterator[tuple[asyncio.AbstractEventLoop, int]]:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield loop, thread.ident or 0
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+    loop.close()
+
+
+async def _call(app, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "query_string": b"",
+             "headers": [], "http_version": "1.1", "scheme": "http", "server": ("test", 80), "root_path": ""}  # fmt: skip
+    sent: list[dict] = []
+    asked = False
+
+    async def receive() -> dict:
+        nonlocal asked
+        if asked:
+            await asyncio.sleep(3600)  # the client stays: no disconnect
+        asked = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+def test_handlers_run_on_the_services_loop_and_forms_and_rendering_on_the_sites(service_loop) -> None:
+    loop, service_thread = service_loop
+    seen: dict[str, list[int]] = {"page": [], "form": [], "items": [], "render": [], "closed": []}
+
+    async def page(request: Request) -> Response:
+        seen["page"].append(threading.get_ident())
+        return Page(lambda: seen["render"].append(threading.get_ident()) or "<p>page</p>", 200, time.perf_counter())
+
+    @site_thread
+    async def form(request: Request) -> Response:
+        seen["form"].append(threading.get_ident())
+        return PlainTextResponse(await request.body())
+
+    async def stream(request: Request) -> Response:
+        async def items():
+            try:
+                for i in range(3):
+                    seen["items"].append(threading.get_ident())
+                    yield f"{i};"
+            finally:
+                seen["closed"].append(threading.get_ident())
+
+        return StreamingResponse(items())
+
+    routes = [Route("/p", page), Route("/f", form, methods=["POST"]), Route("/s", stream)]
+    app = Router([on_service(loop, r) for r in routes])
+
+    async def main() -> list[tuple[int, bytes]]:
+        return [await _call(app, "GET", "/p"), await _call(app, "POST", "/f", b"token=x"), await _call(app, "GET", "/s")]
+
+    site = threading.get_ident()
+    assert asyncio.run(main()) == [(200, b"<p>page</p>"), (200, b"token=x"), (200, b"0;1;2;")]
+    assert seen["page"] == [service_thread] and seen["items"] == [service_thread] * 3
+    assert seen["closed"] == [service_thread]  # the generator is closed where it runs
+    assert seen["form"] == [site] and seen["render"] == [site]
+
+
+def test_a_page_says_its_length_and_time_once_rendered() -> None:
+    page = Page(lambda: "<p>é</p>", 404, time.perf_counter())
+    assert "content-length" not in page.headers
+    page.rendered()
+    assert page.body == "<p>é</p>".encode() and page.headers["content-length"] == str(len(page.body))
+    assert page.status_code == 404 and page.headers["server-timing"].startswith("app;dur=")
