@@ -30,7 +30,7 @@ def service_loop() -> Iterator[tuple[asyncio.AbstractEventLoop, int]]:
 
 async def _call(app, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
     scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "query_string": b"",
-             "headers": [], "http_version": "1.1", "scheme": "http", "server": ("test", 80), "root_path": ""}  # fmt: skip
+             "headers": [], "http_version": "1.1", "scheme": "http", "root_path": ""}  # fmt: skip
     sent: list[dict] = []
     asked = False
 
@@ -77,7 +77,11 @@ def test_handlers_run_on_the_services_loop_and_forms_and_rendering_on_the_sites(
     app = Router([on_service(loop, r) for r in routes])
 
     async def main() -> list[tuple[int, bytes]]:
-        return [await _call(app, "GET", "/p"), await _call(app, "POST", "/f", b"token=x"), await _call(app, "GET", "/s")]
+        return [
+            await _call(app, "GET", "/p"),
+            await _call(app, "POST", "/f", b"token=x"),
+            await _call(app, "GET", "/s"),
+        ]
 
     site = threading.get_ident()
     assert asyncio.run(main()) == [(200, b"<p>page</p>"), (200, b"token=x"), (200, b"0;1;2;")]
