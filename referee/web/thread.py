@@ -17,6 +17,7 @@ thread renders as it sends it. A handler's context must be values the loop will 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -45,16 +46,23 @@ async def _there(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T]) 
 
 
 async def _read_there(loop: asyncio.AbstractEventLoop, body: AsyncIterable[Any]) -> AsyncIterator[Any]:
-    """A streamed body made on ``loop`` (a live update's generator, which waits on the hub there), item by item."""
+    """A streamed body made on ``loop`` (a live update's generator, which waits on the hub there), item by item.
+    When the reader leaves mid-item, the step in progress is cancelled and the generator closed there, so that
+    its ``finally`` (a hub unsubscribed) runs on ``loop``."""
     items = aiter(body)
+    stepping: list[asyncio.Task[Any]] = []  # the step in progress, on ``loop``
 
     async def step() -> Any:
+        stepping[:] = [asyncio.current_task()]  # type: ignore[list-item]  # a coroutine run as a task has one
         try:
             return await items.__anext__()
         except StopAsyncIteration:
             return _DONE
 
     async def close() -> None:
+        if stepping and not stepping[0].done():
+            stepping[0].cancel()
+            await asyncio.wait(stepping)  # the generator ends with the step
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -62,8 +70,9 @@ async def _read_there(loop: asyncio.AbstractEventLoop, body: AsyncIterable[Any])
     try:
         while (item := await _there(loop, step())) is not _DONE:
             yield item
-    finally:
-        await _there(loop, close())
+    finally:  # not awaited: a reader who left cancels every wait here (Starlette's cancel scope), not the close
+        with contextlib.suppress(RuntimeError):  # the service's loop is closed: nothing is left to close
+            asyncio.run_coroutine_threadsafe(close(), loop)
 
 
 def on_service(loop: asyncio.AbstractEventLoop, route: BaseRoute) -> BaseRoute:

@@ -28,7 +28,7 @@ def service_loop() -> Iterator[tuple[asyncio.AbstractEventLoop, int]]:
     loop.close()
 
 
-async def _call(app, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+async def _call(app, method: str, path: str, body: bytes = b"", leave_after_s: float = 3600) -> tuple[int, bytes]:
     scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "query_string": b"",
              "headers": [], "http_version": "1.1", "scheme": "http", "root_path": ""}  # fmt: skip
     sent: list[dict] = []
@@ -37,7 +37,8 @@ async def _call(app, method: str, path: str, body: bytes = b"") -> tuple[int, by
     async def receive() -> dict:
         nonlocal asked
         if asked:
-            await asyncio.sleep(3600)  # the client stays: no disconnect
+            await asyncio.sleep(leave_after_s)  # the client stays this long, then goes
+            return {"type": "http.disconnect"}
         asked = True
         return {"type": "http.request", "body": body, "more_body": False}
 
@@ -55,7 +56,8 @@ def test_handlers_run_on_the_services_loop_and_forms_and_rendering_on_the_sites(
 
     async def page(request: Request) -> Response:
         seen["page"].append(threading.get_ident())
-        return Page(lambda: seen["render"].append(threading.get_ident()) or "<p>page</p>", 200, time.perf_counter())
+        text = f"<p>{request.url.path}</p>"
+        return Page(lambda: seen["render"].append(threading.get_ident()) or text, 200, time.perf_counter())
 
     @site_thread
     async def form(request: Request) -> Response:
@@ -73,7 +75,7 @@ def test_handlers_run_on_the_services_loop_and_forms_and_rendering_on_the_sites(
 
         return StreamingResponse(items())
 
-    routes = [Route("/p", page), Route("/f", form, methods=["POST"]), Route("/s", stream)]
+    routes = [Route("/p", page, name="page"), Route("/f", form, methods=["POST"]), Route("/s", stream, name="stream")]
     app = Router([on_service(loop, r) for r in routes])
 
     async def main() -> list[tuple[int, bytes]]:
@@ -84,15 +86,58 @@ def test_handlers_run_on_the_services_loop_and_forms_and_rendering_on_the_sites(
         ]
 
     site = threading.get_ident()
-    assert asyncio.run(main()) == [(200, b"<p>page</p>"), (200, b"token=x"), (200, b"0;1;2;")]
+    assert asyncio.run(main()) == [(200, b"<p>/p</p>"), (200, b"token=x"), (200, b"0;1;2;")]
+    assert app.url_path_for("page") == "/p" and app.url_path_for("stream") == "/s"  # names kept
     assert seen["page"] == [service_thread] and seen["items"] == [service_thread] * 3
     assert seen["closed"] == [service_thread]  # the generator is closed where it runs
     assert seen["form"] == [site] and seen["render"] == [site]
 
 
-def test_a_page_says_its_length_and_time_once_rendered() -> None:
-    page = Page(lambda: "<p>é</p>", 404, time.perf_counter())
+def test_a_stream_its_reader_leaves_is_closed_on_the_services_loop_and_methods_hold(service_loop) -> None:
+    loop, service_thread = service_loop
+    closed: list[int] = []
+
+    async def endless(request: Request) -> Response:
+        async def items():
+            try:
+                while True:
+                    await asyncio.sleep(0.01)
+                    yield "."
+            finally:
+                closed.append(threading.get_ident())
+
+        return StreamingResponse(items())
+
+    app = Router([on_service(loop, Route("/s", endless))])
+
+    async def main() -> tuple[tuple[int, bytes], tuple[int, bytes]]:
+        return await _call(app, "GET", "/s", leave_after_s=0.3), await _call(app, "POST", "/s")
+
+    (status, body), (refused, _) = asyncio.run(main())
+    deadline = time.monotonic() + 30
+    while not closed and time.monotonic() < deadline:  # the close is the service loop's, after the reader left
+        time.sleep(0.01)
+    assert status == 200 and body.startswith(b".") and closed == [service_thread]
+    assert refused == 405  # a bridged route keeps its methods
+
+
+def test_a_page_says_its_length_and_time_once_rendered_and_renders_once(monkeypatch) -> None:
+    made: list[int] = []
+    page = Page(lambda: made.append(1) or "<p>é</p>", 404, 10.0)
     assert "content-length" not in page.headers
+    monkeypatch.setattr(time, "perf_counter", lambda: 12.5)
     page.rendered()
     assert page.body == "<p>é</p>".encode() and page.headers["content-length"] == str(len(page.body))
-    assert page.status_code == 404 and page.headers["server-timing"].startswith("app;dur=")
+    assert page.status_code == 404 and page.headers["server-timing"] == "app;dur=2500.0"
+    asyncio.run(_send(page))
+    assert made == [1]  # rendered once: sending it does not render it again
+
+
+async def _send(page: Page) -> None:
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        pass
+
+    await page({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
