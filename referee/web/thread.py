@@ -17,7 +17,6 @@ thread renders as it sends it. A handler's context must be values the loop will 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -71,8 +70,11 @@ async def _read_there(loop: asyncio.AbstractEventLoop, body: AsyncIterable[Any])
         while (item := await _there(loop, step())) is not _DONE:
             yield item
     finally:  # not awaited: a reader who left cancels every wait here (Starlette's cancel scope), not the close
-        with contextlib.suppress(RuntimeError):  # the service's loop is closed: nothing is left to close
-            asyncio.run_coroutine_threadsafe(close(), loop)
+        closing = close()
+        try:
+            asyncio.run_coroutine_threadsafe(closing, loop)
+        except RuntimeError:  # the service's loop is closed: nothing is left to close
+            closing.close()
 
 
 def on_service(loop: asyncio.AbstractEventLoop, route: BaseRoute) -> BaseRoute:

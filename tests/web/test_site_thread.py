@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, Router
 
-from referee.web.thread import Page, on_service, site_thread
+from referee.web.thread import Page, _read_there, on_service, site_thread
 
 
 @pytest.fixture
@@ -108,12 +108,17 @@ def test_a_stream_its_reader_leaves_is_closed_on_the_services_loop_and_methods_h
 
         return StreamingResponse(items())
 
-    app = Router([on_service(loop, Route("/s", endless))])
+    async def posted(request: Request) -> Response:
+        return PlainTextResponse("posted")
 
-    async def main() -> tuple[tuple[int, bytes], tuple[int, bytes]]:
-        return await _call(app, "GET", "/s", leave_after_s=0.3), await _call(app, "POST", "/s")
+    app = Router([on_service(loop, Route("/s", endless)), on_service(loop, Route("/p", posted, methods=["POST"]))])
 
-    (status, body), (refused, _) = asyncio.run(main())
+    async def main() -> tuple[tuple[int, bytes], tuple[int, bytes], tuple[int, bytes]]:
+        left = await _call(app, "GET", "/s", leave_after_s=0.3)
+        return left, await _call(app, "POST", "/s"), await _call(app, "POST", "/p")
+
+    (status, body), (refused, _), post = asyncio.run(main())
+    assert post == (200, b"posted")
     deadline = time.monotonic() + 30
     while not closed and time.monotonic() < deadline:  # the close is the service loop's, after the reader left
         time.sleep(0.01)
@@ -141,3 +146,51 @@ async def _send(page: Page) -> None:
         pass
 
     await page({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
+
+
+def test_a_stream_left_between_items_is_closed_on_the_services_loop(service_loop) -> None:
+    """The reader goes while no item is being made (the generator waits at its yield): it is closed there."""
+    loop, service_thread = service_loop
+    closed: list[int] = []
+
+    async def items():
+        try:
+            for i in range(10):
+                yield i
+        finally:
+            closed.append(threading.get_ident())
+
+    made = items()  # kept here: only the close, not the garbage collector, may end it
+
+    async def read_one() -> int:
+        reader = _read_there(loop, made)
+        first = await reader.__anext__()
+        await reader.aclose()
+        return first
+
+    assert asyncio.run(read_one()) == 0
+    deadline = time.monotonic() + 30
+    while not closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert closed == [service_thread]
+
+
+def test_a_stream_left_after_the_services_loop_closed_ends_quietly() -> None:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def items():
+        yield "."
+        yield "."
+
+    async def read_one() -> object:
+        reader = _read_there(loop, items())
+        first = await reader.__anext__()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+        await reader.aclose()  # its close cannot reach the closed loop, and says nothing
+        return first
+
+    assert asyncio.run(read_one()) == "."
