@@ -28,6 +28,17 @@ def service_loop() -> Iterator[tuple[asyncio.AbstractEventLoop, int]]:
     loop.close()
 
 
+def _run(main) -> tuple[object, int]:
+    """``asyncio.run(main())`` on a thread of its own, the site's here (Playwright's sync API, which the browser
+    tests of this package leave open, keeps a loop running on the test's thread); (its result, that thread)."""
+    out: list[object] = []
+    thread = threading.Thread(target=lambda: out.append(asyncio.run(main())))
+    thread.start()
+    thread.join(120)
+    assert out, "the site's loop did not finish"
+    return out[0], thread.ident or 0
+
+
 async def _call(app, method: str, path: str, body: bytes = b"", leave_after_s: float = 3600) -> tuple[int, bytes]:
     scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "query_string": b"",
              "headers": [], "http_version": "1.1", "scheme": "http", "root_path": ""}  # fmt: skip
@@ -85,8 +96,8 @@ def test_handlers_run_on_the_services_loop_and_forms_and_rendering_on_the_sites(
             await _call(app, "GET", "/s"),
         ]
 
-    site = threading.get_ident()
-    assert asyncio.run(main()) == [(200, b"<p>/p</p>"), (200, b"token=x"), (200, b"0;1;2;")]
+    answers, site = _run(main)
+    assert answers == [(200, b"<p>/p</p>"), (200, b"token=x"), (200, b"0;1;2;")]
     assert app.url_path_for("page") == "/p" and app.url_path_for("stream") == "/s"  # names kept
     assert seen["page"] == [service_thread] and seen["items"] == [service_thread] * 3
     assert seen["closed"] == [service_thread]  # the generator is closed where it runs
@@ -117,7 +128,7 @@ def test_a_stream_its_reader_leaves_is_closed_on_the_services_loop_and_methods_h
         left = await _call(app, "GET", "/s", leave_after_s=0.3)
         return left, await _call(app, "POST", "/s"), await _call(app, "POST", "/p")
 
-    (status, body), (refused, _), post = asyncio.run(main())
+    ((status, body), (refused, _), post), _ = _run(main)
     assert post == (200, b"posted")
     deadline = time.monotonic() + 30
     while not closed and time.monotonic() < deadline:  # the close is the service loop's, after the reader left
@@ -134,7 +145,7 @@ def test_a_page_says_its_length_and_time_once_rendered_and_renders_once(monkeypa
     page.rendered()
     assert page.body == "<p>é</p>".encode() and page.headers["content-length"] == str(len(page.body))
     assert page.status_code == 404 and page.headers["server-timing"] == "app;dur=2500.0"
-    asyncio.run(_send(page))
+    _run(lambda: _send(page))
     assert made == [1]  # rendered once: sending it does not render it again
 
 
@@ -168,7 +179,7 @@ def test_a_stream_left_between_items_is_closed_on_the_services_loop(service_loop
         await reader.aclose()
         return first
 
-    assert asyncio.run(read_one()) == 0
+    assert _run(read_one)[0] == 0
     deadline = time.monotonic() + 30
     while not closed and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -193,4 +204,4 @@ def test_a_stream_left_after_the_services_loop_closed_ends_quietly() -> None:
         await reader.aclose()  # its close cannot reach the closed loop, and says nothing
         return first
 
-    assert asyncio.run(read_one()) == "."
+    assert _run(read_one)[0] == "."
