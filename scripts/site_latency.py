@@ -3,7 +3,12 @@ plays a small tournament of built-in policies through the API, follows its live 
 each ``game`` event, fetches the table the page's script fetches. Prints, in ms after each game was committed to
 the store, when the event arrived and when the new table was in hand.
 
-    python3 scripts/site_latency.py [--games 20] [--json]
+Then, with ``--readers N`` (default 20), whether the gRPC service stays quick while the site is busy: it calls
+``ListTournaments`` every ``--interval-ms`` for ``--seconds``, first with nobody reading the site, then while N
+readers (threads of another process, each on its own kept-alive connection) fetch the site's pages back to back,
+and prints each phase's median, p99 and worst in ms, and the pages served a second (docs/web.md, "Measured").
+
+    python3 scripts/site_latency.py [--games 20] [--readers 20] [--seconds 10] [--json]
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
@@ -18,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -25,6 +32,7 @@ import grpc
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+from referee.store import open_store
 
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 TOKEN = "latency-organiser"
@@ -47,11 +55,103 @@ def serve(data: Path) -> tuple[subprocess.Popen, str, str]:
     raise SystemExit("abluxx serve did not start")
 
 
+def _read_pages(site: str, paths: list[str], readers: int, stop, served) -> None:
+    """``readers`` threads, each fetching ``paths`` in turn on its own kept-alive connection until ``stop``."""
+    host, port = site.rsplit(":", 1)
+
+    def reader(k: int) -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        i = k
+        while not stop.is_set():
+            try:
+                conn.request("GET", paths[i % len(paths)])
+                conn.getresponse().read()
+                with served.get_lock():
+                    served.value += 1
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = http.client.HTTPConnection(host, int(port), timeout=60)
+            i += 1
+
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(readers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _calls(stub: ref_grpc.RefereeStub, seconds: float, interval_s: float) -> list[float]:
+    """ListTournaments every ``interval_s`` for ``seconds``: each call's time in ms."""
+    out = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t0 = time.perf_counter()
+        stub.ListTournaments(ref_pb.ListTournamentsRequest(), timeout=30)
+        out.append((time.perf_counter() - t0) * 1000)
+        time.sleep(interval_s)
+    return out
+
+
+def _summary(ms: list[float]) -> dict[str, float]:
+    ms = sorted(ms)
+    return {"median": round(statistics.median(ms), 2), "p99": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 2),
+            "max": round(ms[-1], 2), "calls": len(ms)}  # fmt: skip
+
+
+def grpc_under_readers(
+    stub, site: str, tid: str, game_id: str, args: argparse.Namespace, entrant: str = "a"
+) -> dict[str, object]:
+    """ListTournaments' times alone, then with ``args.readers`` page readers."""
+    paths = ["/", f"/t/{tid}", f"/t/{tid}/games", f"/t/{tid}/e/{entrant}", f"/g/{game_id}", "/bots", f"/t/{tid}/table"]
+    stub.ListTournaments(ref_pb.ListTournamentsRequest(), timeout=30)  # the channel connected
+    quiet = _calls(stub, args.seconds, args.interval_ms / 1000)
+    stop, served = multiprocessing.Event(), multiprocessing.Value("l", 0)
+    load = multiprocessing.Process(target=_read_pages, args=(site, paths, args.readers, stop, served))
+    load.start()
+    time.sleep(1)  # every reader connected and reading
+    before, t0 = served.value, time.monotonic()
+    busy = _calls(stub, args.seconds, args.interval_ms / 1000)
+    pages_per_s = (served.value - before) / (time.monotonic() - t0)
+    stop.set()
+    load.join(60)
+    return {"readers": args.readers, "grpc_ms_quiet": _summary(quiet), "grpc_ms_busy": _summary(busy),
+            "pages_per_s": round(pages_per_s, 1), "load_average": os.getloadavg()[0]}  # fmt: skip
+
+
+def on_stored(args: argparse.Namespace) -> None:
+    """The gRPC phase alone, on bench_site.py's big tournament (its pages cost more than a small one's)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import bench_site
+
+    data = args.data or Path(tempfile.mkdtemp(prefix="site-latency-"))
+    tid = bench_site.build(data, args.stored)
+    with open_store(data) as store:
+        game_id = store.recent_games(tid, None, 1)[0].game_id
+    proc, site, grpc_at = serve(data)
+    try:
+        while not bench_site.ready(f"http://{site}/t/{tid}"):  # 503 while the standings are first built
+            time.sleep(1)
+        stub = ref_grpc.RefereeStub(grpc.insecure_channel(grpc_at))
+        out = {"stored": args.stored, **grpc_under_readers(stub, site, tid, game_id, args, "ada")}
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=20)
+    ap.add_argument("--readers", type=int, default=20, help="concurrent page readers (0: no gRPC phase)")
+    ap.add_argument("--seconds", type=float, default=10, help="how long each gRPC phase calls")
+    ap.add_argument("--interval-ms", type=float, default=20, help="the pause between two gRPC calls")
+    ap.add_argument("--stored", type=int, default=0, help="only the gRPC phase, on a store of about this many "
+                    "games (bench_site.py's tournament: heavier pages); kept in --data")  # fmt: skip
+    ap.add_argument("--data", type=Path, help="the data folder for --stored (reused when it has the games)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.stored:
+        return on_stored(args)
     data = Path(tempfile.mkdtemp(prefix="site-latency-"))
     proc, site, grpc_at = serve(data)
     try:
@@ -88,12 +188,15 @@ def main() -> None:
             committed = db.execute("SELECT finished_at FROM games WHERE game_id = ?", (game_id,)).fetchone()[0]
             heard.append((at - committed) * 1000)
             fetched.append((done - committed) * 1000)
+        while events.readline():  # the stream ends with the tournament: no game plays while the loop is measured
+            pass
+        loop = grpc_under_readers(stub, site, tid, game_id, args) if args.readers else {}
     finally:
         proc.terminate()
         proc.wait(60)
     out = {"games": len(heard), "event_ms_median": round(statistics.median(heard), 1),
            "event_ms_max": round(max(heard), 1), "table_ms_median": round(statistics.median(fetched), 1),
-           "table_ms_max": round(max(fetched), 1)}  # fmt: skip
+           "table_ms_max": round(max(fetched), 1), **loop}  # fmt: skip
     print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
 
 

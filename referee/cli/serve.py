@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 allow_insecure_remote=args.allow_insecure_remote,
                 workers=workers,
                 site=site,
+                reload=lambda: load(args.config),
             )
         )
     except StoreError as e:  # the data folder: found once the server starts, so it did not serve

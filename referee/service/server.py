@@ -79,26 +79,19 @@ async def _start_site(
         raise
 
 
-async def serve(
-    data: Path,
-    host: str,
-    port: int,
-    settings: Settings,
-    *,
-    tls: tuple[Path, Path] | None = None,
-    allow_insecure_remote: bool = False,
-    stop: asyncio.Event | None = None,
-    workers: WorkerSettings | None = None,
-    site: Callable[[RefereeService], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
-) -> None:
-    """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``.
-    Every tournament's games are played on ``workers`` (default: in this process). ``site`` starts something that
-    serves beside the service on its loop (the web site, referee/web) and returns how to stop it: it stops after
-    the service has drained (which ends its live streams)."""
-    _check_listen(host, tls, allow_insecure_remote)
+def _reload_tokens(service: RefereeService, reload: Callable[[], Settings]) -> None:
+    """The tokens of the settings as they are now (SIGHUP); a settings file with a mistake changes nothing."""
     log = get_logger(service="referee")
-    store = open_store(data)
-    service = RefereeService(store, settings, workers)
+    try:
+        service.auth.replace(reload())
+    except RefereeError as e:
+        log.error("settings not reloaded", reason=str(e))
+        return
+    log.info("tokens reloaded")
+
+
+def _grpc_server(service: RefereeService, settings: Settings) -> tuple[grpc.aio.Server, health_aio.HealthServicer]:
+    """The gRPC server with the Referee service, the dial-in gateway, health and reflection; not yet listening."""
     # an upload (SubmitBot) may be up to the upload cap; gRPC's own default is 4 MiB a message
     most = settings.uploads.max_mb * 1024 * 1024 + 65536
     options = [*SERVER_OPTIONS, ("grpc.max_receive_message_length", most)]
@@ -110,6 +103,31 @@ async def serve(
     health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
     names = (SERVICE_NAME, GATEWAY_SERVICE, health_name, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
+    return server, health
+
+
+async def serve(
+    data: Path,
+    host: str,
+    port: int,
+    settings: Settings,
+    *,
+    tls: tuple[Path, Path] | None = None,
+    allow_insecure_remote: bool = False,
+    stop: asyncio.Event | None = None,
+    workers: WorkerSettings | None = None,
+    site: Callable[[RefereeService], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
+    reload: Callable[[], Settings] | None = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT (or ``stop``), then shut down gracefully. Prints ``listening on HOST:PORT``.
+    Every tournament's games are played on ``workers`` (default: in this process). ``site`` starts something that
+    serves beside the service on its loop (the web site, referee/web) and returns how to stop it: it stops after
+    the service has drained (which ends its live streams)."""
+    _check_listen(host, tls, allow_insecure_remote)
+    log = get_logger(service="referee")
+    store = open_store(data)
+    service = RefereeService(store, settings, workers)
+    server, health = _grpc_server(service, settings)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
     if tls is not None:
         try:
@@ -140,6 +158,8 @@ async def serve(
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        if reload is not None:  # SIGHUP: the settings' tokens again, so that a revoked one stops at once
+            loop.add_signal_handler(signal.SIGHUP, _reload_tokens, service, reload)
     try:
         await stop.wait()
     finally:

@@ -3,6 +3,8 @@
     [auth]
     organiser_tokens = ["s3cret"]          # may do everything
     open_reads = true                      # false: read calls need a token too
+    max_failed_signins = 10                # unknown tokens per address, and per token, in one window ...
+    signin_window_s = 60                   # ... of this long; past it, sign-ins from there are refused
     [auth.authors]                         # author name = token; may submit and retire their own bots
     alice = "alice-token"
 
@@ -31,6 +33,8 @@
     header_timeout_s = 10                  # a connection must send a whole request head within this
     idle_timeout_s = 5                     # an idle kept-alive connection is closed after this
     grpc_address = "referee.example.org:50050"  # the address entrants dial, shown on the how-to-enter page
+    trusted_proxies = ["127.0.0.1"]        # proxies whose X-Forwarded-For/-Proto the site believes
+    public_origin = "https://site.example" # the address readers use: Secure cookies, forms accepted from it
 
     [health]                               # a ladder's down bots (docs/bot-health.md)
     first_probe_s = 5                      # a down bot's first Hello probe; the interval doubles ...
@@ -71,6 +75,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from referee.fleet.sandbox import Limits
 from referee.match.spec import TimeControl
@@ -101,6 +106,11 @@ _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/securit
     "header_timeout_s": (10, 1, 3600),
     "idle_timeout_s": (5, 1, 3600),
 }
+_HTTP_KEYS = ("trusted_proxies", "public_origin")  # running behind a proxy (docs/web.md)
+_AUTH_LIMITS = {  # [auth] key: (default, lowest, highest allowed); docs/security.md lists each
+    "max_failed_signins": (10, 1, 1_000_000),
+    "signin_window_s": (60, 1, 86_400),
+}
 _HEALTH_LIMITS = {  # [health] key: (default, lowest, highest allowed) in seconds; docs/security.md lists each
     "first_probe_s": (5, 1, 3600),
     "max_probe_s": (600, 1, 86_400),
@@ -127,12 +137,16 @@ class HttpSettings:
     idle_timeout_s: int = _HTTP_LIMITS["idle_timeout_s"][0]
     allowed_hosts: tuple[str, ...] = ()  # beside LOCAL_HOSTS and ``host`` (see hosts)
     grpc_address: str = ""  # the referee's gRPC address as entrants dial it (the how-to-enter page); "": not given
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-* headers are believed
+    public_origin: str = ""  # e.g. https://referee.example.org: what readers' browsers call the site
 
     def hosts(self) -> list[str]:
-        """The Host names the site answers to: localhost, its own address unless a wildcard, and allowed_hosts."""
+        """The Host names the site answers to: localhost, its own address unless a wildcard, the public origin's
+        and allowed_hosts."""
         bare = self.host.strip("[]")
         own = [] if bare in ("0.0.0.0", "::") else [f"[{bare}]" if ":" in bare else bare]
-        return list(dict.fromkeys([*LOCAL_HOSTS, *own, *self.allowed_hosts]))
+        public = [urlsplit(self.public_origin).hostname or ""] if self.public_origin else []
+        return list(dict.fromkeys([*LOCAL_HOSTS, *own, *public, *self.allowed_hosts]))
 
 
 @dataclass(frozen=True)
@@ -140,6 +154,8 @@ class Settings:
     organiser_tokens: tuple[str, ...] = ()
     author_tokens: Mapping[str, str] = field(default_factory=dict)  # author -> token
     open_reads: bool = True
+    max_failed_signins: int = _AUTH_LIMITS["max_failed_signins"][0]
+    signin_window_s: int = _AUTH_LIMITS["signin_window_s"][0]
     spectator_delay_ms: int = 2000
     shutdown_grace_s: float = 30.0
     validation_opponents: tuple[str, ...] = ("greedy", "random")
@@ -188,7 +204,7 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
     env = os.environ if env is None else env
     top = Table(data, source, known={"auth", "service", "time_control", "addresses", "http", "health", "uploads",
                                      "sandbox"})  # fmt: skip
-    auth = top.table("auth", {"organiser_tokens", "open_reads", "authors"})
+    auth = top.table("auth", {"organiser_tokens", "open_reads", "authors", *_AUTH_LIMITS})
     if isinstance(top.get("service"), dict) and "validation_seed" in top.get("service"):
         raise ConfigError(
             source,
@@ -240,12 +256,13 @@ def parse(data: Mapping[str, Any], source: str, env: Mapping[str, str] | None = 
         organiser_tokens=tuple(organisers),
         author_tokens=authors,
         open_reads=auth.boolean("open_reads", True),
+        **{k: auth.integer(k, v, lo, hi) for k, (v, lo, hi) in _AUTH_LIMITS.items()},
         spectator_delay_ms=service.integer("spectator_delay_ms", Settings.spectator_delay_ms, 0, 3_600_000),
         shutdown_grace_s=float(grace),
         validation_opponents=tuple(opponents),
         time_control=time_control(top),
         addresses=policy,
-        http=_http(top.table("http", {"port", "host", "allowed_hosts", "grpc_address", *_HTTP_LIMITS})),
+        http=_http(top.table("http", {"port", "host", "allowed_hosts", "grpc_address", *_HTTP_KEYS, *_HTTP_LIMITS})),
         health=_health(top.table("health", set(_HEALTH_LIMITS))),
         uploads=_uploads(top.table("uploads", set(_UPLOAD_LIMITS))),
         sandbox=sandbox_limits(top),
@@ -270,8 +287,33 @@ def _http(table: Table) -> HttpSettings:
             "grpc_address", f"must be HOST:PORT as entrants dial it (referee.example.org:50050), not {said(dial)}"
         )
     return HttpSettings(
-        port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), grpc_address=dial, **limits
-    )
+        port=port, host=host, allowed_hosts=tuple(h.lower() for h in hosts), grpc_address=dial,
+        trusted_proxies=_proxies(table), public_origin=_origin(table), **limits,
+    )  # fmt: skip
+
+
+def _proxies(table: Table) -> tuple[str, ...]:
+    value = table.get("trusted_proxies", [])
+    try:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("not a list of strings")
+        return tuple(str(ipaddress.ip_network(v, strict=False)) for v in value)
+    except ValueError as e:
+        raise table.error(
+            "trusted_proxies", f'must be a list of addresses or networks, e.g. ["127.0.0.1", "10.0.0.0/8"] ({e})'
+        ) from None
+
+
+def _origin(table: Table) -> str:
+    value = table.get("public_origin", "")
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if value != "" and (
+        parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/")
+        or parts.query or parts.fragment or parts.username is not None
+    ):  # fmt: skip
+        raise table.error("public_origin", f"must be the site's public address, e.g. https://referee.example.org, "
+                          f"not {said(value)}")  # fmt: skip
+    return value.rstrip("/").lower() if isinstance(value, str) else ""
 
 
 def _health(table: Table) -> HealthSettings:

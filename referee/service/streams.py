@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 
 import grpc
@@ -20,6 +21,7 @@ class Streams:
         self.total, self.per_client = total, per_client
         self.what = what  # what the caps count, in a refusal: all of them, and one client's
         self.open: dict[str, int] = {}
+        self._lock = threading.Lock()
 
     @staticmethod
     def client(who: Principal | None, context: grpc.aio.ServicerContext) -> str:
@@ -33,17 +35,20 @@ class Streams:
 
     @contextlib.contextmanager
     def admit_client(self, client: str) -> Iterator[None]:
-        """Hold one stream's place for ``client`` (a principal's or an address's key), or raise Exhausted."""
-        if sum(self.open.values()) >= self.total:
-            raise Exhausted(f"the server has {self.total} {self.what[0]} already, its limit; try again later")
-        if self.open.get(client, 0) >= self.per_client:
-            raise Exhausted(
-                f"you have {self.per_client} {self.what[1]} open already, the limit per client; close one first"
-            )
-        self.open[client] = self.open.get(client, 0) + 1
+        """Hold one stream's place for ``client`` (a principal's or an address's key), or raise Exhausted. Taken
+        and freed under a lock: the site takes a place on the service's loop and frees it on its own thread."""
+        with self._lock:
+            if sum(self.open.values()) >= self.total:
+                raise Exhausted(f"the server has {self.total} {self.what[0]} already, its limit; try again later")
+            if self.open.get(client, 0) >= self.per_client:
+                raise Exhausted(
+                    f"you have {self.per_client} {self.what[1]} open already, the limit per client; close one first"
+                )
+            self.open[client] = self.open.get(client, 0) + 1
         try:
             yield
         finally:
-            self.open[client] -= 1
-            if not self.open[client]:
-                del self.open[client]
+            with self._lock:
+                self.open[client] -= 1
+                if not self.open[client]:
+                    del self.open[client]

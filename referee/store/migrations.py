@@ -237,6 +237,19 @@ CREATE TABLE IF NOT EXISTS rating_fit_marks (
 );
 """
 
+# store/sessions.py: the site's sign-ins, so that signing out or revoking a token ends them (docs/web.md)
+_SITE_SESSIONS = """
+CREATE TABLE IF NOT EXISTS site_sessions (
+    id_hash TEXT PRIMARY KEY,      -- SHA-256 of the cookie's session id (the id itself is never stored)
+    principal TEXT NOT NULL,       -- the author's name, or organiser / organiserN
+    organiser INTEGER NOT NULL,
+    token_hash TEXT NOT NULL,      -- SHA-256 of the token signed in with: a token no longer known ends it
+    created REAL NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS site_sessions_principal ON site_sessions (principal, created);
+"""
+
 _AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
 _COMMAND = "command TEXT"  # an uploaded bot's command line (JSON list), run in the sandbox; NULL: a bot at an address
 
@@ -252,6 +265,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "games a service bot asks to play at once", "", (("service_entrants", _AT_ONCE),)),
     Migration(10, "kept rating fits", _RATING_FITS),
     Migration(11, "uploaded bots' commands", "", (("service_entrants", _COMMAND),)),
+    Migration(12, "the site's sessions", _SITE_SESSIONS),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

@@ -1,9 +1,10 @@
-"""The competition web site (docs/web.md): served by uvicorn on the gRPC service's own event loop, from the same
-store, with the same visibility rules (``referee.service.visibility``).
+"""The competition web site (docs/web.md): served by uvicorn on a thread and event loop of its own, beside the gRPC
+service, from the same store, with the same visibility rules (``referee.service.visibility``); each page's data is
+gathered on the service's loop (thread.py).
 
-``starter(http)`` gives ``referee.service.serve`` its ``site`` argument: it binds the port, starts uvicorn as a
-task on the running loop, prints ``site on http://HOST:PORT/``, and returns how to stop it (after the service has
-drained, which ends every live stream).
+``starter(http)`` gives ``referee.service.serve`` its ``site`` argument: it binds the port, starts uvicorn on the
+site's thread, prints ``site on http://HOST:PORT/``, and returns how to stop it (after the service has drained,
+which ends every live stream).
 """
 
 from __future__ import annotations
@@ -12,12 +13,20 @@ import asyncio
 import contextlib
 import importlib
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from referee.errors import RefereeError
 from referee.log import get_logger
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from .app import Site
 
 SHUTDOWN_S = 5  # how long open connections may take to finish once the site stops
 WARM_BOARDS = 3  # the latest tournaments whose standings are built as the site starts, before anyone asks
@@ -44,6 +53,25 @@ def _listen(host: str, port: int) -> socket.socket:
 Stop = Callable[[], Awaitable[None]]
 
 
+def _on_thread(server: uvicorn.Server, sock: socket.socket, site: Site) -> Future[None]:
+    """Serves ``server`` on ``sock`` from a thread and event loop of its own (thread.py), with the site thread's own
+    store connection; the future is done when it stops."""
+    done: Future[None] = Future()
+
+    def run() -> None:
+        try:
+            site.open_store()
+            asyncio.run(server.serve(sockets=[sock]))
+            done.set_result(None)
+        except BaseException as e:  # handed to the service's loop, which awaits the future
+            done.set_exception(e)
+        finally:
+            site.close_store()
+
+    threading.Thread(target=run, name="site", daemon=True).start()
+    return done
+
+
 def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[RefereeService], Awaitable[Stop]]:
     async def start(service: RefereeService) -> Stop:
         import uvicorn
@@ -57,20 +85,23 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
                 yield
 
         assert http.port is not None
+        loop = asyncio.get_running_loop()
         sock = _listen(http.host, http.port)
+        app, site = build(service, http, loop)
         config = uvicorn.Config(
-            build(service, http), log_config=None, access_log=False, lifespan="off", server_header=False,
-            timeout_graceful_shutdown=SHUTDOWN_S, proxy_headers=False, http=head_timed(http.header_timeout_s),
+            app, log_config=None, access_log=False, lifespan="off", server_header=False,
+            timeout_graceful_shutdown=SHUTDOWN_S, http=head_timed(http.header_timeout_s),
             timeout_keep_alive=http.idle_timeout_s,
+            # X-Forwarded-For and -Proto only from the proxies listed, none by default (docs/web.md, "Behind a proxy")
+            proxy_headers=bool(http.trusted_proxies), forwarded_allow_ips=list(http.trusted_proxies),
         )  # fmt: skip
         server = Server(config)
-        loop = asyncio.get_running_loop()
         # The standings' intervals need scipy, whose first import takes seconds on a busy machine: imported here,
         # before the site answers, it cannot stall the first live update (the loop computes standings then).
         await loop.run_in_executor(None, importlib.import_module, "scipy.stats")
         for row in service.store.tournaments()[-WARM_BOARDS:]:
             service.boards.ready(row.id)  # built off the loop, one at a time, while the site starts
-        task = loop.create_task(server.serve(sockets=[sock]), name="site")
+        task = asyncio.wrap_future(_on_thread(server, sock, site))
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
         if task.done():

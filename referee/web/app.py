@@ -23,9 +23,12 @@ from referee.service.convert import rfc3339
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 from referee.service.streams import Streams
+from referee.service.throttle import Throttled
+from referee.store import SqliteStore
 from referee.terminal import printable
 
 from .session import Sessions
+from .thread import Page, site_thread
 
 HERE = Path(__file__).parent
 VIEW_ASSETS = HERE.parent / "view" / "assets"
@@ -86,7 +89,8 @@ class Site:
     def __init__(self, service: RefereeService, http: HttpSettings) -> None:
         self.service = service
         self.http = http
-        self.sessions = Sessions(service.auth, http.session_hours)
+        secure = http.public_origin.startswith("https://")
+        self.sessions = Sessions(service.auth, None, http.session_hours, secure, http.public_origin)
         self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
         SITE_STREAMS.set_function(lambda: sum(self.streams.open.values()))
         self.templates = jinja2.Environment(
@@ -97,19 +101,28 @@ class Site:
         self.templates.finalize = _shown
         self.log = get_logger(service="site")
 
+    def open_store(self) -> None:
+        """The site thread's own connection to the store (one per thread), for the sessions; the sessions of
+        tokens this server no longer knows (revoked) end now."""
+        self.sessions.store = SqliteStore(self.service.store.data)
+        if ended := self.sessions.end_revoked():
+            self.log.info("site sessions ended: their tokens are revoked", sessions=ended)
+
+    def close_store(self) -> None:
+        if self.sessions.store is not None:
+            self.sessions.store.close()
+
     def who(self, request: Request) -> Principal | None:
         return self.sessions.who(request)
 
-    def render(self, request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+    def render(self, request: Request, template: str, code: int = 200, **context: Any) -> Page:
         who = self.who(request)
         if who is None and not self.service.auth.open_reads and template not in ("signin.html", "error.html"):
             return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
         started = request.scope.get("state", {}).get("started", time.perf_counter())
-        body = self.templates.get_template(template).render(
-            who=who, csrf=self.sessions.csrf_token(request), path=request.url.path, **context
-        )
-        response = HTMLResponse(body, code)
-        response.headers["server-timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        page = self.templates.get_template(template)
+        context.update(who=who, csrf=self.sessions.csrf_token(request), path=request.url.path)
+        response = Page(lambda: page.render(**context), code, started)  # rendered off the loop (lane.py)
         self.sessions.keep_csrf(request, response)
         return response
 
@@ -130,6 +143,7 @@ class Site:
 
     # -- sign-in ------------------------------------------------------------------------------------------------
 
+    @site_thread
     async def signin_route(self, request: Request) -> Response:
         """GET shows the form, POST signs in: one route, so a 405 lists both methods."""
         return await (self.signin(request) if request.method == "POST" else self.signin_page(request))
@@ -139,19 +153,26 @@ class Site:
 
     async def signin(self, request: Request) -> Response:
         fields = await self.form(request)
+        address = request.client.host if request.client else ""  # the reader's, past a trusted proxy
         try:
-            who = self.sessions.sign_in(fields.get("token", ""))
+            who, token_hash = self.sessions.sign_in(fields.get("token", ""), address)
+        except Throttled as e:
+            self.log.warning("site sign-in throttled", peer=address)
+            refused = self.render(request, "signin.html", 429, note=f"{e.message[:1].upper()}{e.message[1:]}.")
+            refused.headers["retry-after"] = str(e.retry_after_s)
+            return refused
         except Unauthenticated:
-            self.log.warning("site sign-in refused", peer=request.client.host if request.client else "")
+            self.log.warning("site sign-in refused", peer=address)
             return self.render(request, "signin.html", 401, note="That token is not one this server knows.")
-        response = RedirectResponse(f"/authors/{who.name}" if not who.organiser else "/", 303)
-        self.sessions.set_session(response, who)
+        response = RedirectResponse(f"/authors/{quote(who.name, safe='')}" if not who.organiser else "/", 303)
+        self.sessions.set_session(response, who, token_hash)
         return response
 
+    @site_thread
     async def signout(self, request: Request) -> Response:
         await self.form(request)
         response = RedirectResponse("/", 303)
-        self.sessions.end_session(response)
+        self.sessions.end_session(request, response)
         return response
 
     # -- errors -------------------------------------------------------------------------------------------------
@@ -167,7 +188,7 @@ class Site:
     async def server_error(self, request: Request, exc: Exception) -> Response:
         self.log.exception("page failed", path=request.url.path)  # the trace goes to the log, never the page
         try:
-            return self.render(request, "error.html", 500, status=500, detail="")
+            return self.render(request, "error.html", 500, status=500, detail="").rendered()
         except Exception:  # the error page itself failed: a plain one, still with the security headers
             self.log.exception("error page failed", path=request.url.path)
             return HTMLResponse(PLAIN_500, 500)
@@ -185,12 +206,14 @@ OPEN_PATHS = ("/signin", "/signout", "/static/")  # what a visitor reaches when 
 
 
 class ClosedReads:
-    """``Site.closed_reads`` in front of every route."""
+    """``Site.closed_reads`` in front of every route, once the reader is looked up (on the site's thread)."""
 
     def __init__(self, app: ASGIApp, site: Site) -> None:
         self.app, self.site = app, site
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.site.who(Request(scope))  # looked up here, on the site's thread, for the handler on the loop's
         if scope["type"] == "http" and (refused := await self.site.closed_reads(Request(scope))) is not None:
             await refused(scope, receive, send)
             return

@@ -3,6 +3,7 @@ security headers. Kept apart from app.py, which the pages import, so that no two
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 from starlette.applications import Starlette
@@ -18,10 +19,12 @@ from referee.service.settings import HttpSettings
 
 from . import api, enter, live, pages, upload
 from .app import HERE, VIEW_ASSETS, ClosedReads, SecurityHeaders, Site
+from .thread import on_service
 
 
-def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
-    """The site's application for ``service``."""
+def build(service: RefereeService, http: HttpSettings, loop: asyncio.AbstractEventLoop) -> tuple[ASGIApp, Site]:
+    """The site's application for ``service``, whose handlers run on the service's ``loop`` (thread.py), and its
+    ``Site``."""
     site = Site(service, http)
     p = pages.Pages(site)
     stream = live.Live(site)
@@ -40,13 +43,14 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
         Route("/authors/{name}", p.author),
         *enter.Enter(site).routes(),
         *api.Api(p).routes(),
-        Route("/how-to-enter/upload", functools.partial(upload.upload, site), methods=["POST"]),
+        Route("/how-to-enter/upload", upload.Upload(site, loop).post, methods=["POST"]),
         Route("/g/{game_id}/output/{entrant}", functools.partial(upload.output, site)),
         Route("/signin", site.signin_route, methods=["GET", "POST"]),
         Route("/signout", site.signout, methods=["POST"]),
         Mount("/static/view", StaticFiles(directory=VIEW_ASSETS)),
         Mount("/static", StaticFiles(directory=HERE / "static")),
     ]
+    routes = [on_service(loop, r) for r in routes]  # every handler on the service's loop, but the forms'
     middleware = [
         # the Host names the site answers to: no page of another name reaches it by its address (DNS rebinding)
         Middleware(TrustedHostMiddleware, allowed_hosts=http.hosts(), www_redirect=False),
@@ -59,4 +63,4 @@ def build(service: RefereeService, http: HttpSettings) -> ASGIApp:
     )
     app.router.redirect_slashes = False  # its redirects are absolute, made from the Host header: ours are relative
     app.state.site = site
-    return SecurityHeaders(app)
+    return SecurityHeaders(app), site

@@ -6,6 +6,8 @@ upload cap, and its CSRF token is checked as every form's is."""
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -16,11 +18,24 @@ from referee.service.visibility import private_to
 
 from .app import Site
 from .enter import Enter
+from .thread import run_on, site_thread
 
 FORM_SLACK = 64 * 1024  # the form's other fields and its multipart framing, beside the archive
 
 
-async def upload(site: Site, request: Request) -> Response:
+class Upload:
+    """``POST /how-to-enter/upload``: on the site's thread, which alone can read a request's body (thread.py); the
+    submission itself runs on the service's ``loop``, as SubmitBot's does."""
+
+    def __init__(self, site: Site, loop: asyncio.AbstractEventLoop) -> None:
+        self.site, self.loop = site, loop
+
+    @site_thread
+    async def post(self, request: Request) -> Response:
+        return await upload(self.site, request, self.loop)
+
+
+async def upload(site: Site, request: Request, loop: asyncio.AbstractEventLoop) -> Response:
     who = site.who(request)
     if who is None or who.organiser:
         raise HTTPException(403, "sign in as an author to upload a bot")
@@ -39,7 +54,7 @@ async def upload(site: Site, request: Request) -> Response:
     if not data:
         raise HTTPException(400, "choose the bot's archive (tar or zip) to upload")
     submitted = ref_pb.SubmitBotRequest(name=fields["name"], command=fields["command"], upload=data)
-    outcome = await _submit(site, who, submitted)
+    outcome = await run_on(loop, _submit(site, who, submitted))
     return site.render(request, "enter.html", **Enter(site).context(), outcome=outcome, form=fields)
 
 

@@ -12,11 +12,12 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import record_bytes
 from referee.store import open_store
 from referee.tournament.config import parse
 from referee.tournament.runner import create_tournament
-from tests.service.helpers import ABLUXX, Proc, write_settings
+from tests.service.helpers import ABLUXX, ORGANISER, Proc, auth, config, stub, write_settings
 
 from .conftest import _result
 from .records import self_play_record
@@ -36,13 +37,23 @@ class Site:
 
 
 def start_site(
-    data: Path, settings_dir: Path, extra_settings: str = "", delay_ms: int = 0, open_reads: bool = True
+    data: Path,
+    settings_dir: Path,
+    extra_settings: str = "",
+    delay_ms: int = 0,
+    open_reads: bool = True,
+    auth_settings: str = "",
+    revoked: tuple[str, ...] = (),
 ) -> Site:
-    """``abluxx serve`` on ``data`` with the service tests' tokens (organiser, alice, bob), gRPC and site on free
-    ports."""
+    """``abluxx serve`` on ``data`` with the service tests' tokens (organiser, alice, bob; less the ``revoked``
+    authors'), gRPC and site on free ports; ``auth_settings`` go under ``[auth]``."""
     settings = write_settings(settings_dir, delay_ms=delay_ms, extra=extra_settings)
     if not open_reads:
-        settings.write_text(settings.read_text().replace("[auth]\n", "[auth]\nopen_reads = false\n"))
+        auth_settings += "open_reads = false\n"
+    text = settings.read_text().replace("[auth]\n", f"[auth]\n{auth_settings}")
+    for name in revoked:
+        text = text.replace(f'{name} = "{name}-secret"\n', "")
+    settings.write_text(text)
     log = settings_dir / f"{data.name}-site.log"
     argv = [*ABLUXX, "serve", "--data", str(data), "--port", "0", "--http-port", "0", "--config", str(settings)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ABLUXX_")}
@@ -110,3 +121,18 @@ def half_played(data: Path, names: tuple[str, ...]) -> tuple[str, list[str], lis
             store.save_game(config.tournament_id, slot, _result(rec, path))
             played.append(slot.game_id)
     return config.tournament_id, played, pending
+
+
+def slow_game_in_play(site: Site, slow_address: str) -> tuple[str, str]:
+    """Starts a tournament of the slow bot at ``slow_address`` against a built-in one, two seat orders of one deal,
+    and waits for its leaderboard to link a game in play: (tournament id, that game's id)."""
+    s = stub(site.address)
+    c = config("inplay", [{"name": "slow", "address": slow_address}, {"name": "house", "policy": "random"}],
+               table_size=2, deals=1, seed=2, seat_orders="rotations", concurrency=1)  # fmt: skip
+    tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
+    s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
+    deadline = time.monotonic() + 120
+    while not (live := re.findall(r'href="/g/([^"]+)"', get(f"{site.url}/t/{tid}")[2])):
+        assert time.monotonic() < deadline, "no game of the tournament was ever in play"
+        time.sleep(0.1)
+    return tid, live[0]
