@@ -47,6 +47,7 @@ class Reader:
         self.data = data
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
+        self.closed = False
 
     def _store(self) -> SqliteStore:
         store = getattr(self._local, "store", None)
@@ -62,10 +63,14 @@ class Reader:
         return asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(self._store()))
 
     def submit(self, fn: Callable[[SqliteStore], object]) -> None:
-        """Runs ``fn(store)`` on the reader's thread, in turn, without waiting for it (a write nobody awaits)."""
-        self._pool.submit(lambda: fn(self._store()))
+        """Runs ``fn(store)`` on the reader's thread, in turn, without waiting for it (a write nobody awaits);
+        nothing once the reader is closed."""
+        if not self.closed:
+            self._pool.submit(lambda: fn(self._store()))
 
     def close(self) -> None:
+        self.closed = True
+
         def close_store() -> None:
             if (store := getattr(self._local, "store", None)) is not None:
                 store.close()
