@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,27 +20,31 @@ from referee.store import standings as kept_boards
 from .test_reads import _big_store
 
 
-def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many times every game of a tournament is read from the store."""
-    reads = [0]
-    real = SqliteStore.games
+class Reads:
+    """Counts the reads of every game of a tournament from the store; while ``gate`` is clear, a read waits for it
+    (so standings shown meanwhile cannot have come from the games)."""
 
-    def counting(self: SqliteStore, tid: str) -> list[GameRow]:
-        reads[0] += 1
-        return real(self, tid)
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count, self.gate = 0, threading.Event()
+        real = SqliteStore.games
 
-    monkeypatch.setattr(SqliteStore, "games", counting)
-    return reads
+        def counting(store: SqliteStore, tid: str) -> list[GameRow]:
+            assert self.gate.wait(30)
+            self.count += 1
+            return real(store, tid)
+
+        monkeypatch.setattr(SqliteStore, "games", counting)
 
 
-async def _session(data: Path, tid: str, done: int, reads: list[int]) -> tuple[dict, dict, int, int]:
+async def _session(data: Path, tid: str, done: int, reads: Reads) -> tuple[dict, dict, int, int]:
     """One service's life: its first standings (and how many game reads and builds they waited for), then the
     standings once its tally is built; the standings are kept as a stopping service keeps them."""
     reader, store = Reader(data), SqliteStore(data)
     boards = Boards(reader, store)
     try:
         first = (await boards.standings(tid, done)).to_json()
-        seen = reads[0], boards.builds
+        seen = reads.count, boards.builds
+        reads.gate.set()
         while boards.builds == 0:
             await asyncio.sleep(0.01)
         built = (await boards.standings(tid, done)).to_json()
@@ -53,15 +58,17 @@ async def _session(data: Path, tid: str, done: int, reads: list[int]) -> tuple[d
 
 def test_a_restart_shows_the_standings_it_showed_before_without_reading_the_games(tmp_path, monkeypatch) -> None:
     tid = _big_store(tmp_path / "d", 600)
-    reads = _count_reads(monkeypatch)
+    reads = Reads(monkeypatch)
+    reads.gate.set()
     before, built, waited_reads, waited_builds = asyncio.run(_session(tmp_path / "d", tid, 600, reads))
     assert (waited_reads, waited_builds) == (1, 1)  # nothing kept yet: the first open reads every game
     assert before == built and before["games"] == 600
-    reads[0] = 0
+    reads.count = 0
+    reads.gate.clear()  # from here every read of the games waits until the first standings are shown
     after, rebuilt, waited_reads, waited_builds = asyncio.run(_session(tmp_path / "d", tid, 600, reads))
     assert (waited_reads, waited_builds) == (0, 0)  # shown from the kept copy, before any game was read
     assert after == before  # every figure: ratings, scores, intervals, head to head, score differences
-    assert reads[0] == 1  # then built from the games once, in the background, and the same but for one thing:
+    assert reads.count == 1  # then built from the games once, in the background, and the same but for one thing:
     assert _unmarked(rebuilt) == _unmarked(before)  # ratings restored from a kept fit carry no covariance, so the
     # separated marks fall back to sqrt(sigma_a² + sigma_b²) until the next full fit (docs/ratings.md)
 
@@ -72,7 +79,8 @@ def _unmarked(standings: dict) -> dict:
 
 def test_kept_standings_that_miss_a_stored_game_are_not_shown(tmp_path: Path, monkeypatch) -> None:
     tid = _big_store(tmp_path / "d", 599)  # of 600 scheduled
-    reads = _count_reads(monkeypatch)
+    reads = Reads(monkeypatch)
+    reads.gate.set()
     before, *_ = asyncio.run(_session(tmp_path / "d", tid, 599, reads))
     with SqliteStore(tmp_path / "d") as store:  # a game commits after the standings were kept
         (slot,) = store.slots(tid, pending_only=True)
@@ -80,7 +88,7 @@ def test_kept_standings_that_miss_a_stored_game_are_not_shown(tmp_path: Path, mo
         store.save_game(tid, slot, GameResult(slot.game_id, (9, 1), (1, 2), EndReason.EMPTY_HAND,
                                               [SeatStats(), SeatStats()], 40, "", None))  # fmt: skip
         assert kept_boards.load(store, tid) == {}  # its mark no longer counts the stored games
-    reads[0] = 0
+    reads.count = 0
     after, _, waited_reads, waited_builds = asyncio.run(_session(tmp_path / "d", tid, 600, reads))
     assert (waited_reads, waited_builds) == (1, 1) and after["games"] == 600 and before["games"] == 599
 
