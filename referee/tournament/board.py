@@ -21,7 +21,7 @@ from referee.store.ladder import LadderEntrant
 
 from .pairs import PairRows
 from .runner import entrant_names
-from .standings import Standings, Tally
+from .standings import Standing, Standings, Tally
 
 
 def planned(row: TournamentRow) -> int:
@@ -80,15 +80,18 @@ def _apart(pairs: Mapping[str, dict[str, Any]], owners: dict[str, str] | None) -
     return {a: {b: v for b, v in row.items() if not apart(a, b)} for a, row in pairs.items()}
 
 
+def _marked(r: Standing, state: str, health: str) -> Standing:
+    """``r`` with its state and health (itself when they are already these: 1,000 rows after every game)."""
+    return r if (r.state, r.health) == (state, health) else replace(r, state=state, health=health)
+
+
 def dressed(standings: Standings, store: SqliteStore, row: TournamentRow) -> Standings:
     """``standings`` as a board shows them: each row's marks, the played games' comparison, and the head to head
     without the pairs that can never meet."""
     states = _states(ladder_store.entrants(store, row.id)) if "ladder" in row.config else {}
     health = health_store.get(store, [r.entrant for r in standings.rows])
-    rows = [
-        replace(r, state=states.get(r.entrant, ""), health=health[r.entrant].status if r.entrant in health else "up")
-        for r in standings.rows
-    ]
+    rows = [_marked(r, states.get(r.entrant, ""), health[r.entrant].status if r.entrant in health else "up")
+            for r in standings.rows]  # fmt: skip
     owners = _owners(store, row)
     return replace(
         standings,
