@@ -245,6 +245,7 @@ class Tally:
         self._shown_diff: dict[str, dict[str, dict[str, Any]]] = {}
         self._shown_dup: dict[str, tuple[float, tuple[float, float] | None, int]] = {}
         self._touched: set[tuple[str, str]] = set()  # pairs that met in a game since the last standings
+        self._leads: dict[tuple[str, str], dict[str, Any]] = {}  # each neighbouring pair's lead, as last shown
         self._touched_sets: set[tuple[int, int]] = set()
         self._standings: Standings | None = None
 
@@ -302,6 +303,7 @@ class Tally:
         rows: dict[str, list[str]] = defaultdict(list)
         for a, b in self._touched:
             rows[a].append(b)
+            self._leads.pop((a, b), None)
         for a, bs in rows.items():
             self._shown_h2h[a] = {b: dict(h) for b, h in self._h2h[a].items()}
             diff = self._shown_diff[a] = dict(self._shown_diff.get(a, {}))
@@ -317,6 +319,12 @@ class Tally:
         for n in entrants:
             sets = list(self._dup[n].values())
             self._shown_dup[n] = (_dup_average(sets), _bounded(ratio_ci(sets)), sum(g for _, g in sets))
+
+    def _lead(self, a: str, b: str) -> dict[str, Any]:
+        """``a``'s lead over ``b`` (``_lead``), computed again only after a game of both."""
+        if (lead := self._leads.get((a, b))) is None:
+            lead = self._leads[(a, b)] = _lead(self._ahead.get(a, {}).get(b, {}))
+        return lead
 
     def ratings(self) -> Ratings:
         """The ratings over every added game."""
@@ -360,7 +368,7 @@ class Tally:
                 )
             )
         for upper, lower in itertools.pairwise(rows):
-            upper.lead_over_next = _lead(self._ahead.get(upper.entrant, {}).get(lower.entrant, {}))
+            upper.lead_over_next = self._lead(upper.entrant, lower.entrant)
             upper.separated_from_next = separated(ratings.get(upper.entrant), ratings.get(lower.entrant),
                                                   ratings.difference_sd(upper.entrant, lower.entrant))  # fmt: skip
         keep = None if shown is None else (lambda n: n in shown)
