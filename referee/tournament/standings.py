@@ -318,7 +318,8 @@ class Tally:
         self._touched_sets.clear()
         for n in entrants:
             sets = list(self._dup[n].values())
-            self._shown_dup[n] = (_dup_average(sets), _bounded(ratio_ci(sets)), sum(g for _, g in sets))
+            ci = ratio_ci(sets)  # its mean is the duplicate-adjusted average (0 without a set)
+            self._shown_dup[n] = (ci.mean, _bounded(ci), sum(g for _, g in sets))
 
     def _lead(self, a: str, b: str) -> dict[str, Any]:
         """``a``'s lead over ``b`` (``_lead``), computed again only after a game of both."""
@@ -385,12 +386,6 @@ def dup_shown(r: Standing) -> str:
     another holder of its cards (3 entrants at tables of 2 share no deal), rather than a "+0.00" that was never
     measured."""
     return f"{r.dup_avg_score:+.2f}" if r.dup_games else "-"
-
-
-def _dup_average(sets: Collection[tuple[float, int]]) -> float:
-    """The duplicate-adjusted average over the games that had another holder of their cards (0 without any)."""
-    total, games = math.fsum(s for s, _ in sets), sum(n for _, n in sets)
-    return total / games if games else 0.0
 
 
 def _bounded(ci: Interval) -> tuple[float, float] | None:
