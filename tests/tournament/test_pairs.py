@@ -22,6 +22,8 @@ def test_pair_rows_of_some_entrants_and_without_pairs_of_one_owner() -> None:
     assert dict(some) == {"a": {"c": 2}, "c": {"a": 3}} and "b" not in some and len(some) == 2
     apart = some.without(lambda x, y: {x, y} == {"a", "c"})  # one owner's: they never meet
     assert dict(apart) == {"a": {}, "c": {}} and dict(some) == {"a": {"c": 2}, "c": {"a": 3}}
+    others = PairRows(NAMES, {"a": {"b": 1}}, lambda: 0).without(lambda x, y: {x, y} == {"a", "b"})
+    assert dict(others) == {"a": {"c": 0}, "b": {"c": 0}, "c": {"a": 0, "b": 0}}
 
 
 def test_the_kept_copy_of_pair_rows_holds_only_pairs_that_met_and_are_shown() -> None:
@@ -30,6 +32,9 @@ def test_the_kept_copy_of_pair_rows_holds_only_pairs_that_met_and_are_shown() ->
     some = PairRows(NAMES, rows, lambda: 0, keep={"a", "b"}.__contains__)
     assert some.sparse() == {"a": {"b": 1}, "b": {"a": 3}}
     assert some.without(lambda x, y: True).sparse() == {"a": {}, "b": {}}
+    owners = {"a": "o", "b": "p", "c": "o"}
+    apart = PairRows(NAMES, rows, lambda: 0).without(lambda x, y: owners[x] == owners[y])
+    assert apart.sparse() == {"a": {"b": 1}, "b": {"a": 3}, "c": {}}
 
 
 def test_a_duplicate_set_compares_each_score_with_the_others_who_held_the_same_seat() -> None:
