@@ -231,9 +231,8 @@ class Tally:
         self._faults: dict[str, dict[str, int]] = {n: {} for n in names}
         self._times: dict[str, list[int]] = {n: [] for n in names}
         self._unsorted: set[str] = set()  # entrants whose times gained values since they were last sorted
-        # the pair figures, only for pairs that met (pairs.py): a -> b -> {"wins", "losses", "ties"}; a -> b -> set ->
-        # (the sum of a's score minus b's in the set's games they shared, those games); the same for games a placed
-        # ahead of b minus games behind
+        # only for pairs that met (pairs.py): a -> b -> {"wins", "losses", "ties"}; a -> b -> set -> (a's score minus
+        # b's, summed over the set's games they shared; those games); and a's places ahead of b minus behind
         self._h2h: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
         self._diff: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = defaultdict(dict)
         self._ahead: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = defaultdict(dict)
