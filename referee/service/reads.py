@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
@@ -36,8 +37,10 @@ MAX_TALLIES = 8
 # milliseconds); beyond, on the refit thread, and the standings between are local updates (docs/ratings.md)
 INLINE_FIT_GAMES = 300
 # a board's standings are kept in the store (for a restart to show at once) at most this often, and this long after
-# the change that needs keeping (docs/ratings.md); a stopping service keeps them at once
+# the change that needs keeping (docs/ratings.md); a stopping service keeps them at once. A big board waits
+# KEEP_COST_RATIO times as long as its last keeping took, so that keeping takes at most a tenth of the reader's time
 KEEP_EVERY_S = 2.0
+KEEP_COST_RATIO = 10
 
 
 class Reader:
@@ -102,9 +105,18 @@ def _kept(store: SqliteStore, tid: str) -> dict[str, Standings]:
     return out
 
 
-def _saver(tid: str, key: str, mark: kept_fits.Mark, standings: Standings) -> Callable[[SqliteStore], None]:
-    """A job for the reader's thread that keeps ``standings`` (made into JSON there, off the event loop)."""
-    return lambda store: kept_boards.save(store, tid, key, mark, standings.kept())
+def _saver(
+    tid: str, key: str, mark: kept_fits.Mark, standings: Standings, took: dict[str, float]
+) -> Callable[[SqliteStore], None]:
+    """A job for the reader's thread that keeps ``standings`` (made into JSON there, off the event loop), and
+    notes in ``took`` the seconds it took."""
+
+    def save(store: SqliteStore) -> None:
+        start = time.monotonic()
+        kept_boards.save(store, tid, key, mark, standings.kept())
+        took[tid] = time.monotonic() - start
+
+    return save
 
 
 def _fit(store: SqliteStore, tid: str, tally: Tally) -> Ratings:
@@ -147,6 +159,7 @@ class Boards:
         self._kept: dict[str, asyncio.Future[dict[str, Standings]]] = {}
         self._boards_shown: dict[str, dict[str, Collection[str] | None]] = {}  # the boards read, to keep
         self._keeping: set[str] = set()  # tournaments whose standings are due to be kept
+        self._keep_took: dict[str, float] = {}  # seconds the last keeping of each took (written by the reader)
 
     async def standings(self, tid: str, done: int, shown: Collection[str] | None = None) -> Standings:
         """The standings of ``tid`` as every surface shows them (tournament/board.py), whose store holds ``done``
@@ -283,10 +296,12 @@ class Boards:
             self._kept.pop(tid, None)
 
     def _keep_later(self, tid: str) -> None:
-        """Keeps ``tid``'s boards in the store KEEP_EVERY_S from now (once, however many games come meanwhile)."""
+        """Keeps ``tid``'s boards in the store KEEP_EVERY_S from now, or KEEP_COST_RATIO times what keeping them last
+        took if longer (once, however many games come meanwhile)."""
         if tid not in self._keeping:
             self._keeping.add(tid)
-            asyncio.get_running_loop().call_later(KEEP_EVERY_S, self._keep_now, tid)
+            wait = max(KEEP_EVERY_S, KEEP_COST_RATIO * self._keep_took.get(tid, 0.0))
+            asyncio.get_running_loop().call_later(wait, self._keep_now, tid)
 
     def _keep_now(self, tid: str) -> None:
         """Keeps the standings of every board of ``tid`` read since its tally was built (and its whole board), as
@@ -296,7 +311,7 @@ class Boards:
             return
         mark = self._marks[tid]
         for key, shown in {"": None, **self._boards_shown.get(tid, {})}.items():
-            self.reader.submit(_saver(tid, key, mark, tally.standings(shown=shown)))
+            self.reader.submit(_saver(tid, key, mark, tally.standings(shown=shown), self._keep_took))
 
     def keep_all(self) -> None:
         """Keeps every board due to be kept now (a service that stops)."""
