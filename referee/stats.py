@@ -41,6 +41,7 @@ normal LLR stands in, its variance rests on the spread pairs alone: no verdict o
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -233,8 +234,10 @@ class Interval:
         return (self.high - self.low) / 2
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(level: float, dof: int) -> float:
-    """The two-sided Student t quantile for a ``level`` interval (1.96 for large dof at 0.95)."""
+    """The two-sided Student t quantile for a ``level`` interval (1.96 for large dof at 0.95); remembered, since
+    standings ask it for every entrant and pair (a millisecond each from scipy)."""
     from scipy import stats  # here: scipy costs ~40 MB, and every `abluxx` command imports this module
 
     return float(stats.t.ppf(0.5 + level / 2, dof))

@@ -1,12 +1,16 @@
 """The ratings on a big store (docs/ratings.md, issue 43): one tournament of 100,000 finished games of 1,000
 entrants at tables of 4, results drawn from TrueSkill's model, stored through the store's own ``save_game``.
 
-    python3 scripts/bench_ratings.py [--games 100000] [--entrants 1000] [--updates 200] [--data DIR] [--json]
+    python3 scripts/bench_ratings.py [--games 100000] [--entrants 1000] [--updates 200] [--data DIR] [--skip PARTS]
+                                     [--json]
 
 - ``full_fit_s``: ``rate`` over every stored game, from nothing, in this process;
 - ``first_open_s``: ``abluxx serve`` started on the store, to its leaderboard's first 200 (no fit kept yet: every
   game is rated once and the fit kept);
-- ``restart_to_standings_s``: the same again, now from the kept fit; ``restart_503s``: the 503s it answered;
+- ``restart_to_standings_s``: the same again, now from the kept standings and fit; ``restart_503s``: the 503s it
+  answered;
+- ``restart_to_live_s``: a new ``Boards`` (in this process) from its first standings (the kept ones) to its tally
+  built from every game: until then a finished game waits to be shown;
 - ``update_ms_p95`` (and the median): a game committed and handed to the service's ``Boards``, to the leaderboard
   that shows it (``Boards.add`` then ``Boards.standings``), over ``--updates`` games, in this process;
   ``add_ms_p95``: the ``Boards.add`` part alone (the ratings' local update and keeping its seats' ratings).
@@ -88,15 +92,20 @@ def open_site(data: Path, tid: str) -> tuple[float, int]:
         proc.wait(60)
 
 
-async def updates(data: Path, tid: str, count: int) -> list[tuple[float, float]]:
-    """Milliseconds from a committed game handed to Boards to the standings that count it, and of that its
-    ``Boards.add`` (the ratings' local update, keeping its seats' ratings), for ``count`` games."""
+async def updates(data: Path, tid: str, count: int) -> tuple[float, list[tuple[float, float]]]:
+    """Seconds until a new Boards has built the tally that finished games are added to (until then it shows the
+    kept standings), then milliseconds from a committed game handed to Boards to the standings that count it, and
+    of that its ``Boards.add`` (the ratings' local update, keeping its seats' ratings), for ``count`` games."""
     reader = Reader(data)
     rng = random.Random(2)
     with open_store(data) as store:
         boards = Boards(reader, store)
         done = store.tournament(tid).done  # type: ignore[union-attr]
-        await boards.standings(tid, done)
+        t0 = time.perf_counter()
+        await boards.standings(tid, done)  # the kept standings: the tally is built meanwhile, off the loop
+        while not boards.builds:
+            await asyncio.sleep(0.05)
+        live = time.perf_counter() - t0
         skill = {n: rng.gauss(MU, SIGMA) for n in {n for s in store.slots(tid) for n in s.seats}}
         out = []
         for slot in store.slots(tid, pending_only=True)[:count]:
@@ -110,7 +119,7 @@ async def updates(data: Path, tid: str, count: int) -> list[tuple[float, float]]
             out.append(((time.perf_counter() - t0) * 1000, (t1 - t0) * 1000))
             assert standings.games == done
     reader.close()
-    return out
+    return live, out
 
 
 def main() -> int:
@@ -119,24 +128,30 @@ def main() -> int:
     ap.add_argument("--entrants", type=int, default=1000)
     ap.add_argument("--updates", type=int, default=200)
     ap.add_argument("--data", type=Path, help="keep the store here (default: a fresh temporary folder)")
+    ap.add_argument("--skip", default="", help="comma-separated parts not to measure: full_fit, open, updates")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     data = args.data or Path(tempfile.mkdtemp(prefix="bench-ratings-"))
     t0 = time.perf_counter()
     tid = build(data, args.games, args.entrants, args.updates)
     out: dict[str, Any] = {"games": args.games, "entrants": args.entrants, "store_built_s": time.perf_counter() - t0}
-    out["full_fit_s"] = full_fit(data, tid)
-    print(f"full_fit_s: {out['full_fit_s']:.1f}", file=sys.stderr, flush=True)  # a long run keeps what it measured
-    with open_store(data) as store:  # a first open: no fit kept (a store from before them, or a reused folder)
-        kept_fits.save(store, tid, {}, (-1, 0, 0))
-    out["first_open_s"], out["first_open_503s"] = open_site(data, tid)
-    print(f"first_open_s: {out['first_open_s']:.1f}", file=sys.stderr, flush=True)
-    out["restart_to_standings_s"], out["restart_503s"] = open_site(data, tid)
-    print(f"restart_to_standings_s: {out['restart_to_standings_s']:.1f}", file=sys.stderr, flush=True)
-    ms = asyncio.run(updates(data, tid, args.updates))
-    out["update_ms_p95"] = statistics.quantiles([m for m, _ in ms], n=20)[-1]
-    out["update_ms_median"] = statistics.median(m for m, _ in ms)
-    out["add_ms_p95"] = statistics.quantiles([a for _, a in ms], n=20)[-1]
+    skip = set(args.skip.split(","))
+    if "full_fit" not in skip:
+        out["full_fit_s"] = full_fit(data, tid)
+        print(f"full_fit_s: {out['full_fit_s']:.1f}", file=sys.stderr, flush=True)  # a long run keeps its figures
+    if "open" not in skip:
+        with open_store(data) as store:  # a first open: nothing kept (a store from before them, or a reused folder)
+            kept_fits.save(store, tid, {}, (-1, 0, 0))
+            store.db.execute("DELETE FROM kept_standings")
+        out["first_open_s"], out["first_open_503s"] = open_site(data, tid)
+        print(f"first_open_s: {out['first_open_s']:.1f}", file=sys.stderr, flush=True)
+        out["restart_to_standings_s"], out["restart_503s"] = open_site(data, tid)
+        print(f"restart_to_standings_s: {out['restart_to_standings_s']:.1f}", file=sys.stderr, flush=True)
+    if "updates" not in skip:
+        out["restart_to_live_s"], ms = asyncio.run(updates(data, tid, args.updates))
+        out["update_ms_p95"] = statistics.quantiles([m for m, _ in ms], n=20)[-1]
+        out["update_ms_median"] = statistics.median(m for m, _ in ms)
+        out["add_ms_p95"] = statistics.quantiles([a for _, a in ms], n=20)[-1]
     out = {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
     for k, v in out.items():
         print(f"{k:>24}: {v}", file=sys.stderr if args.json else sys.stdout)

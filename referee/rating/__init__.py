@@ -76,6 +76,7 @@ class Ratings:
         self.games = 0
         self._since_full = 0
         self._restored = False
+        self._read: tuple[np.ndarray, np.ndarray] | None = None  # mu and sigma as last read (None: games since)
         for n in names:
             self.join(n)
 
@@ -85,6 +86,7 @@ class Ratings:
             raise ValueError(f"an entrant cannot hold two seats of one game: {seats}")
         players, ties = order(tuple(self._index[n] for n in seats), places)
         self._fit.add(players, ties)
+        self._read = None
         self.games += 1
         self._since_full += 1
 
@@ -93,6 +95,7 @@ class Ratings:
         if name not in self._index:
             self._index[name] = len(self._index)
             self._fit.grow(len(self._index))
+            self._read = None
 
     def copy(self) -> Ratings:
         """An independent copy."""
@@ -106,7 +109,7 @@ class Ratings:
         read before); returns the sweeps it took."""
         if self._restored:
             raise RuntimeError("ratings restored from a store hold no games to fit again: rate the stored games")
-        self._since_full = 0
+        self._since_full, self._read = 0, None
         names = list(self._index)
         rank = np.empty(len(names), np.int64)
         rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
@@ -127,12 +130,15 @@ class Ratings:
         return list(self._index)
 
     def _current(self) -> tuple[np.ndarray, np.ndarray]:
-        share = self.refit_share
-        if self._since_full and share is not None and self._since_full >= share * self.games:
-            self.fit()
-        else:
-            self._fit.settle()
-        return self._fit.mu_sigma()
+        """Every entrant's mu and sigma (read-only: shared by the reads until a game or an entrant is added)."""
+        if self._read is None:
+            share = self.refit_share
+            if self._since_full and share is not None and self._since_full >= share * self.games:
+                self.fit()
+            else:
+                self._fit.settle()
+            self._read = self._fit.mu_sigma()
+        return self._read
 
     def get(self, name: str) -> Rating:
         mu, sigma = self._current()
@@ -151,8 +157,8 @@ class Ratings:
         found = self._fit.difference_sd(self._index[a], self._index[b])
         if found is not None:
             return found
-        ra, rb = self.get(a), self.get(b)
-        return math.hypot(ra.sigma, rb.sigma)
+        sigma = self._current()[1]
+        return math.hypot(sigma[self._index[a]], sigma[self._index[b]])
 
     def leaderboard(self) -> list[tuple[str, Rating]]:
         """Best first, by mu - 3 sigma (then by name, so equal ratings list in a stable order)."""
@@ -176,7 +182,7 @@ def restored(marginals: dict[str, tuple[float, float, float]], games: int) -> Ra
     for n, (pi, tau, widen) in marginals.items():
         i = ratings._index[n]
         fit.pi[i], fit.tau[i], fit.widen[i] = pi, tau, widen
-    ratings.games, ratings._restored = games, True
+    ratings.games, ratings._restored, ratings._read = games, True, None
     return ratings
 
 

@@ -18,7 +18,10 @@ from scipy.special import log_ndtr
 Floats = NDArray[np.float64]
 LOG_ROOT_2PI = 0.5 * np.log(2 * np.pi)
 TINY = 1e-12  # the least precision a truncation message keeps (one that says almost nothing)
-INNER = 6  # passes up and down a game's chain of differences (exact for 2 seats; 3-5 settle in a few)
+# passes up and down a game's chain of differences: one for 2 seats (exact), else one per difference and at least
+# 3, at most INNER; a fit of mixed 2-5 seat histories with ties then lands within 2e-5 of six passes everywhere
+# (the fit's tolerance is 1e-4) at about half the cost (docs/notes/2026-12-06-rating-speed.md)
+INNER = 6
 
 
 def _log_pdf(x: Floats) -> Floats:
@@ -76,7 +79,7 @@ def game_messages(
     dn_pi, dn_tau = np.zeros((g, n - 1)), np.zeros((g, n - 1))  # difference j -> performance j + 1
     sites = np.zeros((g, n - 1))
     order = list(range(n - 1)) + list(range(n - 3, 0, -1))
-    for _ in range(1 if n == 2 else INNER):
+    for _ in range(1 if n == 2 else min(max(n - 1, 3), INNER)):
         for j in order:
             a_pi, a_tau = pi0[:, j] + (dn_pi[:, j - 1] if j else 0.0), tau0[:, j] + (dn_tau[:, j - 1] if j else 0.0)
             last = j + 1 == n - 1

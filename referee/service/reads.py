@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ from referee.errors import NoTournament
 from referee.rating import REFIT_SHARE, Ratings, rate, restored, state
 from referee.store import GameRow, SqliteStore
 from referee.store import ratings as kept_fits
+from referee.store import standings as kept_boards
 from referee.tournament.board import dressed, planned
 from referee.tournament.runner import entrant_names
 from referee.tournament.standings import Standings, Tally
@@ -34,6 +36,11 @@ MAX_TALLIES = 8
 # up to this many games a tournament's ratings are fitted in full on the event loop as each game comes (a few
 # milliseconds); beyond, on the refit thread, and the standings between are local updates (docs/ratings.md)
 INLINE_FIT_GAMES = 300
+# a board's standings are kept in the store (for a restart to show at once) at most this often, and this long after
+# the change that needs keeping (docs/ratings.md); a stopping service keeps them at once. A big board waits
+# KEEP_COST_RATIO times as long as its last keeping took, so that keeping takes at most a tenth of the reader's time
+KEEP_EVERY_S = 2.0
+KEEP_COST_RATIO = 10
 
 
 class Reader:
@@ -43,6 +50,7 @@ class Reader:
         self.data = data
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
+        self.closed = False
 
     def _store(self) -> SqliteStore:
         store = getattr(self._local, "store", None)
@@ -51,13 +59,21 @@ class Reader:
         return store
 
     async def run(self, fn: Callable[[SqliteStore], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(self._store()))
+        return await self.start(fn)
+
+    def start(self, fn: Callable[[SqliteStore], T]) -> asyncio.Future[T]:
+        """Queues ``fn(store)`` on the reader's thread now (jobs run in the order they were queued)."""
+        return asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(self._store()))
 
     def submit(self, fn: Callable[[SqliteStore], object]) -> None:
-        """Runs ``fn(store)`` on the reader's thread, in turn, without waiting for it (a write nobody awaits)."""
-        self._pool.submit(lambda: fn(self._store()))
+        """Runs ``fn(store)`` on the reader's thread, in turn, without waiting for it (a write nobody awaits);
+        nothing once the reader is closed."""
+        if not self.closed:
+            self._pool.submit(lambda: fn(self._store()))
 
     def close(self) -> None:
+        self.closed = True
+
         def close_store() -> None:
             if (store := getattr(self._local, "store", None)) is not None:
                 store.close()
@@ -76,6 +92,31 @@ def _tally(store: SqliteStore, tid: str) -> Tally:
     tally.load(_fit(store, tid, tally))
     tally.standings()  # sorts the decision times here rather than on the loop
     return tally
+
+
+def _kept(store: SqliteStore, tid: str) -> dict[str, Standings]:
+    """The kept standings of ``tid`` that count exactly its stored games, by board (``kept_boards.shown_key``)."""
+    out = {}
+    for shown, body in kept_boards.load(store, tid).items():
+        try:
+            out[shown] = Standings.from_kept(body)
+        except (KeyError, TypeError, ValueError):  # written by other code: build this board from the games
+            continue
+    return out
+
+
+def _saver(
+    tid: str, key: str, mark: kept_fits.Mark, standings: Standings, took: dict[str, float]
+) -> Callable[[SqliteStore], None]:
+    """A job for the reader's thread that keeps ``standings`` (made into JSON there, off the event loop), and
+    notes in ``took`` the seconds it took."""
+
+    def save(store: SqliteStore) -> None:
+        start = time.monotonic()
+        kept_boards.save(store, tid, key, mark, standings.kept())
+        took[tid] = time.monotonic() - start
+
+    return save
 
 
 def _fit(store: SqliteStore, tid: str, tally: Tally) -> Ratings:
@@ -114,6 +155,11 @@ class Boards:
         self._marks: dict[str, kept_fits.Mark] = {}  # what each tally's ratings cover, as the store marks it
         self._refitting: dict[str, asyncio.Future[None]] = {}
         self._fitter = ThreadPoolExecutor(1, thread_name_prefix="refit")
+        # each tournament's kept standings while its tally is built (read before the build, on the same thread)
+        self._kept: dict[str, asyncio.Future[dict[str, Standings]]] = {}
+        self._boards_shown: dict[str, dict[str, Collection[str] | None]] = {}  # the boards read, to keep
+        self._keeping: set[str] = set()  # tournaments whose standings are due to be kept
+        self._keep_took: dict[str, float] = {}  # seconds the last keeping of each took (written by the reader)
 
     async def standings(self, tid: str, done: int, shown: Collection[str] | None = None) -> Standings:
         """The standings of ``tid`` as every surface shows them (tournament/board.py), whose store holds ``done``
@@ -121,7 +167,18 @@ class Boards:
         tally = self._tallies.get(tid)
         if tally is not None and len(tally.games) != done:  # another process played games of it: build again
             del self._tallies[tid]
-        return self._dressed(tid, (await self._tally(tid)).standings(shown=shown))
+        if tid not in self._tallies and (kept := await self._kept_board(tid, shown)) is not None:
+            return self._dressed(tid, kept)
+        standings = (await self._tally(tid)).standings(shown=shown)
+        self._boards_shown.setdefault(tid, {})[kept_boards.shown_key(shown)] = shown
+        return self._dressed(tid, standings)
+
+    async def _kept_board(self, tid: str, shown: Collection[str] | None) -> Standings | None:
+        """While ``tid``'s tally is built, the standings kept in the store (if they count its stored games)."""
+        self._start(tid)
+        if (loading := self._kept.get(tid)) is None:
+            return None
+        return (await asyncio.shield(loading)).get(kept_boards.shown_key(shown))
 
     def _dressed(self, tid: str, standings: Standings) -> Standings:
         row = self.store.tournament(tid)
@@ -143,7 +200,10 @@ class Boards:
         tally = self._tallies.get(tid)
         if tally is None:
             self._start(tid)
-            return None
+            loading = self._kept.get(tid)
+            done = loading is not None and loading.done() and loading.exception() is None
+            kept = loading.result().get("") if loading is not None and done else None
+            return None if kept is None else self._dressed(tid, kept)
         return self._dressed(tid, tally.standings())
 
     def history(self, tid: str) -> dict[str, list[tuple[int, float]]]:
@@ -171,6 +231,7 @@ class Boards:
         if game.slot in tally.games:
             return
         tally.add(game)
+        self._keep_later(tid)
         games, slots, squares = self._marks[tid]
         mark = self._marks[tid] = (games + 1, slots + game.slot, squares + game.slot**2)
         seats = state(tally.rated, game.names)
@@ -213,6 +274,7 @@ class Boards:
     def _start(self, tid: str) -> asyncio.Future[Tally]:
         building = self._building.get(tid)
         if building is None:
+            self._kept[tid] = self.reader.start(lambda store: _kept(store, tid))  # queued first: read first
             building = self._building[tid] = asyncio.ensure_future(self._build(tid))
             building.add_done_callback(lambda f: f.cancelled() or f.exception())  # a failure nobody awaited is not news
         return building
@@ -226,7 +288,32 @@ class Boards:
             for game in self._early[tid]:
                 self._rate(tid, tally, game)
             self._keep(tid, tally)
+            self._keep_later(tid)
             return tally
         finally:
             self._building.pop(tid, None)
             self._early.pop(tid, None)
+            self._kept.pop(tid, None)
+
+    def _keep_later(self, tid: str) -> None:
+        """Keeps ``tid``'s boards in the store KEEP_EVERY_S from now, or KEEP_COST_RATIO times what keeping them last
+        took if longer (once, however many games come meanwhile)."""
+        if tid not in self._keeping:
+            self._keeping.add(tid)
+            wait = max(KEEP_EVERY_S, KEEP_COST_RATIO * self._keep_took.get(tid, 0.0))
+            asyncio.get_running_loop().call_later(wait, self._keep_now, tid)
+
+    def _keep_now(self, tid: str) -> None:
+        """Keeps the standings of every board of ``tid`` read since its tally was built (and its whole board), as
+        of now, in the store; the reader's thread writes them."""
+        self._keeping.discard(tid)
+        if (tally := self._tallies.get(tid)) is None:
+            return
+        mark = self._marks[tid]
+        for key, shown in {"": None, **self._boards_shown.get(tid, {})}.items():
+            self.reader.submit(_saver(tid, key, mark, tally.standings(shown=shown), self._keep_took))
+
+    def keep_all(self) -> None:
+        """Keeps every board due to be kept now (a service that stops)."""
+        for tid in list(self._keeping):
+            self._keep_now(tid)

@@ -174,6 +174,7 @@ async def serve(
         if stop_site is not None:
             await stop_site()
         await server.stop(2.0)
+        service.boards.keep_all()  # the standings as they stand, for the next start to show at once
         service.reader.close()
         store.close()
         log.info("stopped")

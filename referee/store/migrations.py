@@ -250,6 +250,20 @@ CREATE TABLE IF NOT EXISTS site_sessions (
 CREATE INDEX IF NOT EXISTS site_sessions_principal ON site_sessions (principal, created);
 """
 
+# the standings a service last showed, kept so that a restart shows them at once (store/standings.py); a store from
+# before it keeps them from its first open on (its first build reads every game, as before)
+_KEPT_STANDINGS = """
+CREATE TABLE IF NOT EXISTS kept_standings (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    shown TEXT NOT NULL,           -- '' for every entrant's rows, else the JSON list of the entrants shown
+    games INTEGER NOT NULL,        -- the games they count: how many,
+    slots INTEGER NOT NULL,        -- the sum of their slots,
+    squares INTEGER NOT NULL,      -- and of their slots squared (as rating_fit_marks)
+    body TEXT NOT NULL,            -- the standings as JSON, the pair figures only for pairs that met
+    PRIMARY KEY (tournament_id, shown)
+);
+"""
+
 _AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
 _COMMAND = "command TEXT"  # an uploaded bot's command line (JSON list), run in the sandbox; NULL: a bot at an address
 
@@ -266,6 +280,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "kept rating fits", _RATING_FITS),
     Migration(11, "uploaded bots' commands", "", (("service_entrants", _COMMAND),)),
     Migration(12, "the site's sessions", _SITE_SESSIONS),
+    Migration(13, "kept standings", _KEPT_STANDINGS),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

@@ -45,12 +45,18 @@ def save(store: SqliteStore, tid: str, state: State, mark: Mark, whole: bool = T
         store.db.execute("INSERT OR REPLACE INTO rating_fit_marks VALUES (?, ?, ?, ?)", (tid, *mark))
 
 
+def stored_mark(store: SqliteStore, tid: str) -> Mark:
+    """The mark of ``tid``'s stored games (an aggregate over the games' index: no game is read)."""
+    q = "SELECT COUNT(*), COALESCE(SUM(slot), 0), COALESCE(SUM(slot * slot), 0) FROM games WHERE tournament_id = ?"
+    games, slots, squares = store.db.execute(q, (tid,)).fetchone()
+    return games, slots, squares
+
+
 def load(store: SqliteStore, tid: str) -> Kept | None:
     """The kept fit of ``tid`` if it covers exactly the stored games, else None."""
     q = "SELECT games, slots, squares FROM rating_fit_marks WHERE tournament_id = ?"
     kept = store.db.execute(q, (tid,)).fetchone()
-    q = "SELECT COUNT(*), COALESCE(SUM(slot), 0), COALESCE(SUM(slot * slot), 0) FROM games WHERE tournament_id = ?"
-    if kept is None or tuple(kept) != tuple(store.db.execute(q, (tid,)).fetchone()):
+    if kept is None or tuple(kept) != stored_mark(store, tid):
         return None
     q = "SELECT entrant, pi, tau, widen FROM rating_fits WHERE tournament_id = ?"
     return Kept({name: (pi, tau, widen) for name, pi, tau, widen in store.db.execute(q, (tid,))}, kept[0])

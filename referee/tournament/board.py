@@ -10,15 +10,18 @@ owner never share a table of a ladder or of a tournament with ``across`` seat or
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from referee.store import SqliteStore, TournamentRow
 from referee.store import health as health_store
 from referee.store import ladder as ladder_store
 from referee.store.ladder import LadderEntrant
 
+from .pairs import PairRows
 from .runner import entrant_names
-from .standings import Standings, Tally
+from .standings import Standing, Standings, Tally
 
 
 def planned(row: TournamentRow) -> int:
@@ -65,10 +68,21 @@ def _owners(store: SqliteStore, row: TournamentRow) -> dict[str, str] | None:
     return None
 
 
-def _apart(pairs: dict[str, dict[str, dict]], owners: dict[str, str] | None) -> dict[str, dict[str, dict]]:
+def _apart(pairs: Mapping[str, dict[str, Any]], owners: dict[str, str] | None) -> Mapping[str, dict[str, Any]]:
     if owners is None:
         return pairs
-    return {a: {b: v for b, v in row.items() if owners.get(a, a) != owners.get(b, b)} for a, row in pairs.items()}
+
+    def apart(a: str, b: str) -> bool:
+        return owners.get(a, a) == owners.get(b, b)
+
+    if isinstance(pairs, PairRows):
+        return pairs.without(apart)
+    return {a: {b: v for b, v in row.items() if not apart(a, b)} for a, row in pairs.items()}
+
+
+def _marked(r: Standing, state: str, health: str) -> Standing:
+    """``r`` with its state and health (itself when they are already these: 1,000 rows after every game)."""
+    return r if (r.state, r.health) == (state, health) else replace(r, state=state, health=health)
 
 
 def dressed(standings: Standings, store: SqliteStore, row: TournamentRow) -> Standings:
@@ -76,10 +90,8 @@ def dressed(standings: Standings, store: SqliteStore, row: TournamentRow) -> Sta
     without the pairs that can never meet."""
     states = _states(ladder_store.entrants(store, row.id)) if "ladder" in row.config else {}
     health = health_store.get(store, [r.entrant for r in standings.rows])
-    rows = [
-        replace(r, state=states.get(r.entrant, ""), health=health[r.entrant].status if r.entrant in health else "up")
-        for r in standings.rows
-    ]
+    rows = [_marked(r, states.get(r.entrant, ""), health[r.entrant].status if r.entrant in health else "up")
+            for r in standings.rows]  # fmt: skip
     owners = _owners(store, row)
     return replace(
         standings,

@@ -13,7 +13,7 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from referee.stats import Interval, ratio_ci
 from referee.store import GameRow
 
 from .history import History
+from .pairs import DupSet, PairRows
 
 # Fault kinds that cost no strike: the referee's own failures, and the fallback's turns for a retired seat.
 NOT_STRIKES = frozenset(FAULT_NAME[k] for k in (record_pb2.FAULT_KIND_REFEREE, record_pb2.FAULT_KIND_RETIRED))
@@ -71,9 +72,9 @@ class Standings:
     games: int  # finished games counted
     scheduled: int
     rows: list[Standing]
-    head_to_head: dict[str, dict[str, dict[str, int]]]  # a -> b -> {"wins", "losses", "ties"} for a against b
+    head_to_head: Mapping[str, dict[str, dict[str, int]]]  # a -> b -> {"wins", "losses", "ties"} for a against b
     # a -> b -> {"mean_diff": a's score minus b's in the games they shared, "ci95": [low, high] or None, "games"}
-    score_diff: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    score_diff: Mapping[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def played(self) -> str:
         """The games counted, against what they are compared with: "12/40 games", or for a ladder without a
@@ -86,9 +87,30 @@ class Standings:
             "games": self.games,
             "scheduled": self.scheduled,
             "standings": [asdict(r) for r in self.rows],
-            "head_to_head": self.head_to_head,
-            "score_diff": self.score_diff,
+            "head_to_head": dict(self.head_to_head),
+            "score_diff": dict(self.score_diff),
         }
+
+    def kept(self) -> dict[str, Any]:
+        """The JSON a store keeps of these standings (store/standings.py): ``to_json`` with the pair figures only
+        for pairs that met, and the names their rows are of (``from_kept`` reads it back)."""
+        out = self.to_json()
+        for part in ("head_to_head", "score_diff"):
+            pairs = getattr(self, part)
+            out[part] = pairs.sparse() if isinstance(pairs, PairRows) else out[part]
+        h2h = self.head_to_head
+        out["names"], out["shown"] = (h2h.names, list(h2h)) if isinstance(h2h, PairRows) else (list(h2h), None)
+        return out
+
+    @staticmethod
+    def from_kept(kept: dict[str, Any]) -> Standings:
+        """The standings ``kept`` gave."""
+        rows = [Standing(**{**r, "dup_ci95": None if r["dup_ci95"] is None else tuple(r["dup_ci95"])})
+                for r in kept["standings"]]  # fmt: skip
+        keep = None if kept["shown"] is None else set(kept["shown"]).__contains__
+        h2h = PairRows(kept["names"], kept["head_to_head"], _no_games, keep)
+        diff = PairRows(kept["names"], kept["score_diff"], _no_diff, keep)
+        return Standings(kept["tournament_id"], kept["games"], kept["scheduled"], rows, h2h, diff)
 
     def to_csv(self) -> str:
         """One row per entrant: the JSON's columns, a ``faults_KIND`` column per fault kind that occurred, and
@@ -209,18 +231,21 @@ class Tally:
         self._faults: dict[str, dict[str, int]] = {n: {} for n in names}
         self._times: dict[str, list[int]] = {n: [] for n in names}
         self._unsorted: set[str] = set()  # entrants whose times gained values since they were last sorted
-        self._h2h = {a: {b: {"wins": 0, "losses": 0, "ties": 0} for b in names if b != a} for a in names}
-        self._sets: dict[tuple[int, int], list[GameRow]] = defaultdict(list)  # (table, deal) -> its finished games
+        # only for pairs that met (pairs.py): a -> b -> {"wins", "losses", "ties"}; a -> b -> set -> (a's score minus
+        # b's, summed over the set's games they shared; those games); and a's places ahead of b minus behind
+        self._h2h: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
+        self._diff: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = defaultdict(dict)
+        self._ahead: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = defaultdict(dict)
+        self._sets: dict[tuple[int, int], DupSet] = defaultdict(DupSet)  # (table, deal) -> its running sums
         # entrant -> set -> (the sum of its duplicate-adjusted scores there, the games they come from)
         self._dup: dict[str, dict[tuple[int, int], tuple[float, int]]] = {n: {} for n in names}
-        # a -> b -> set -> (the sum of a's score minus b's in the set's games they shared, those games)
-        self._diff: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = {
-            a: {b: {} for b in names if b != a} for a in names
-        }
-        # a -> b -> set -> (games a placed ahead of b minus games behind, in the set's games they shared; those games)
-        self._ahead: dict[str, dict[str, dict[tuple[int, int], tuple[float, int]]]] = {
-            a: {b: {} for b in names if b != a} for a in names
-        }
+        # what the last standings published, each row replaced (never changed) when a game touches it
+        self._shown_h2h: dict[str, dict[str, dict[str, int]]] = {}
+        self._shown_diff: dict[str, dict[str, dict[str, Any]]] = {}
+        self._shown_dup: dict[str, tuple[float, tuple[float, float] | None, int]] = {}
+        self._touched: set[tuple[str, str]] = set()  # pairs that met in a game since the last standings
+        self._leads: dict[tuple[str, str], dict[str, Any]] = {}  # each neighbouring pair's lead, as last shown
+        self._touched_sets: set[tuple[int, int]] = set()
         self._standings: Standings | None = None
 
     def add(self, g: GameRow) -> None:
@@ -259,47 +284,47 @@ class Tally:
         for i, a in enumerate(g.seats):
             for b in g.seats[i + 1 :]:
                 for x, y in ((a, b), (b, a)):
-                    total, count = self._diff[x.entrant][y.entrant].get(key, (0.0, 0))
-                    self._diff[x.entrant][y.entrant][key] = (total + x.score - y.score, count + 1)
-                    total, count = self._ahead[x.entrant][y.entrant].get(key, (0.0, 0))
-                    ahead = (x.place < y.place) - (x.place > y.place)
-                    self._ahead[x.entrant][y.entrant][key] = (total + ahead, count + 1)
-                if a.place < b.place:
-                    self._h2h[a.entrant][b.entrant]["wins"] += 1
-                    self._h2h[b.entrant][a.entrant]["losses"] += 1
-                elif a.place > b.place:
-                    self._h2h[a.entrant][b.entrant]["losses"] += 1
-                    self._h2h[b.entrant][a.entrant]["wins"] += 1
-                else:
-                    self._h2h[a.entrant][b.entrant]["ties"] += 1
-                    self._h2h[b.entrant][a.entrant]["ties"] += 1
-        self._add_to_set(g)
+                    self._touched.add((x.entrant, y.entrant))
+                    sets = self._diff[x.entrant].setdefault(y.entrant, {})
+                    total, count = sets.get(key, (0.0, 0))
+                    sets[key] = (total + x.score - y.score, count + 1)
+                    sets = self._ahead[x.entrant].setdefault(y.entrant, {})
+                    total, count = sets.get(key, (0.0, 0))
+                    sets[key] = (total + (x.place < y.place) - (x.place > y.place), count + 1)
+                    h = self._h2h[x.entrant].setdefault(y.entrant, {"wins": 0, "losses": 0, "ties": 0})
+                    h["wins" if x.place < y.place else "losses" if x.place > y.place else "ties"] += 1
+        self._sets[key].add([(s.entrant, s.score) for s in g.seats])
+        self._touched_sets.add(key)
 
-    def _add_to_set(self, g: GameRow) -> None:
-        """The duplicate-adjusted sums of ``g``'s set (one table's rotations, or a section's tables) again: each
-        score minus the average score of the others who held the same seat's cards in the set's finished games,
-        summed per entrant in slot order. A set of one finished game has nobody to compare with: it adds nothing
-        (a lone table's games never do)."""
-        key = (g.table, g.deal)
-        games = self._sets[key]
-        games.append(g)
-        games.sort(key=lambda x: x.slot)
-        by_seat: dict[int, list[int]] = defaultdict(list)
-        for x in games:
-            for seat, s in enumerate(x.seats):
-                by_seat[seat].append(s.score)
-        if len(games) < 2:
-            return
-        sums: dict[str, float] = defaultdict(float)
-        counts: dict[str, int] = defaultdict(int)
-        totals = {seat: sum(scores) for seat, scores in by_seat.items()}  # once a seat: not once a game (issue 43)
-        for x in games:
-            for seat, s in enumerate(x.seats):
-                others = by_seat[seat]
-                sums[s.entrant] += s.score - (totals[seat] - s.score) / (len(others) - 1)
-                counts[s.entrant] += 1
-        for n, total in sums.items():
-            self._dup[n][key] = (total, counts[n])
+    def _publish(self) -> None:
+        """The pair and duplicate figures of what games touched since the last standings, computed again (each
+        touched row replaced, so standings handed out before keep theirs)."""
+        rows: dict[str, list[str]] = defaultdict(list)
+        for a, b in self._touched:
+            rows[a].append(b)
+            self._leads.pop((a, b), None)
+        for a, bs in rows.items():
+            self._shown_h2h[a] = {b: dict(h) for b, h in self._h2h[a].items()}
+            diff = self._shown_diff[a] = dict(self._shown_diff.get(a, {}))
+            for b in bs:
+                diff[b] = _score_diff(self._diff[a][b])
+        self._touched.clear()
+        entrants: set[str] = set()
+        for key in self._touched_sets:
+            for n, sums in self._sets[key].sums().items():
+                self._dup[n][key] = sums
+                entrants.add(n)
+        self._touched_sets.clear()
+        for n in entrants:
+            sets = list(self._dup[n].values())
+            ci = ratio_ci(sets)  # its mean is the duplicate-adjusted average (0 without a set)
+            self._shown_dup[n] = (ci.mean, _bounded(ci), sum(g for _, g in sets))
+
+    def _lead(self, a: str, b: str) -> dict[str, Any]:
+        """``a``'s lead over ``b`` (``_lead``), computed again only after a game of both."""
+        if (lead := self._leads.get((a, b))) is None:
+            lead = self._leads[(a, b)] = _lead(self._ahead.get(a, {}).get(b, {}))
+        return lead
 
     def ratings(self) -> Ratings:
         """The ratings over every added game."""
@@ -318,11 +343,12 @@ class Tally:
         for n in self._unsorted:
             self._times[n].sort()
         self._unsorted.clear()
+        self._publish()
         rows = []
-        intervals = {n: ratio_ci(list(self._dup[n].values())) for n in self.names}
         board = [(n, r) for n, r in ratings.leaderboard() if shown is None or n in shown]
         for rank, (n, r) in enumerate(board, start=1):
             k = self._played[n]
+            dup_avg, dup_ci, dup_games = self._shown_dup.get(n, (0.0, None, 0))
             rows.append(
                 Standing(
                     rank=rank,
@@ -333,22 +359,21 @@ class Tally:
                     games=k,
                     wins=self._wins[n],
                     avg_score=self._score_sum[n] / k if k else 0.0,
-                    dup_avg_score=_dup_average(self._dup[n].values()),
-                    dup_ci95=_bounded(intervals[n]),
-                    dup_games=sum(g for _, g in self._dup[n].values()),
+                    dup_avg_score=dup_avg,
+                    dup_ci95=dup_ci,
+                    dup_games=dup_games,
                     faults=dict(sorted(self._faults[n].items())),
                     retired=self._retired[n],
                     median_decision_ms=_median(self._times[n]) / 1000 if self._times[n] else None,
                 )
             )
         for upper, lower in itertools.pairwise(rows):
-            upper.lead_over_next = _lead(self._ahead[upper.entrant][lower.entrant])
+            upper.lead_over_next = self._lead(upper.entrant, lower.entrant)
             upper.separated_from_next = separated(ratings.get(upper.entrant), ratings.get(lower.entrant),
                                                   ratings.difference_sd(upper.entrant, lower.entrant))  # fmt: skip
-        keep = (lambda n: True) if shown is None else (lambda n: n in shown)
-        h2h = {a: {b: dict(h) for b, h in row.items() if keep(b)} for a, row in self._h2h.items() if keep(a)}
-        diff = {a: {b: _score_diff(sets) for b, sets in row.items() if keep(b)} for a, row in self._diff.items()
-                if keep(a)}  # fmt: skip
+        keep = None if shown is None else (lambda n: n in shown)
+        h2h = PairRows(self.names, dict(self._shown_h2h), _no_games, keep)
+        diff = PairRows(self.names, dict(self._shown_diff), _no_diff, keep)
         standings = Standings(self.tournament_id, len(self.games), self.scheduled, rows, h2h, diff)
         if shown is None:
             self._standings = standings
@@ -360,12 +385,6 @@ def dup_shown(r: Standing) -> str:
     another holder of its cards (3 entrants at tables of 2 share no deal), rather than a "+0.00" that was never
     measured."""
     return f"{r.dup_avg_score:+.2f}" if r.dup_games else "-"
-
-
-def _dup_average(sets: Collection[tuple[float, int]]) -> float:
-    """The duplicate-adjusted average over the games that had another holder of their cards (0 without any)."""
-    total, games = math.fsum(s for s, _ in sets), sum(n for _, n in sets)
-    return total / games if games else 0.0
 
 
 def _bounded(ci: Interval) -> tuple[float, float] | None:
@@ -390,6 +409,14 @@ def _lead(lead: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:
     ci = ratio_ci(list(lead.values()))
     return {"mean": ci.mean, "ci95": None if (b := _bounded(ci)) is None else list(b),
             "games": sum(n for _, n in lead.values())}  # fmt: skip
+
+
+def _no_games() -> dict[str, int]:
+    return {"wins": 0, "losses": 0, "ties": 0}
+
+
+def _no_diff() -> dict[str, Any]:
+    return _score_diff({})
 
 
 def _score_diff(sets: dict[tuple[int, int], tuple[float, int]]) -> dict[str, Any]:
