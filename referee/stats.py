@@ -18,10 +18,12 @@ with a low variance) do not overstate the evidence as the normal GSPRT's n M (2m
 0 or M is not strictly inside the range of the values seen, the values say nothing of that mean but "impossible" (a duel
 of nearly identical bots, all ties but one gain, would say H1 at once), and the normal GSPRT's LLR stands in, with
 no verdict on it before STAND_IN_SPREAD pairs differ from the most common difference (**Spread**, below). To either
-LLR a skewness term is added, SKEW_WEIGHT g1 M / sd (g1 the sample skewness): the first pairs of a skewed duel have
-more likely missed some of its long tail than not, which left the error the skew favours at 0.058 and the other at
-0.038 for 0.05; in units of the mean the term is about a shift of SKEW_WEIGHT g1 sd / n, Johnson's (1978) skewness
-bias of the mean times 4.5, a weight measured on real skewed pairs (docs/duel.md, "Skewed differences").
+LLR a skewness term is added, SKEW_WEIGHT g1 M / sd (g1 the sample skewness), weighted by the share of pairs left
+when the repeats of the most common difference are set aside (ties inflate g1 / sd without saying more of a tail):
+the first pairs of a skewed duel have more likely missed some of its long tail than not, which left the error
+the skew favours at 0.058 and the other at 0.038 for 0.05; in units of the mean the term is about a shift of
+SKEW_WEIGHT g1 sd / n, Johnson's (1978) skewness bias of the mean times 4.5, a weight measured on real skewed pairs
+(docs/duel.md, "Skewed differences").
 
 **Bounds.** Wald's, log(beta / (1 - alpha)) and log((1 - beta) / alpha), moved inward by the expected overshoot of
 the last step, estimated as the duel goes from the LLR's own ladder heights (each new minimum's drop below the
@@ -358,9 +360,14 @@ class LlrPath:
         return llr + self.test.skew_weight * self.skew_shift() if empirical else llr
 
     def skew_shift(self) -> float:
-        """g1 * M / sd of the differences so far (g1 the sample skewness m3 / m2^1.5, sd with n - 1): what one
-        unit of ``skew_weight`` adds to the LLR. A positive skew (a long tail of gains) raises the LLR: the pairs
-        seen so far have more likely missed some of that tail than not (docs/duel.md, "Skewed differences")."""
+        """g1 * M / sd * (spread + 1) / n of the differences so far (g1 the sample skewness m3 / m2^1.5, sd with
+        n - 1, (spread + 1) / n the share of pairs left when the repeats of the most common difference are set
+        aside: 1 where no difference repeats): what one unit of ``skew_weight`` adds to the LLR. A positive skew
+        (a long tail of gains) raises the LLR: the pairs seen so far have more likely missed some of that tail than
+        not (docs/duel.md, "Skewed differences"). The share keeps ties out of it: an atom of ties holding 1 - s of
+        the pairs inflates g1 / sd by about 1 / s, so unweighted the term grew as the ties did while measuring only
+        the sign balance of the few differing pairs, evidence the LLR already counts
+        (docs/notes/2026-12-06-duel-ties-and-mark.md); without ties the share is about 1."""
         n = self.n
         if n < 3:
             return 0.0
@@ -369,7 +376,7 @@ class LlrPath:
         if m2 <= VARIANCE_FLOOR:
             return 0.0
         m3 = math.fsum(c * (x - mean) ** 3 for x, c in self.counts.items()) / n
-        return m3 / m2**1.5 * self.test.margin / math.sqrt(m2 * n / (n - 1))
+        return m3 / m2**1.5 * self.test.margin / math.sqrt(m2 * n / (n - 1)) * (self.spread + 1) / n
 
     @property
     def bounds(self) -> tuple[float, float]:

@@ -71,7 +71,7 @@ def test_a_summary_counts_wins_losses_ties_and_carries_the_test() -> None:
     assert (s.pairs, s.wins, s.losses, s.ties) == (6, 3, 1, 2)
     assert s.mean_diff == ci.mean and s.ci95 == (ci.low, ci.high) and s.bounds == test.bounds
     found = empirical_llr({2.0: 1, -1.0: 1, 0.0: 2, 3.0: 1, 1.0: 1}, 0.5)
-    term = SKEW_WEIGHT * moments(diffs)[1] * 0.5 / statistics.stdev(diffs)
+    term = SKEW_WEIGHT * moments(diffs)[1] * 0.5 / statistics.stdev(diffs) * 5 / 6  # the tie's repeat set aside
     assert found is not None and s.skew == moments(diffs)[1] and s.llr == pytest.approx(found[0] + term)
     assert summarize(test, [1.0]).llr == 0.0 and summarize(test, []).pairs == 0
 
