@@ -65,7 +65,6 @@ SKEW_WEIGHT = 0.75
 # the normal GSPRT (METHODS' "normal"): a finite LLR for pairs with no spread; no verdict is given on such pairs
 # (MIN_SPREAD), so the floor never decides one
 VARIANCE_FLOOR = 1e-6
-LLR_CAP = 50.0  # the LLR when one hypothesis's mean lies outside the differences' range (its likelihood is 0)
 METHODS = ("empirical", "normal")  # the empirical-likelihood GSPRT; the normal-approximation one (for comparison)
 
 
@@ -360,14 +359,12 @@ class LlrPath:
         return llr + self.test.skew_weight * self.skew_shift() if empirical else llr
 
     def skew_shift(self) -> float:
-        """g1 * M / sd * (spread + 1) / n of the differences so far (g1 the sample skewness m3 / m2^1.5, sd with
-        n - 1, (spread + 1) / n the share of pairs left when the repeats of the most common difference are set
-        aside: 1 where no difference repeats): what one unit of ``skew_weight`` adds to the LLR. A positive skew
-        (a long tail of gains) raises the LLR: the pairs seen so far have more likely missed some of that tail than
-        not (docs/duel.md, "Skewed differences"). The share keeps ties out of it: an atom of ties holding 1 - s of
-        the pairs inflates g1 / sd by about 1 / s, so unweighted the term grew as the ties did while measuring only
-        the sign balance of the few differing pairs, evidence the LLR already counts
-        (docs/notes/2026-12-06-duel-ties-and-mark.md); without ties the share is about 1."""
+        """g1 * M / sd * (spread + 1) / n so far (g1 the sample skewness m3 / m2^1.5, sd with n - 1): what one
+        unit of ``skew_weight`` adds to the LLR; a long tail of gains raises it (docs/duel.md, "Skewed
+        differences"). (spread + 1) / n, the share of pairs left when the most common difference's repeats are set
+        aside (1 without repeats), keeps ties out: an atom of ties holding 1 - s of the pairs inflates g1 / sd by
+        about 1 / s, and the term then measured the sign balance of a few differing pairs, which the LLR already
+        counts (docs/notes/2026-12-06-duel-ties-and-mark.md)."""
         n = self.n
         if n < 3:
             return 0.0
