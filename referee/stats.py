@@ -37,8 +37,8 @@ how often the bots play alike, not how much the rare differing deals gain or los
 no estimate of the truth's: the normal LLR then stopped at pair 30 with near certainty, whatever the gain
 (docs/notes/2026-12-06-duel-ties.md). No variance floor can stand in for the differing pairs: the truth's variance
 is that of the rare differences, which no fixed scale bounds. The test waits for them; the first look, and the
-overshoot's ladder, start at the first pair count with both MIN_PAIRS pairs and MIN_SPREAD spread pairs. Where the
-normal LLR stands in, its variance rests on the spread pairs alone: no verdict on it before STAND_IN_SPREAD.
+overshoot's ladder, start at the first pair count with both MIN_PAIRS pairs and MIN_SPREAD spread pairs (as many,
+STAND_IN_SPREAD, where the normal LLR stands in).
 """
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution 
 # no verdict before this many pairs differ from the most common difference: ties (or any one repeated value) carry
 # no evidence of the size of the gain, only of how rarely the bots differ (docs/duel.md, "Ties")
 MIN_SPREAD = 3
-# the same where the normal LLR stands in for the empirical one (a hypothesis outside the values seen): its variance
-# is then estimated from the differing pairs alone, so it needs more of them (docs/duel.md, "Ties")
-STAND_IN_SPREAD = 6
+# the same where the normal LLR stands in for the empirical one (a hypothesis outside the values seen): 6 until the
+# skewness term was weighted for ties, now no more than MIN_SPREAD (6 then held the wrong H0 of real tie pools at
+# 0.002-0.017 for 0.05; docs/notes/2026-12-06-duel-ties-and-mark.md)
+STAND_IN_SPREAD = MIN_SPREAD
 # the LLR's skewness term, SKEW_WEIGHT * g1 * M / sd (docs/duel.md, "Skewed differences"): measured on real skewed
 # pairs, it brings the error the skew favours and the other one both to alpha (0.058 and 0.038 without it)
 SKEW_WEIGHT = 0.75

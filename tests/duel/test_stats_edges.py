@@ -177,17 +177,17 @@ def test_the_first_look_needs_min_pairs_and_enough_pairs_that_differ() -> None:
     """``Sprt.looks`` at its edges (issue 49): MIN_PAIRS pairs, of which MIN_SPREAD differ from the most common
     difference, STAND_IN_SPREAD where the normal LLR stands in; ``min_spread=0`` is the test before (no rule)."""
     test = Sprt()
-    assert (MIN_SPREAD, STAND_IN_SPREAD) == (3, 6)
+    assert (MIN_SPREAD, STAND_IN_SPREAD) == (3, 3)
     assert not test.looks(MIN_PAIRS - 1, MIN_PAIRS - 1) and test.looks(MIN_PAIRS, MIN_SPREAD)
     assert not test.looks(MIN_PAIRS, MIN_SPREAD - 1) and not test.looks(100, MIN_SPREAD - 1)
-    assert not test.looks(MIN_PAIRS, STAND_IN_SPREAD - 1, stand_in=True) and test.looks(MIN_PAIRS, 6, stand_in=True)
+    assert not test.looks(MIN_PAIRS, STAND_IN_SPREAD - 1, stand_in=True) and test.looks(MIN_PAIRS, STAND_IN_SPREAD, stand_in=True)
     before = Sprt(min_spread=0)
     assert before.looks(MIN_PAIRS, 0) and before.looks(MIN_PAIRS, 0, stand_in=True)
     assert not before.looks(MIN_PAIRS - 1, MIN_PAIRS - 1)
     assert Sprt(min_spread=8).looks(MIN_PAIRS, 8, stand_in=True) and not Sprt(min_spread=8).looks(MIN_PAIRS, 7, True)
     assert test.verdict(MIN_PAIRS, 100.0) is Verdict.H1  # spread None: every pair counts as differing
     assert test.verdict(MIN_PAIRS, 100.0, spread=2) is Verdict.INCONCLUSIVE
-    assert test.verdict(MIN_PAIRS, -100.0, spread=5, stand_in=True) is Verdict.INCONCLUSIVE
+    assert test.verdict(MIN_PAIRS, -100.0, spread=2, stand_in=True) is Verdict.INCONCLUSIVE
     assert test.verdict(MIN_PAIRS, -100.0, spread=6, stand_in=True) is Verdict.H0
 
 
