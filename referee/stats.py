@@ -56,9 +56,8 @@ MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution 
 # no verdict before this many pairs differ from the most common difference: ties (or any one repeated value) carry
 # no evidence of the size of the gain, only of how rarely the bots differ (docs/duel.md, "Ties")
 MIN_SPREAD = 3
-# the same where the normal LLR stands in for the empirical one (a hypothesis outside the values seen): 6 until the
-# skewness term was weighted for ties, now no more than MIN_SPREAD (6 then held the wrong H0 of real tie pools at
-# 0.002-0.017 for 0.05; docs/notes/2026-12-06-duel-ties-and-mark.md)
+# the same where the normal LLR stands in (a hypothesis outside the values seen): 6 held the wrong H0 of real tie
+# pools at 0.002-0.017 for 0.05 (docs/notes/2026-12-06-duel-ties-and-mark.md)
 STAND_IN_SPREAD = MIN_SPREAD
 # the LLR's skewness term, SKEW_WEIGHT * g1 * M / sd (docs/duel.md, "Skewed differences"): measured on real skewed
 # pairs, it brings the error the skew favours and the other one both to alpha (0.058 and 0.038 without it)
