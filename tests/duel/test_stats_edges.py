@@ -189,6 +189,13 @@ def test_the_first_look_needs_min_pairs_and_enough_pairs_that_differ() -> None:
     assert test.verdict(MIN_PAIRS, 100.0) is Verdict.H1  # spread None: every pair counts as differing
     assert test.verdict(MIN_PAIRS, 100.0, spread=2) is Verdict.INCONCLUSIVE
     assert test.verdict(MIN_PAIRS, -100.0, spread=2, stand_in=True) is Verdict.INCONCLUSIVE
+    # a longer wait where the normal LLR stands in (the test before issue 49's third round: 6) is still a setting
+    six = Sprt(stand_in_spread=6)
+    assert six.looks(MIN_PAIRS, 5) and not six.looks(MIN_PAIRS, 5, stand_in=True) and six.looks(MIN_PAIRS, 6, True)
+    assert six.verdict(MIN_PAIRS, -100.0, spread=5) is Verdict.H0
+    assert six.verdict(MIN_PAIRS, -100.0, spread=5, stand_in=True) is Verdict.INCONCLUSIVE
+    few = [0.0] * 25 + [0.5] * 5  # the normal LLR stands in (no pair below 0): H0 with 3, nothing yet with 6
+    assert summarize(test, few).verdict is Verdict.H0 and summarize(six, few).verdict is Verdict.INCONCLUSIVE
     assert test.verdict(MIN_PAIRS, -100.0, spread=6, stand_in=True) is Verdict.H0
 
 
