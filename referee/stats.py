@@ -18,10 +18,12 @@ with a low variance) do not overstate the evidence as the normal GSPRT's n M (2m
 0 or M is not strictly inside the range of the values seen, the values say nothing of that mean but "impossible" (a duel
 of nearly identical bots, all ties but one gain, would say H1 at once), and the normal GSPRT's LLR stands in, with
 no verdict on it before STAND_IN_SPREAD pairs differ from the most common difference (**Spread**, below). To either
-LLR a skewness term is added, SKEW_WEIGHT g1 M / sd (g1 the sample skewness): the first pairs of a skewed duel have
-more likely missed some of its long tail than not, which left the error the skew favours at 0.058 and the other at
-0.038 for 0.05; in units of the mean the term is about a shift of SKEW_WEIGHT g1 sd / n, Johnson's (1978) skewness
-bias of the mean times 4.5, a weight measured on real skewed pairs (docs/duel.md, "Skewed differences").
+LLR a skewness term is added, SKEW_WEIGHT g1 M / sd (g1 the sample skewness), weighted by the share of pairs left
+when the repeats of the most common difference are set aside (ties inflate g1 / sd without saying more of a tail):
+the first pairs of a skewed duel have more likely missed some of its long tail than not, which left the error
+the skew favours at 0.058 and the other at 0.038 for 0.05; in units of the mean the term is about a shift of
+SKEW_WEIGHT g1 sd / n, Johnson's (1978) skewness bias of the mean times 4.5, a weight measured on real skewed pairs
+(docs/duel.md, "Skewed differences").
 
 **Bounds.** Wald's, log(beta / (1 - alpha)) and log((1 - beta) / alpha), moved inward by the expected overshoot of
 the last step, estimated as the duel goes from the LLR's own ladder heights (each new minimum's drop below the
@@ -35,8 +37,8 @@ how often the bots play alike, not how much the rare differing deals gain or los
 no estimate of the truth's: the normal LLR then stopped at pair 30 with near certainty, whatever the gain
 (docs/notes/2026-12-06-duel-ties.md). No variance floor can stand in for the differing pairs: the truth's variance
 is that of the rare differences, which no fixed scale bounds. The test waits for them; the first look, and the
-overshoot's ladder, start at the first pair count with both MIN_PAIRS pairs and MIN_SPREAD spread pairs. Where the
-normal LLR stands in, its variance rests on the spread pairs alone: no verdict on it before STAND_IN_SPREAD.
+overshoot's ladder, start at the first pair count with both MIN_PAIRS pairs and MIN_SPREAD spread pairs (as many,
+STAND_IN_SPREAD, where the normal LLR stands in).
 """
 
 from __future__ import annotations
@@ -55,16 +57,15 @@ MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution 
 # no verdict before this many pairs differ from the most common difference: ties (or any one repeated value) carry
 # no evidence of the size of the gain, only of how rarely the bots differ (docs/duel.md, "Ties")
 MIN_SPREAD = 3
-# the same where the normal LLR stands in for the empirical one (a hypothesis outside the values seen): its variance
-# is then estimated from the differing pairs alone, so it needs more of them (docs/duel.md, "Ties")
-STAND_IN_SPREAD = 6
+# the same where the normal LLR stands in (a hypothesis outside the values seen): 6 held the wrong H0 of real tie
+# pools at 0.002-0.017 for 0.05 (docs/notes/2026-12-06-duel-ties-and-mark.md)
+STAND_IN_SPREAD = MIN_SPREAD
 # the LLR's skewness term, SKEW_WEIGHT * g1 * M / sd (docs/duel.md, "Skewed differences"): measured on real skewed
 # pairs, it brings the error the skew favours and the other one both to alpha (0.058 and 0.038 without it)
 SKEW_WEIGHT = 0.75
 # the normal GSPRT (METHODS' "normal"): a finite LLR for pairs with no spread; no verdict is given on such pairs
 # (MIN_SPREAD), so the floor never decides one
 VARIANCE_FLOOR = 1e-6
-LLR_CAP = 50.0  # the LLR when one hypothesis's mean lies outside the differences' range (its likelihood is 0)
 METHODS = ("empirical", "normal")  # the empirical-likelihood GSPRT; the normal-approximation one (for comparison)
 
 
@@ -361,9 +362,12 @@ class LlrPath:
         return llr + self.test.skew_weight * self.skew_shift() if empirical else llr
 
     def skew_shift(self) -> float:
-        """g1 * M / sd of the differences so far (g1 the sample skewness m3 / m2^1.5, sd with n - 1): what one
-        unit of ``skew_weight`` adds to the LLR. A positive skew (a long tail of gains) raises the LLR: the pairs
-        seen so far have more likely missed some of that tail than not (docs/duel.md, "Skewed differences")."""
+        """g1 * M / sd * (spread + 1) / n so far (g1 the sample skewness m3 / m2^1.5, sd with n - 1): what one
+        unit of ``skew_weight`` adds to the LLR; a long tail of gains raises it (docs/duel.md, "Skewed
+        differences"). (spread + 1) / n, the share of pairs left when the most common difference's repeats are set
+        aside (1 without repeats), keeps ties out: an atom of ties holding 1 - s of the pairs inflates g1 / sd by
+        about 1 / s, and the term then measured the sign balance of a few differing pairs, which the LLR already
+        counts (docs/notes/2026-12-06-duel-ties-and-mark.md)."""
         n = self.n
         if n < 3:
             return 0.0
@@ -372,7 +376,7 @@ class LlrPath:
         if m2 <= VARIANCE_FLOOR:
             return 0.0
         m3 = math.fsum(c * (x - mean) ** 3 for x, c in self.counts.items()) / n
-        return m3 / m2**1.5 * self.test.margin / math.sqrt(m2 * n / (n - 1))
+        return m3 / m2**1.5 * self.test.margin / math.sqrt(m2 * n / (n - 1)) * (self.spread + 1) / n
 
     @property
     def bounds(self) -> tuple[float, float]:

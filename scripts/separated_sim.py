@@ -84,6 +84,16 @@ def gap(table_size: int, reps: int, deals: int, seed: int) -> dict[str, object]:
             "adjacent": adjacent, **rate(hits, reps)}  # fmt: skip
 
 
+def show(r: dict[str, object]) -> dict[str, object]:
+    """Prints a row as soon as it is measured (a full run takes many minutes)."""
+    ci: list[float] = r["ci95"]  # type: ignore[assignment]
+    low, high = ci
+    what = f"{r['entrants']} identical" if r["check"] == "identical" else f"counter over {NOISY}"
+    print(f"{what:<28} tables of {r['table_size']}, {r['deals']} deals: marked {r['marked']} of {r['of']} = "
+          f"{r['rate']:.3f} [{low:.3f}, {high:.3f}]", flush=True)  # fmt: skip
+    return r
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--reps", type=int, default=200, help="tournaments per row (default 200)")
@@ -95,16 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.monotonic()
     rows = []
-    for n in args.entrants if args.only != "gap" else ():
-        rows.append(identical(n, args.reps, args.deals, args.seed))
     for k in (2, 3) if args.only != "identical" else ():
-        rows.append(gap(k, args.reps, args.deals, args.seed))
-    for r in rows:
-        ci: list[float] = r["ci95"]  # type: ignore[assignment]
-        low, high = ci
-        what = f"{r['entrants']} identical" if r["check"] == "identical" else f"counter over {NOISY}"
-        print(f"{what:<28} tables of {r['table_size']}, {r['deals']} deals: marked {r['marked']} of {r['of']} = "
-              f"{r['rate']:.3f} [{low:.3f}, {high:.3f}]", flush=True)  # fmt: skip
+        rows.append(show(gap(k, args.reps, args.deals, args.seed)))
+    for n in args.entrants if args.only != "gap" else ():
+        rows.append(show(identical(n, args.reps, args.deals, args.seed)))
     if args.json:
         print(json.dumps({"reps": args.reps, "deals": args.deals, "rows": rows,
                           "seconds": round(time.monotonic() - t0, 1)}))  # fmt: skip
