@@ -10,8 +10,10 @@ from referee.engine import Action, Choice, EndReason, Kind, Options, State, appl
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.records import (
+    DealNotRevealed,
     RecordWriter,
     VerifyError,
+    commitment,
     decision_record,
     final_places,
     footer,
@@ -356,3 +358,111 @@ def test_a_seat_retired_before_its_first_decision_places_last() -> None:
 
     with pytest.raises(VerifyError, match=r"the footer's places \[1, 2, 2\] differ from the engine's \[1, 3, 2\]"):
         verify_record(_edited(record, unretired))
+
+
+def test_an_error_says_where_only_when_it_is_at_a_decision(good) -> None:
+    """A header's error is its text alone; a decision's is prefixed with its number and seat, which it also keeps,
+    with the bare text, for the tools that point at the decision (the replay viewer)."""
+
+    def rules(r):
+        r.header.rules_version = "old"
+
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(good, rules))
+    assert (e.value.what, e.value.decision, e.value.seat) == (str(e.value), None, None)
+    assert str(e.value).startswith("the game was played under rules 'old'")
+
+    def seq(r):
+        r.decisions[4].seq = r.decisions[3].seq
+
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(good, seq))
+    what = f"seq {good.decisions[3].seq} does not increase (the decision before had seq {good.decisions[3].seq})"
+    assert (e.value.what, e.value.decision, e.value.seat) == (what, 5, good.decisions[4].seat)
+    assert str(e.value) == f"decision 5 (seat {good.decisions[4].seat}): {what}"
+
+
+def test_a_record_with_its_deal_withheld_says_to_fetch_it_later(good) -> None:
+    def withhold(r):
+        r.deal_withheld = True
+
+    with pytest.raises(DealNotRevealed) as e:
+        verify_record(_edited(good, withhold))
+    assert str(e.value) == (
+        "deal not yet revealed: the record was served before every game on its deal was over, so it holds the "
+        "commitment and the result but not the deck, the salt or the decisions; fetch it again later"
+    )
+
+
+def test_values_no_enum_or_event_knows_are_shown_as_they_are(good) -> None:
+    """A kind, fault or event this referee cannot name is shown by its number or as the message itself."""
+
+    def kind(r):
+        r.decisions[4].kind = 99
+
+    want = pb.DecisionKind.Name(good.decisions[4].kind)
+    with pytest.raises(VerifyError, match=rf"decision 5 \(seat \d\): the record says kind 99; the engine asks {want}$"):
+        verify_record(_edited(good, kind))
+
+    record = faulty_record()
+    i = next(i for i, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_INVALID)
+
+    def fault(r):
+        r.decisions[i].fault = 77
+        r.decisions[i].chosen_by = rpb.CHOOSER_BOT
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} \(seat 1\): a fault \(77\) is recorded but the bot's"):
+        verify_record(_edited(record, fault))
+
+    last = len(good.decisions) - 1
+
+    def event(r):
+        e = r.decisions[last].events.add()
+        e.game_ended.reason = 99
+        e.game_ended.scores.extend([1, 2])
+
+    n = len(good.decisions[last].events) + 1
+    said = "the message {game_ended { reason: 99 scores: 1 scores: 2 }}, the engine produced no event"
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(good, event))
+    assert (e.value.what, e.value.decision) == (f"event {n} differs: the record has {said}", last + 1)
+
+
+def test_a_footers_mismatch_is_told_in_full(good) -> None:
+    """The whole text of each footer error: what the footer says and what the engine or the commitment says."""
+
+    def said(edit: Callable[[rpb.GameRecord], None]) -> str:
+        with pytest.raises(VerifyError) as e:
+            verify_record(_edited(good, edit))
+        return str(e.value)
+
+    def no_salt(r):
+        r.footer.salt = b""
+
+    assert said(no_salt) == "the footer reveals no salt, so the deck commitment cannot be checked"
+    salt = bytes([good.footer.salt[0] ^ 1]) + good.footer.salt[1:]
+
+    def other_salt(r):
+        r.footer.salt = salt
+
+    is_now = commitment(salt, good.header.deck).hex()
+    assert said(other_salt) == ("the deck commitment does not match: SHA-256(salt || deck) is "
+                                f"{is_now}, the header committed to {good.header.commitment.hex()}")  # fmt: skip
+
+    def no_commitment(r):
+        r.header.commitment = b""
+
+    assert said(no_commitment) == ("the deck commitment does not match: SHA-256(salt || deck) is "
+                                   f"{good.header.commitment.hex()}, the header committed to (nothing)")  # fmt: skip
+    other = pb.END_REASON_PILE_EMPTY if good.footer.reason != pb.END_REASON_PILE_EMPTY else pb.END_REASON_EMPTY_HAND
+
+    def reason(r):
+        r.footer.reason = other
+
+    assert said(reason) == (f"the footer says the game ended by {pb.EndReason.Name(other)}; "
+                            f"the engine says {pb.EndReason.Name(good.footer.reason)}")  # fmt: skip
+
+    def unknown_reason(r):
+        r.footer.reason = 42
+
+    assert said(unknown_reason).startswith("the footer says the game ended by 42; the engine says END_REASON_")
