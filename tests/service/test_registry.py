@@ -224,6 +224,8 @@ def test_bots_that_joined_a_ladder_are_linked_and_dialled_at_their_address(tmp_p
     assert health_address(store, reg, "stray") == "x:1"
     assert health_address(store, reg, "cmd") is None and health_address(store, reg, "rnd") is None
     assert health_address(store, reg, "ag.v7") is None and health_address(store, reg, "nobody") is None
+    dotted = reg.add_bot("x.v2", "127.0.0.1:7200", "bob", "", "", "")  # a name may hold ".v": the last one counts
+    assert health_address(store, reg, dotted.entrant_id) == "127.0.0.1:7200" and dotted.entrant_id == "x.v2.v1"
 
 
 def test_links_survive_a_store_with_no_ladder_table(tmp_path: Path, store, clock) -> None:
@@ -251,3 +253,23 @@ def test_ratings_follow_each_bot_version_across_tournaments(store: SqliteStore, 
     assert ag[0] > bg[0] and ag[1] < bg[1]  # ag won all four: rated above, and surer with more games
     reg.add_tournament("empty", "org", {"z": ("zz", 1)})  # linked, never played: no rating
     assert ("zz", 1) not in bot_ratings(store)
+
+
+def test_a_tournaments_file_entrants_are_players_of_their_own(store: SqliteStore, clock) -> None:
+    """Two file entrants of one tournament that meet are two players (not one "unlinked" player, who could not hold
+    two seats of a game); a tournament no submitted bot plays is left out, whichever comes first."""
+    reg = Registry(store)
+    early = _tournament(store, "early", ("m", "n"))
+    for slot in range(len(store.slots(early))):
+        _play(store, early, slot, (5, 0), (1, 2))
+    tid = _tournament(store, "three", ("x", "q", "r"))
+    reg.add_tournament(tid, "org", {"x": ("ag", 1)})
+    played = 0
+    for s in store.slots(tid):
+        won = 0 if s.seats[0] in ("x", "q") and s.seats[1] != "x" else 1
+        _play(store, tid, s.slot, (5, 0) if won == 0 else (0, 5), (1, 2) if won == 0 else (2, 1))
+        played += "x" in s.seats
+    assert any("x" not in s.seats for s in store.slots(tid))  # q and r meet
+    ratings = bot_ratings(store)
+    assert list(ratings) == [("ag", 1)] and ratings[("ag", 1)][2] == played > 0
+    assert ratings[("ag", 1)][0] > 25  # it won every game

@@ -303,3 +303,14 @@ def test_a_retired_bot_keeps_no_entry_and_the_registry_records_who_made_each(tmp
         assert svc.registry.linked(mine.tournament_id) == {"ag": ("ag", 1)}  # its entry stays with what it played
 
     _run(tmp_path, body)
+
+
+def test_a_config_with_several_mistakes_has_each_named_on_its_own_line(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        refused = await _refused(_create(svc, "many", table_size=9, deals=-1))
+        assert refused.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.details.splitlines()[1:] == ["  config: table_size: 9 is out of range (2 to 5)",
+                                                    "  config: deals: -1 is out of range (1 to 100000)"]  # fmt: skip
+        assert svc.store.tournaments() == []
+
+    _run(tmp_path, body)
