@@ -110,6 +110,9 @@ def test_a_config_gets_its_bots_addresses_and_owners_and_the_servers_time_contro
          "config.entrants[1]: give one of bot, address or policy"),
         (HOUSE, {"table_size": 9}, grpc.StatusCode.INVALID_ARGUMENT, "config.table_size: "),
         (HOUSE, {"name": ""}, grpc.StatusCode.INVALID_ARGUMENT, "config.name: must not be empty"),
+        ([], {}, grpc.StatusCode.INVALID_ARGUMENT, "config.entrants: missing: list at least 2 entrants"),
+        ([{"address": "127.0.0.1:9"}, {"policy": "random"}], {}, grpc.StatusCode.INVALID_ARGUMENT,
+         "config.entrants[0].name: entrant 1 has no name"),
     ],
 )  # fmt: skip
 def test_a_bad_config_is_refused_naming_the_field(tmp_path: Path, entrants, fields, code, words: str) -> None:
