@@ -466,3 +466,79 @@ def test_a_footers_mismatch_is_told_in_full(good) -> None:
         r.footer.reason = 42
 
     assert said(unknown_reason).startswith("the footer says the game ended by 42; the engine says END_REASON_")
+
+
+def _seat_one_plays_all(retired: set[int]) -> rpb.GameRecord:
+    """As _one_play_game, but seat 1 is dealt the 13s and the jokers and starts: seats 0 and 2 never decide."""
+    top = full_deck()[::-1]
+    deck = top[13:26] + top[:13] + top[26:]
+    salt = new_salt()
+    state = new_game(deck, 3, Options(), 1)
+    with RecordWriter(None, header("one-play", deck, ("ann", "bob", "cyd"), salt=salt, start_seat=1)) as writer:
+        (action,) = [a for a in state.legal if a.count == 13]
+        after, events = apply(state, action)
+        writer.decision(decision_record(state, action, events, seq=1))
+        return writer.finish(footer(after, salt=salt, retired=retired))
+
+
+def test_the_first_seat_may_retire_before_deciding_and_no_seat_past_the_last(good) -> None:
+    verify_record(_seat_one_plays_all({0}))  # seat 0 failed before its first decision: a seat like any other
+    verify_record(_seat_one_plays_all({0, 2}))
+
+    def past(r):
+        r.footer.retired.append(3)
+
+    with pytest.raises(VerifyError, match=r"^the footer lists retired seats \[3\]; the decisions retired \[\]$"):
+        verify_record(_edited(_seat_one_plays_all(set()), past))
+
+
+def test_each_decision_error_is_told_in_full(good) -> None:
+    def said(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None]) -> str:
+        with pytest.raises(VerifyError) as e:
+            verify_record(_edited(record, edit))
+        return e.value.what
+
+    assert str(VerifyError("x", 3)) == "decision 3: x"  # a decision without a seat
+    d = good.decisions[4]
+
+    def no_action(r):
+        r.decisions[4].action.Clear()
+
+    assert said(good, no_action).startswith("the action names no action: ")
+    legal = new_game(list(good.header.deck), 3, Options(draw_one=True), good.header.start_seat).legal
+
+    def past_the_end(r):
+        r.decisions[0].index = len(legal)
+
+    assert said(good, past_the_end).startswith(f"index {len(legal)} points at nothing, not at the action ")
+
+    def chooser(r):
+        r.decisions[4].chosen_by = 5
+
+    assert said(good, chooser) == "chosen_by is 5; it must be CHOOSER_BOT or CHOOSER_FALLBACK"
+    assert d.seq > 0
+    record = faulty_record()
+    j = next(j for j, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_RETIRED)
+
+    def back(r):
+        r.decisions[j].fault = rpb.FAULT_KIND_UNSPECIFIED
+        r.decisions[j].chosen_by = rpb.CHOOSER_BOT
+
+    assert said(record, back) == "the seat had retired, but this decision is not marked FAULT_KIND_RETIRED"
+
+    def twice(r):
+        r.decisions[j].retired = True
+
+    assert said(record, twice) == "the seat retires a second time"
+
+    def never(r):
+        for x in r.decisions:
+            x.retired = False
+
+    assert said(record, never) == "marked FAULT_KIND_RETIRED, but the seat had not retired"
+
+    def no_digest(r):
+        r.footer.final_digest = ""
+
+    with pytest.raises(VerifyError, match=r"^the footer's digest \(none\) differs from the engine's [0-9a-f]+$"):
+        verify_record(_edited(good, no_digest))
