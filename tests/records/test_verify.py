@@ -542,3 +542,65 @@ def test_each_decision_error_is_told_in_full(good) -> None:
 
     with pytest.raises(VerifyError, match=r"^the footer's digest \(none\) differs from the engine's [0-9a-f]+$"):
         verify_record(_edited(good, no_digest))
+
+
+def test_each_header_error_is_told_in_full(good) -> None:
+    def said(edit: Callable[[rpb.GameRecord], None]) -> str:
+        with pytest.raises(VerifyError) as e:
+            verify_record(_edited(good, edit))
+        return str(e.value)
+
+    def version(r):
+        r.header.format_version = 99
+
+    assert said(version) == f"the header says format version 99; this referee reads {good.header.format_version}"
+
+    def six(r):
+        for name in ("dee", "eve", "fay"):
+            r.header.players.add(name=name, seat=len(r.header.players))
+
+    assert said(six) == "the header lists 6 players; a game has 2 to 5"
+
+    def swapped(r):
+        r.header.players[0].seat = 1
+
+    assert said(swapped) == f"the header lists player {good.header.players[0].name!r} as seat 1 in place 0"
+
+    def start(r):
+        r.header.start_seat = 3
+
+    assert said(start) == "the start seat 3 is not a seat of this 3-player game"
+
+    def complete_without_footer(r):
+        r.ClearField("footer")
+
+    assert said(complete_without_footer) == "the record says complete=True but has no footer"
+
+    def footer_but_incomplete(r):
+        r.complete = False
+
+    assert said(footer_but_incomplete) == "the record says complete=False but has footer"
+
+    def no_decisions(r):
+        del r.decisions[:]
+
+    first = new_game(list(good.header.deck), 3, Options(draw_one=True), good.header.start_seat).seat
+    assert (
+        said(no_decisions)
+        == f"the record ends after 0 decisions, but the engine's game goes on (seat {first} to decide)"
+    )
+
+
+def test_replay_steps_through_each_decision_as_recorded(good) -> None:
+    """The replay viewer's steps: each decision's number from 1, its record, the state it was asked in, the action,
+    the state and events it led to."""
+    steps = list(replay(good))
+    assert [s.number for s in steps] == list(range(1, len(good.decisions) + 1))
+    state = new_game(list(good.header.deck), 3, Options(draw_one=True), good.header.start_seat)
+    for step, d in zip(steps, good.decisions, strict=True):
+        assert step.decision == d and step.before == state and step.before.seat == d.seat
+        assert step.action == state.legal[d.index]
+        step_after, events = apply(state, step.action)
+        assert (step.after, step.events) == (step_after, events) and len(events) == len(d.events)
+        state = step.after
+    assert state.over
