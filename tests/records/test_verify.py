@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
@@ -84,6 +85,13 @@ def _edited(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None]) -> r
     copy.CopyFrom(record)
     edit(copy)
     return copy
+
+
+def _error(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None], whole: bool = True) -> str:
+    """The error ``record`` edited by ``edit`` fails to verify with: its whole text, or without where it is."""
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(record, edit))
+    return str(e.value) if whole else e.value.what
 
 
 def _first(record: rpb.GameRecord, kind: int) -> int:
@@ -431,10 +439,7 @@ def test_values_no_enum_or_event_knows_are_shown_as_they_are(good) -> None:
 def test_a_footers_mismatch_is_told_in_full(good) -> None:
     """The whole text of each footer error: what the footer says and what the engine or the commitment says."""
 
-    def said(edit: Callable[[rpb.GameRecord], None]) -> str:
-        with pytest.raises(VerifyError) as e:
-            verify_record(_edited(good, edit))
-        return str(e.value)
+    said = functools.partial(_error, good)
 
     def no_salt(r):
         r.footer.salt = b""
@@ -494,9 +499,7 @@ def test_the_first_seat_may_retire_before_deciding_and_no_seat_past_the_last(goo
 
 def test_each_decision_error_is_told_in_full(good) -> None:
     def said(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None]) -> str:
-        with pytest.raises(VerifyError) as e:
-            verify_record(_edited(record, edit))
-        return e.value.what
+        return _error(record, edit, whole=False)
 
     assert str(VerifyError("x", 3)) == "decision 3: x"  # a decision without a seat
     d = good.decisions[4]
@@ -545,10 +548,7 @@ def test_each_decision_error_is_told_in_full(good) -> None:
 
 
 def test_each_header_error_is_told_in_full(good) -> None:
-    def said(edit: Callable[[rpb.GameRecord], None]) -> str:
-        with pytest.raises(VerifyError) as e:
-            verify_record(_edited(good, edit))
-        return str(e.value)
+    said = functools.partial(_error, good)
 
     def version(r):
         r.header.format_version = 99
