@@ -261,3 +261,26 @@ def test_every_fault_kind_has_one_name_and_one_wording() -> None:
     for k in kinds:
         assert FAULT_NAME[k] == rpb.FaultKind.Name(k).removeprefix("FAULT_KIND_").lower()
         assert FAULT_PB[FAULT_NAME[k]] == k and FAULT_WORDS[k]
+
+
+def test_a_cut_off_last_frame_is_counted_and_a_byte_string_is_named_record(tmp_path: Path) -> None:
+    from referee.proto.abluxxen.v1 import record_pb2 as rpb
+    from referee.records import RecordError, RecordWriter, encode_frame, record_bytes, record_selfplay, scan_record
+
+    rec = record_selfplay(3, 2)
+    full = record_bytes(rec)
+    last = encode_frame(rpb.RecordFrame(footer=rec.footer))
+    scan = scan_record(full[:-3])
+    assert (scan.frames, scan.dropped_bytes, scan.record.complete) == (1 + len(rec.decisions), len(last) - 3, False)
+    assert scan_record(full).dropped_bytes == 0 and scan_record(full).frames == 2 + len(rec.decisions)
+    with pytest.raises(RecordError) as e:
+        scan_record(b"not a record at all")
+    assert str(e.value).startswith("record is not an Abluxxen game record: it does not start with the format marker")
+    # decisions handed over as their bytes (the match runner's way) make the same file as messages
+    as_bytes, as_messages = tmp_path / "b.abluxx", tmp_path / "m.abluxx"
+    for path, bytes_too in ((as_bytes, True), (as_messages, False)):
+        with RecordWriter(path, rec.header) as w:
+            for d in rec.decisions:
+                w.decision(d.SerializeToString() if bytes_too else d)
+            w.finish(rec.footer)
+    assert as_bytes.read_bytes() == as_messages.read_bytes() == full
