@@ -264,8 +264,7 @@ def test_every_fault_kind_has_one_name_and_one_wording() -> None:
 
 
 def test_a_cut_off_last_frame_is_counted_and_a_byte_string_is_named_record(tmp_path: Path) -> None:
-    from referee.proto.abluxxen.v1 import record_pb2 as rpb
-    from referee.records import RecordError, RecordWriter, encode_frame, record_bytes, record_selfplay, scan_record
+    from referee.records import scan_record
 
     rec = record_selfplay(3, 2)
     full = record_bytes(rec)
@@ -284,3 +283,41 @@ def test_a_cut_off_last_frame_is_counted_and_a_byte_string_is_named_record(tmp_p
                 w.decision(d.SerializeToString() if bytes_too else d)
             w.finish(rec.footer)
     assert as_bytes.read_bytes() == as_messages.read_bytes() == full
+
+
+def test_a_writer_takes_version_0_or_its_own_and_says_when_it_is_finished(tmp_path: Path) -> None:
+    rec = record_selfplay(3, 2)
+    wrong = rpb.RecordHeader()
+    wrong.CopyFrom(rec.header)
+    wrong.format_version = 2
+    with pytest.raises(RecordError) as e:
+        RecordWriter(None, wrong)
+    assert str(e.value) == "header says format version 2; this writer writes 1"
+    unset = rpb.RecordHeader()
+    unset.CopyFrom(rec.header)
+    unset.format_version = 0  # unset: the writer writes its own
+    w = RecordWriter(tmp_path / "r.abluxx", unset)
+    assert w.record.header.format_version == 1 and w.record.header.game_id == rec.header.game_id
+    assert w.finished is False and w.record.complete is False
+    w.finish(rec.footer)
+    assert w.finished is True and w.record.complete is True
+    with pytest.raises(RecordError) as e:
+        w.decision(rec.decisions[0])
+    assert str(e.value) == f"record {rec.header.game_id!r} is already finished or closed"
+    assert read_record(tmp_path / "r.abluxx").header.format_version == 1
+
+
+def test_a_record_of_another_version_or_a_missing_file_is_named(tmp_path: Path) -> None:
+    from referee.records import scan_record
+
+    rec = record_selfplay(3, 2)
+    other = rpb.GameRecord()
+    other.CopyFrom(rec)
+    other.header.format_version = 2
+    with pytest.raises(RecordError) as e:
+        scan_record(record_bytes(other))
+    assert str(e.value) == "record is format version 2; this referee reads version 1"
+    missing = tmp_path / "missing.abluxx"
+    with pytest.raises(RecordError) as e:
+        scan_record(missing)
+    assert str(e.value) == f"cannot read record {missing}: No such file or directory"
