@@ -321,3 +321,20 @@ def test_a_record_of_another_version_or_a_missing_file_is_named(tmp_path: Path) 
     with pytest.raises(RecordError) as e:
         scan_record(missing)
     assert str(e.value) == f"cannot read record {missing}: No such file or directory"
+
+
+def test_a_frame_may_claim_exactly_the_most_a_frame_holds_and_no_more() -> None:
+    """A last frame cut off is dropped even when it claims the largest size allowed; one byte more is damage."""
+    from referee.records import scan_record
+    from referee.records.recordfile import MAX_FRAME_BYTES
+    from referee.wire.encode import varint
+
+    rec = record_selfplay(3, 2)
+    head = MAGIC + encode_frame(rpb.RecordFrame(header=rec.header))
+    largest = varint(MAX_FRAME_BYTES) + b"\x00" * 10
+    scan = scan_record(head + largest)
+    assert (scan.frames, scan.dropped_bytes) == (1, len(largest))
+    with pytest.raises(RecordError) as e:
+        scan_record(head + varint(MAX_FRAME_BYTES + 1) + b"\x00" * 10)
+    assert str(e.value) == (f"frame 2 at byte offset {len(head)} claims {MAX_FRAME_BYTES + 1} bytes, more than a "
+                            f"frame may hold ({MAX_FRAME_BYTES}): the file is damaged")  # fmt: skip
