@@ -334,6 +334,8 @@ def test_a_frame_may_claim_exactly_the_most_a_frame_holds_and_no_more() -> None:
     largest = varint(MAX_FRAME_BYTES) + b"\x00" * 10
     scan = scan_record(head + largest)
     assert (scan.frames, scan.dropped_bytes) == (1, len(largest))
+    cut_prefix = scan_record(head + b"\x80\x80")  # a length prefix cut off in its middle
+    assert (cut_prefix.frames, cut_prefix.dropped_bytes) == (1, 2)
     with pytest.raises(RecordError) as e:
         scan_record(head + varint(MAX_FRAME_BYTES + 1) + b"\x00" * 10)
     assert str(e.value) == (f"frame 2 at byte offset {len(head)} claims {MAX_FRAME_BYTES + 1} bytes, more than a "
