@@ -294,7 +294,7 @@ def test_tournaments_are_got_and_listed_a_page_at_a_time(tmp_path: Path) -> None
     _run(tmp_path, body)
 
 
-def test_a_retired_bot_keeps_no_entry_and_the_registry_records_who_made_each(tmp_path: Path) -> None:
+def test_a_retired_bots_entries_stay_and_each_tournament_keeps_its_creator(tmp_path: Path) -> None:
     async def body(svc: RefereeService) -> None:
         svc.registry.add_bot("ag", "127.0.0.1:7001", "alice", "1", "Al", "g1")
         mine = await _create(svc, "mine", [{"bot": "ag"}, {"policy": "random"}])
