@@ -14,10 +14,10 @@ with a_n = max(1, log(n) / 2), joins the values for each hypothesis (the adjuste
 Variyath and Abraham 2008), kept within the range of the values seen: it corrects the empirical likelihood's
 small-sample optimism. No normal approximation of the mean is made, so skewed differences (a low mean that comes
 with a low variance) do not overstate the evidence as the normal GSPRT's n M (2m - M) / (2 s²) did (0.07-0.10 for
-0.05 on real counter-vs-greedy pairs). Where
-0 or M is not strictly inside the range of the values seen, the values say nothing of that mean but "impossible" (a duel
-of nearly identical bots, all ties but one gain, would say H1 at once), and the normal GSPRT's LLR stands in, with
-no verdict on it before STAND_IN_SPREAD pairs differ from the most common difference (**Spread**, below). To either
+0.05 on real counter-vs-greedy pairs). Where 0 or M is not strictly inside the range of the values seen, the values
+say nothing of that mean but "impossible" (a duel of nearly identical bots, all ties but one gain, would say H1 at
+once), and the normal GSPRT's LLR stands in, with no verdict on it before STAND_IN_SPREAD pairs differ from the most
+common difference (**Spread**, below). To either
 LLR a skewness term is added, SKEW_WEIGHT g1 M / sd (g1 the sample skewness), weighted by the share of pairs left
 when the repeats of the most common difference are set aside (ties inflate g1 / sd without saying more of a tail):
 the first pairs of a skewed duel have more likely missed some of its long tail than not, which left the error
@@ -54,12 +54,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution of fewer is too rough to stop on
-# no verdict before this many pairs differ from the most common difference: ties (or any one repeated value) carry
-# no evidence of the size of the gain, only of how rarely the bots differ (docs/duel.md, "Ties")
-MIN_SPREAD = 3
-# the same where the normal LLR stands in (a hypothesis outside the values seen): 6 held the wrong H0 of real tie
-# pools at 0.002-0.017 for 0.05 (docs/notes/2026-12-06-duel-ties-and-mark.md)
-STAND_IN_SPREAD = MIN_SPREAD
+MIN_SPREAD = 3  # no verdict before this many pairs differ from the most common difference (docs/duel.md, "Ties")
+# the same where the normal LLR stands in: 6 held the wrong H0 of real tie pools at 0.002-0.017 for 0.05
+STAND_IN_SPREAD = MIN_SPREAD  # (docs/notes/2026-12-06-duel-ties-and-mark.md)
 # the LLR's skewness term, SKEW_WEIGHT * g1 * M / sd (docs/duel.md, "Skewed differences"): measured on real skewed
 # pairs, it brings the error the skew favours and the other one both to alpha (0.058 and 0.038 without it)
 SKEW_WEIGHT = 0.75

@@ -261,3 +261,82 @@ def test_every_fault_kind_has_one_name_and_one_wording() -> None:
     for k in kinds:
         assert FAULT_NAME[k] == rpb.FaultKind.Name(k).removeprefix("FAULT_KIND_").lower()
         assert FAULT_PB[FAULT_NAME[k]] == k and FAULT_WORDS[k]
+
+
+def test_a_cut_off_last_frame_is_counted_and_a_byte_string_is_named_record(tmp_path: Path) -> None:
+    from referee.records import scan_record
+
+    rec = record_selfplay(3, 2)
+    full = record_bytes(rec)
+    last = encode_frame(rpb.RecordFrame(footer=rec.footer))
+    scan = scan_record(full[:-3])
+    assert (scan.frames, scan.dropped_bytes, scan.record.complete) == (1 + len(rec.decisions), len(last) - 3, False)
+    assert scan_record(full).dropped_bytes == 0 and scan_record(full).frames == 2 + len(rec.decisions)
+    with pytest.raises(RecordError) as e:
+        scan_record(b"not a record at all")
+    assert str(e.value).startswith("record is not an Abluxxen game record: it does not start with the format marker")
+    # decisions handed over as their bytes (the match runner's way) make the same file as messages
+    as_bytes, as_messages = tmp_path / "b.abluxx", tmp_path / "m.abluxx"
+    for path, bytes_too in ((as_bytes, True), (as_messages, False)):
+        with RecordWriter(path, rec.header) as w:
+            for d in rec.decisions:
+                w.decision(d.SerializeToString() if bytes_too else d)
+            w.finish(rec.footer)
+    assert as_bytes.read_bytes() == as_messages.read_bytes() == full
+
+
+def test_a_writer_takes_version_0_or_its_own_and_says_when_it_is_finished(tmp_path: Path) -> None:
+    rec = record_selfplay(3, 2)
+    wrong = rpb.RecordHeader()
+    wrong.CopyFrom(rec.header)
+    wrong.format_version = 2
+    with pytest.raises(RecordError) as e:
+        RecordWriter(None, wrong)
+    assert str(e.value) == "header says format version 2; this writer writes 1"
+    unset = rpb.RecordHeader()
+    unset.CopyFrom(rec.header)
+    unset.format_version = 0  # unset: the writer writes its own
+    w = RecordWriter(tmp_path / "r.abluxx", unset)
+    assert w.record.header.format_version == 1 and w.record.header.game_id == rec.header.game_id
+    assert w.finished is False and w.record.complete is False
+    w.finish(rec.footer)
+    assert w.finished is True and w.record.complete is True
+    with pytest.raises(RecordError) as e:
+        w.decision(rec.decisions[0])
+    assert str(e.value) == f"record {rec.header.game_id!r} is already finished or closed"
+    assert read_record(tmp_path / "r.abluxx").header.format_version == 1
+
+
+def test_a_record_of_another_version_or_a_missing_file_is_named(tmp_path: Path) -> None:
+    from referee.records import scan_record
+
+    rec = record_selfplay(3, 2)
+    other = rpb.GameRecord()
+    other.CopyFrom(rec)
+    other.header.format_version = 2
+    with pytest.raises(RecordError) as e:
+        scan_record(record_bytes(other))
+    assert str(e.value) == "record is format version 2; this referee reads version 1"
+    missing = tmp_path / "missing.abluxx"
+    with pytest.raises(RecordError) as e:
+        scan_record(missing)
+    assert str(e.value) == f"cannot read record {missing}: No such file or directory"
+
+
+def test_a_frame_may_claim_exactly_the_most_a_frame_holds_and_no_more() -> None:
+    """A last frame cut off is dropped even when it claims the largest size allowed; one byte more is damage."""
+    from referee.records import scan_record
+    from referee.records.recordfile import MAX_FRAME_BYTES
+    from referee.wire.encode import varint
+
+    rec = record_selfplay(3, 2)
+    head = MAGIC + encode_frame(rpb.RecordFrame(header=rec.header))
+    largest = varint(MAX_FRAME_BYTES) + b"\x00" * 10
+    scan = scan_record(head + largest)
+    assert (scan.frames, scan.dropped_bytes) == (1, len(largest))
+    cut_prefix = scan_record(head + b"\x80\x80")  # a length prefix cut off in its middle
+    assert (cut_prefix.frames, cut_prefix.dropped_bytes) == (1, 2)
+    with pytest.raises(RecordError) as e:
+        scan_record(head + varint(MAX_FRAME_BYTES + 1) + b"\x00" * 10)
+    assert str(e.value) == (f"frame 2 at byte offset {len(head)} claims {MAX_FRAME_BYTES + 1} bytes, more than a "
+                            f"frame may hold ({MAX_FRAME_BYTES}): the file is damaged")  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
@@ -10,8 +11,10 @@ from referee.engine import Action, Choice, EndReason, Kind, Options, State, appl
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.records import (
+    DealNotRevealed,
     RecordWriter,
     VerifyError,
+    commitment,
     decision_record,
     final_places,
     footer,
@@ -82,6 +85,13 @@ def _edited(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None]) -> r
     copy.CopyFrom(record)
     edit(copy)
     return copy
+
+
+def _error(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None], whole: bool = True) -> str:
+    """The error ``record`` edited by ``edit`` fails to verify with: its whole text, or without where it is."""
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(record, edit))
+    return str(e.value) if whole else e.value.what
 
 
 def _first(record: rpb.GameRecord, kind: int) -> int:
@@ -356,3 +366,241 @@ def test_a_seat_retired_before_its_first_decision_places_last() -> None:
 
     with pytest.raises(VerifyError, match=r"the footer's places \[1, 2, 2\] differ from the engine's \[1, 3, 2\]"):
         verify_record(_edited(record, unretired))
+
+
+def test_an_error_says_where_only_when_it_is_at_a_decision(good) -> None:
+    """A header's error is its text alone; a decision's is prefixed with its number and seat, which it also keeps,
+    with the bare text, for the tools that point at the decision (the replay viewer)."""
+
+    def rules(r):
+        r.header.rules_version = "old"
+
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(good, rules))
+    assert (e.value.what, e.value.decision, e.value.seat) == (str(e.value), None, None)
+    assert str(e.value).startswith("the game was played under rules 'old'")
+
+    def seq(r):
+        r.decisions[4].seq = r.decisions[3].seq
+
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(good, seq))
+    what = f"seq {good.decisions[3].seq} does not increase (the decision before had seq {good.decisions[3].seq})"
+    assert (e.value.what, e.value.decision, e.value.seat) == (what, 5, good.decisions[4].seat)
+    assert str(e.value) == f"decision 5 (seat {good.decisions[4].seat}): {what}"
+
+
+def test_a_record_with_its_deal_withheld_says_to_fetch_it_later(good) -> None:
+    def withhold(r):
+        r.deal_withheld = True
+
+    with pytest.raises(DealNotRevealed) as e:
+        verify_record(_edited(good, withhold))
+    assert str(e.value) == (
+        "deal not yet revealed: the record was served before every game on its deal was over, so it holds the "
+        "commitment and the result but not the deck, the salt or the decisions; fetch it again later"
+    )
+
+
+def test_values_no_enum_or_event_knows_are_shown_as_they_are(good) -> None:
+    """A kind, fault or event this referee cannot name is shown by its number or as the message itself."""
+
+    def kind(r):
+        r.decisions[4].kind = 99
+
+    want = pb.DecisionKind.Name(good.decisions[4].kind)
+    with pytest.raises(VerifyError, match=rf"decision 5 \(seat \d\): the record says kind 99; the engine asks {want}$"):
+        verify_record(_edited(good, kind))
+
+    record = faulty_record()
+    i = next(i for i, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_INVALID)
+
+    def fault(r):
+        r.decisions[i].fault = 77
+        r.decisions[i].chosen_by = rpb.CHOOSER_BOT
+
+    with pytest.raises(VerifyError, match=rf"decision {i + 1} \(seat 1\): a fault \(77\) is recorded but the bot's"):
+        verify_record(_edited(record, fault))
+
+    last = len(good.decisions) - 1
+
+    def event(r):
+        e = r.decisions[last].events.add()
+        e.game_ended.reason = 99
+        e.game_ended.scores.extend([1, 2])
+
+    n = len(good.decisions[last].events) + 1
+    said = "the message {game_ended { reason: 99 scores: 1 scores: 2 }}, the engine produced no event"
+    with pytest.raises(VerifyError) as e:
+        verify_record(_edited(good, event))
+    assert (e.value.what, e.value.decision) == (f"event {n} differs: the record has {said}", last + 1)
+
+
+def test_a_footers_mismatch_is_told_in_full(good) -> None:
+    """The whole text of each footer error: what the footer says and what the engine or the commitment says."""
+
+    said = functools.partial(_error, good)
+
+    def no_salt(r):
+        r.footer.salt = b""
+
+    assert said(no_salt) == "the footer reveals no salt, so the deck commitment cannot be checked"
+    salt = bytes([good.footer.salt[0] ^ 1]) + good.footer.salt[1:]
+
+    def other_salt(r):
+        r.footer.salt = salt
+
+    is_now = commitment(salt, good.header.deck).hex()
+    assert said(other_salt) == ("the deck commitment does not match: SHA-256(salt || deck) is "
+                                f"{is_now}, the header committed to {good.header.commitment.hex()}")  # fmt: skip
+
+    def no_commitment(r):
+        r.header.commitment = b""
+
+    assert said(no_commitment) == ("the deck commitment does not match: SHA-256(salt || deck) is "
+                                   f"{good.header.commitment.hex()}, the header committed to (nothing)")  # fmt: skip
+    other = pb.END_REASON_PILE_EMPTY if good.footer.reason != pb.END_REASON_PILE_EMPTY else pb.END_REASON_EMPTY_HAND
+
+    def reason(r):
+        r.footer.reason = other
+
+    assert said(reason) == (f"the footer says the game ended by {pb.EndReason.Name(other)}; "
+                            f"the engine says {pb.EndReason.Name(good.footer.reason)}")  # fmt: skip
+
+    def unknown_reason(r):
+        r.footer.reason = 42
+
+    assert said(unknown_reason).startswith("the footer says the game ended by 42; the engine says END_REASON_")
+
+
+def _seat_one_plays_all(retired: set[int]) -> rpb.GameRecord:
+    """As _one_play_game, but seat 1 is dealt the 13s and the jokers and starts: seats 0 and 2 never decide."""
+    top = full_deck()[::-1]
+    deck = top[13:26] + top[:13] + top[26:]
+    salt = new_salt()
+    state = new_game(deck, 3, Options(), 1)
+    with RecordWriter(None, header("one-play", deck, ("ann", "bob", "cyd"), salt=salt, start_seat=1)) as writer:
+        (action,) = [a for a in state.legal if a.count == 13]
+        after, events = apply(state, action)
+        writer.decision(decision_record(state, action, events, seq=1))
+        return writer.finish(footer(after, salt=salt, retired=retired))
+
+
+def test_the_first_seat_may_retire_before_deciding_and_no_seat_past_the_last(good) -> None:
+    verify_record(_seat_one_plays_all({0}))  # seat 0 failed before its first decision: a seat like any other
+    verify_record(_seat_one_plays_all({0, 2}))
+
+    def past(r):
+        r.footer.retired.append(3)
+
+    with pytest.raises(VerifyError, match=r"^the footer lists retired seats \[3\]; the decisions retired \[\]$"):
+        verify_record(_edited(_seat_one_plays_all(set()), past))
+
+
+def test_each_decision_error_is_told_in_full(good) -> None:
+    def said(record: rpb.GameRecord, edit: Callable[[rpb.GameRecord], None]) -> str:
+        return _error(record, edit, whole=False)
+
+    assert str(VerifyError("x", 3)) == "decision 3: x"  # a decision without a seat
+    d = good.decisions[4]
+
+    def no_action(r):
+        r.decisions[4].action.Clear()
+
+    assert said(good, no_action).startswith("the action names no action: ")
+    legal = new_game(list(good.header.deck), 3, Options(draw_one=True), good.header.start_seat).legal
+
+    def past_the_end(r):
+        r.decisions[0].index = len(legal)
+
+    assert said(good, past_the_end).startswith(f"index {len(legal)} points at nothing, not at the action ")
+
+    def chooser(r):
+        r.decisions[4].chosen_by = 5
+
+    assert said(good, chooser) == "chosen_by is 5; it must be CHOOSER_BOT or CHOOSER_FALLBACK"
+    assert d.seq > 0
+    record = faulty_record()
+    j = next(j for j, d in enumerate(record.decisions) if d.fault == rpb.FAULT_KIND_RETIRED)
+
+    def back(r):
+        r.decisions[j].fault = rpb.FAULT_KIND_UNSPECIFIED
+        r.decisions[j].chosen_by = rpb.CHOOSER_BOT
+
+    assert said(record, back) == "the seat had retired, but this decision is not marked FAULT_KIND_RETIRED"
+
+    def twice(r):
+        r.decisions[j].retired = True
+
+    assert said(record, twice) == "the seat retires a second time"
+
+    def never(r):
+        for x in r.decisions:
+            x.retired = False
+
+    assert said(record, never) == "marked FAULT_KIND_RETIRED, but the seat had not retired"
+
+    def no_digest(r):
+        r.footer.final_digest = ""
+
+    with pytest.raises(VerifyError, match=r"^the footer's digest \(none\) differs from the engine's [0-9a-f]+$"):
+        verify_record(_edited(good, no_digest))
+
+
+def test_each_header_error_is_told_in_full(good) -> None:
+    said = functools.partial(_error, good)
+
+    def version(r):
+        r.header.format_version = 99
+
+    assert said(version) == f"the header says format version 99; this referee reads {good.header.format_version}"
+
+    def six(r):
+        for name in ("dee", "eve", "fay"):
+            r.header.players.add(name=name, seat=len(r.header.players))
+
+    assert said(six) == "the header lists 6 players; a game has 2 to 5"
+
+    def swapped(r):
+        r.header.players[0].seat = 1
+
+    assert said(swapped) == f"the header lists player {good.header.players[0].name!r} as seat 1 in place 0"
+
+    def start(r):
+        r.header.start_seat = 3
+
+    assert said(start) == "the start seat 3 is not a seat of this 3-player game"
+
+    def complete_without_footer(r):
+        r.ClearField("footer")
+
+    assert said(complete_without_footer) == "the record says complete=True but has no footer"
+
+    def footer_but_incomplete(r):
+        r.complete = False
+
+    assert said(footer_but_incomplete) == "the record says complete=False but has footer"
+
+    def no_decisions(r):
+        del r.decisions[:]
+
+    first = new_game(list(good.header.deck), 3, Options(draw_one=True), good.header.start_seat).seat
+    assert (
+        said(no_decisions)
+        == f"the record ends after 0 decisions, but the engine's game goes on (seat {first} to decide)"
+    )
+
+
+def test_replay_steps_through_each_decision_as_recorded(good) -> None:
+    """The replay viewer's steps: each decision's number from 1, its record, the state it was asked in, the action,
+    the state and events it led to."""
+    steps = list(replay(good))
+    assert [s.number for s in steps] == list(range(1, len(good.decisions) + 1))
+    state = new_game(list(good.header.deck), 3, Options(draw_one=True), good.header.start_seat)
+    for step, d in zip(steps, good.decisions, strict=True):
+        assert step.decision == d and step.before == state and step.before.seat == d.seat
+        assert step.action == state.legal[d.index]
+        step_after, events = apply(state, step.action)
+        assert (step.after, step.events) == (step_after, events) and len(events) == len(d.events)
+        state = step.after
+    assert state.over

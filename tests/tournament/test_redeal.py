@@ -217,3 +217,26 @@ def test_a_tournament_being_played_is_not_played_by_a_second_run(tmp_path: Path)
         create_tournament(store, cfg, "t.toml")
         with _only_run(store, cfg.tournament_id), pytest.raises(TournamentError, match="being played by another"):
             asyncio.run(play_slots(store, cfg, lambda spec: pytest.fail("played"), {}, 1))
+
+
+def test_a_void_finished_game_keeps_its_whole_result_seat_by_seat(tmp_path: Path) -> None:
+    """What organisers see of a finished game whose deal was dealt again: how it ended, its decisions, its record
+    and each seat's score and place, in seat order."""
+    cfg, store = _store(tmp_path)
+    tid = cfg.tournament_id
+    with store:
+        before = store.slots(tid)
+        s = before[1]
+        store.mark_started(tid, 1)
+        record = record_in(store.records, s.game_id)
+        record.write_bytes(b"a finished game")
+        result = GameResult(s.game_id, (2, 7), (2, 1), EndReason.EXHAUSTED, [SeatStats(), SeatStats()], 31, "", record)
+        store.save_game(tid, s, result)
+        _interrupt(store, tid, 0)
+        (lost, finished) = redeal_interrupted(store, cfg)
+        assert (lost.game_id, lost.finished, lost.result) == (before[0].game_id, False, None)
+        assert (finished.game_id, finished.slot, finished.finished) == (s.game_id, 1, True)
+        record_path = f"records/{s.game_id}.abluxx"
+        assert finished.result == {"end_reason": EndReason.EXHAUSTED.value, "decisions": 31, "record": record_path,
+                                   "scores": [2, 7], "places": [2, 1]}  # fmt: skip
+        assert void_games(store, tid) == [lost, finished]
