@@ -44,6 +44,8 @@ class GatewayCalls(EntrantCalls):
     async def gateway_connect(self, request_iterator, context: grpc.aio.ServicerContext) -> None:
         try:
             who = self.auth.caller(context)
+            if who.organiser:  # a token that runs the server does not belong on a bot's machine
+                raise Denied("dial in with an author's token: an organiser's token is refused on BotGateway")
             self._writable()
             with self.dialins.admit_client(who.name):
                 await self._connected(who, context)

@@ -22,6 +22,7 @@ BAD_BOTS = Path(__file__).resolve().parents[1] / "fixtures" / "bad_bots.py"
 ORGANISER = "organiser-secret"
 ALICE = "alice-secret"
 BOB = "bob-secret"
+CAROL = "carol-secret"
 LISTENING = re.compile(r"listening on (\S+:\d+)")
 
 # Short enough that a hanging bot is found out in seconds, long enough that a good bot on a busy 2-core machine
@@ -32,6 +33,7 @@ organiser_tokens = ["organiser-secret"]
 [auth.authors]
 alice = "alice-secret"
 bob = "bob-secret"
+carol = "carol-secret"
 [service]
 spectator_delay_ms = {delay}
 shutdown_grace_s = {grace}

@@ -29,6 +29,7 @@ from .helpers import (
     ABLUXX,
     ALICE,
     BOB,
+    CAROL,
     ORGANISER,
     Proc,
     auth,
@@ -207,16 +208,18 @@ def test_tokens_caps_and_hostile_clients_are_refused_and_cost_only_themselves(tm
         # the cap: alice's second bot dialled in at once is refused, and retries
         bots.append(fixture_bot(srv.address, "good"))
         wait_for("good in", lambda: bots[0].said("dialled in as good.v1"), 90)
-        e = _connect(srv.address, ORGANISER, [dial_in("good")], hold=True)  # alice's name: not even an organiser's
+        e = _connect(srv.address, BOB, [dial_in("good")], hold=True)  # alice's name: not another author's
         assert e.code() == grpc.StatusCode.PERMISSION_DENIED and "belongs to 'alice'" in e.details(), e.details()
+        e = _connect(srv.address, ORGANISER, [dial_in("house")], hold=True)  # author tokens only
+        assert e.code() == grpc.StatusCode.PERMISSION_DENIED and "an organiser's token" in e.details(), e.details()
         assert bots[0].proc.poll() is None and not bots[0].said("ended")  # alice's connection is untouched
         bots.append(fixture_bot(srv.address, "second"))
         wait_for("the cap", lambda: bots[1].said("ended RESOURCE_EXHAUSTED"), 60)
         assert "1 dial-in connections open already" in bots[1].said("RESOURCE_EXHAUSTED")[0]
         bots[1].stop()
-        # hostile games (bob's and an organiser's, one bot each at most): one never read, one flooded with garbage;
-        # each costs its own seat only
-        bots.append(fixture_bot(srv.address, "deaf", ORGANISER, mode="never-read"))
+        # hostile games (bob's and carol's, one bot each at most): one never read, one flooded with garbage; each
+        # costs its own seat only
+        bots.append(fixture_bot(srv.address, "deaf", CAROL, mode="never-read"))
         bots.append(fixture_bot(srv.address, "loud", BOB, mode="flood"))
         deaf = wait_for("deaf's game", lambda: games_of(srv, tid, "deaf.v1"), 180)[0]
         assert seat(deaf, "deaf.v1").retired and faults(deaf, "deaf.v1").get(FAULT_TIMEOUT, 0) >= 1
