@@ -162,8 +162,8 @@ def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path
     argv = [
         shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--hostname", "bot", "--clearenv", *itertools.chain(*(("--setenv", k, v) for k, v in
-        env.items())), "--tmpfs", "/", *binds, "--bind", socket_dir, SOCKET_DIR, "--dev", "/dev", "--proc", "/proc",
-        "--size", str(lim.tmp_mb * MB), "--tmpfs", "/tmp", "--remount-ro", "/",
+        env.items())), "--tmpfs", "/", "--size", str(lim.tmp_mb * MB), "--tmpfs", "/tmp", *binds, "--bind",
+        socket_dir, SOCKET_DIR, "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/",
         "--chdir", FILES_DIR if box.files is not None else "/tmp", "--",
         *(a.replace("{listen}", LISTEN) for a in command),
     ]  # fmt: skip
