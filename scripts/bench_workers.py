@@ -89,7 +89,9 @@ async def measure(backend: str, count: int, seconds: float, concurrency: int, da
         settings = WorkerSettings(backend, count) if backend != "inline" else WorkerSettings()
         async with open_games(settings, config, store, match_player) as (play, addresses, scheduled):
             games = getattr(play, "__self__", None)  # the fleet's Games; on workers its backend is WorkerPool.play
-            pool = getattr(getattr(games, "backend", None), "__self__", None)
+            fleet_play = getattr(games, "backend", None)
+            fleet_play = getattr(fleet_play, "elsewhere", fleet_play)  # fleet/pool.py: but for dial-in games, the pool
+            pool = getattr(fleet_play, "__self__", None)
             pids = await _worker_pids(pool) if pool is not None else []
             hooks = _Deadline(seconds)
             cpu0, workers0 = _own_cpu(), sum(_pid_cpu(p) for p in pids)

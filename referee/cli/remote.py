@@ -45,8 +45,9 @@ def register(sub: Commands) -> None:
                    "(or --upload its files)")  # fmt: skip
     p.add_argument("--upload", metavar="DIR|ARCHIVE", help="upload the bot's files (a folder, or a tar or zip "
                    "archive): the server runs it in its sandbox (docs/sandbox.md)")  # fmt: skip
-    p.add_argument("--command", default="", help="with --upload: the command that starts the bot, e.g. "
-                   '"python3 bot.py"')  # fmt: skip
+    # dest: not "command", which names the subcommand in every error line (cli/__init__.py)
+    p.add_argument("--command", dest="bot_command", default="", help="with --upload: the command that starts the "
+                   'bot, e.g. "python3 bot.py"')  # fmt: skip
     p.add_argument("--owner", default="", help="the owning author (default: the token's author)")
     p.add_argument("--force", action="store_true", help="a new version even if the bot is unchanged (same address, "
                    "same Hello version)")  # fmt: skip
@@ -104,12 +105,12 @@ def register(sub: Commands) -> None:
 def _upload(args: argparse.Namespace) -> bytes | None:
     """The bytes of ``--upload`` (a folder is packed as a .tar.gz, its links kept as links), or None."""
     if args.upload is None:
-        if args.command:
+        if args.bot_command:
             raise BadInput("--command is for --upload: a bot at an address is already running")
         return None
     if args.address:
         raise BadInput("give the bot's address or --upload its files, not both")
-    if not args.command.strip():
+    if not args.bot_command.strip():
         raise BadInput('--upload needs --command, the command that starts the bot, e.g. --command "python3 bot.py"')
     path = Path(args.upload)
     if path.is_dir():
@@ -144,7 +145,7 @@ def submit(args: argparse.Namespace) -> int:
     say(f"submitting {args.name} {where}: checking Hello and playing a validation game...", file=sys.stderr)
     request = ref_pb.SubmitBotRequest(name=args.name, address=args.address, owner=args.owner, force=args.force,
                                       games_at_once=args.games_at_once, upload=upload if upload is not None else b"",
-                                      command=args.command)  # fmt: skip
+                                      command=args.bot_command)  # fmt: skip
     out = call(args, "SubmitBot", request)
     if out.output:
         say(f"the bot's output while it was checked:\n{out.output}", file=sys.stderr)

@@ -128,6 +128,7 @@ def _dialin_here(elsewhere: PlayFn, here: Callable[[], Awaitable[PlayFn]]) -> Pl
                 opened.append(await here())
         return await opened[0](spec, **options)
 
+    play.elsewhere = elsewhere  # type: ignore[attr-defined]  # where the others play (scripts/bench_workers.py)
     return play
 
 

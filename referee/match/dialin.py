@@ -29,7 +29,9 @@ from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
 DIALIN = "dialin:"  # the address of a dial-in bot: dialin:NAME
 TICKET_KEY = "abluxx-ticket"  # a Play call's metadata: the OpenGame's ticket
 MAX_IDLE_MESSAGES = 8  # messages a bot may send on Connect after its DialIn; one more ends the connection
-MAX_WAITING_GAMES = 66  # OpenGames a connection holds that its bot has not opened yet (64 games at once, and 2 more)
+# OpenGames a connection holds that its bot has not opened yet: one per seat, and a bot may hold every seat of its
+# games (a duel's or a benchmark's tables): 64 games at once of up to 5 seats, and 2 more
+MAX_WAITING_GAMES = 64 * 5 + 2
 
 
 def is_dialin(address: str | None) -> bool:

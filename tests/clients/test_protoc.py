@@ -53,7 +53,7 @@ def test_the_documented_protoc_line_generates_the_bot_service(language, tmp_path
 
 
 def test_the_gopath_section_generates_the_package_where_it_says(tmp_path):
-    """docs/writing-a-bot.md's GOPATH-mode protoc line puts package abluxxenv1 in $HOME/go/src/abluxxen/v1, the
+    """docs/other-languages.md's GOPATH-mode protoc line puts package abluxxenv1 in $HOME/go/src/abluxxen/v1, the
     folder the section says a bot imports as "abluxxen/v1"."""
     missing = [p for p in TOOLS["go"] if shutil.which(p) is None]
     if missing:
@@ -61,8 +61,8 @@ def test_the_gopath_section_generates_the_package_where_it_says(tmp_path):
         if os.environ.get("CI") == "true":
             pytest.fail(why)
         pytest.skip(why)
-    doc = (ROOT / "docs" / "writing-a-bot.md").read_text()
-    section = doc.split("### Go from Debian's packages", 1)[1]
+    doc = (ROOT / "docs" / "other-languages.md").read_text()
+    section = doc.split("## Go from Debian's packages", 1)[1]
     block = re.search(r"```sh\n(.*?)```", section, flags=re.S).group(1)
     for package in ("golang-google-grpc-dev", "golang-google-protobuf-dev", "golang-github-golang-protobuf-1-5-dev"):
         assert package in block
