@@ -264,7 +264,8 @@ class EntrantCalls(ServiceBase):
             owner = owner_of(folder, game_id)
             return (record_in(folder, game_id).with_suffix(".out") if owner else None), owner
         name, _, version = entrant.rpartition(".v")
-        bot = self.registry.bot(name, int(version)) if name and version.isdigit() and int(version) > 0 else None
+        number = int(version) if version.isascii() and version.isdigit() else 0
+        bot = self.registry.bot(name, number) if name and number > 0 else None
         return output_path(self.store.data, game_id, entrant), bot.owner if bot else None
 
     @handle

@@ -18,6 +18,7 @@ from referee.service.visibility import private_to
 
 from .app import Site
 from .enter import Enter
+from .query import digits
 from .thread import run_on, site_thread
 
 FORM_SLACK = 64 * 1024  # the form's other fields and its multipart framing, beside the archive
@@ -41,7 +42,7 @@ async def upload(site: Site, request: Request, loop: asyncio.AbstractEventLoop) 
         raise HTTPException(403, "sign in as an author to upload a bot")
     cap = site.service.settings.uploads.max_mb * 1024 * 1024
     length = request.headers.get("content-length", "")
-    if not length.isdigit():
+    if not digits(length):
         raise HTTPException(411, "the upload must say its length")
     if int(length) > cap + FORM_SLACK:
         raise HTTPException(413, f"the upload is over the {site.service.settings.uploads.max_mb} MiB an upload may be")
