@@ -26,7 +26,7 @@ def checked(data: dict[str, Any]) -> TournamentConfig:
     try:
         return parse(parse(data, "config").to_json(), "config")
     except ConfigError as e:
-        raise BadInput(f"config.{e.key}: {e.reason}") from None
+        raise BadInput(f"config.{e.key}: {e.reason}" if e.key else f"config: {e.reason}") from None
 
 
 class TournamentCalls(ServiceBase):
