@@ -51,6 +51,7 @@ class Reader:
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
         self.closed = False
+        self.stopping = threading.Event()  # set by close: a long build on the thread gives up (ReaderStopped)
 
     def _store(self) -> SqliteStore:
         store = getattr(self._local, "store", None)
@@ -72,7 +73,10 @@ class Reader:
             self._pool.submit(lambda: fn(self._store()))
 
     def close(self) -> None:
+        """Waits for what is queued (the stopping service's kept standings among it); a tally build under way gives
+        up at its next game, so a stop never waits for a board of 100,000 games to be counted."""
         self.closed = True
+        self.stopping.set()
 
         def close_store() -> None:
             if (store := getattr(self._local, "store", None)) is not None:
@@ -82,12 +86,18 @@ class Reader:
         self._pool.shutdown(wait=True)
 
 
-def _tally(store: SqliteStore, tid: str) -> Tally:
+class ReaderStopped(Exception):
+    """The reader was closed while a build ran on its thread: the build is dropped (the next start does it)."""
+
+
+def _tally(store: SqliteStore, tid: str, stopping: threading.Event) -> Tally:
     row = store.tournament(tid)
     if row is None:
         raise NoTournament(tid, "on this server")
     tally = Tally(tid, entrant_names(store, row), planned(row), converge=False)
     for g in store.games(tid):
+        if stopping.is_set():
+            raise ReaderStopped(tid)
         tally.count(g)
     tally.load(_fit(store, tid, tally))
     tally.standings()  # sorts the decision times here rather than on the loop
@@ -282,7 +292,7 @@ class Boards:
     async def _build(self, tid: str) -> Tally:
         self._early[tid] = []
         try:
-            tally = await self.reader.run(lambda store: _tally(store, tid))
+            tally = await self.reader.run(lambda store: _tally(store, tid, self.reader.stopping))
             self.builds += 1
             self._marks[tid] = kept_fits.mark_of(tally.games)
             for game in self._early[tid]:

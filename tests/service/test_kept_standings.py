@@ -13,9 +13,10 @@ import pytest
 
 from referee.engine import EndReason
 from referee.match.spec import GameResult, SeatStats
-from referee.service.reads import Boards, Reader
+from referee.service.reads import Boards, Reader, ReaderStopped
 from referee.store import GameRow, SqliteStore
 from referee.store import standings as kept_boards
+from referee.tournament.standings import Tally
 
 from .test_reads import _big_store
 
@@ -116,3 +117,39 @@ def test_a_ladder_board_of_some_entrants_is_kept_apart_from_the_whole_board(tmp_
     assert set(kept) == {"", shown}
     assert len(kept[shown]["standings"]) == 2 and [r["rank"] for r in kept[shown]["standings"]] == [1, 2]
     assert kept[""]["standings"] == whole["standings"] and kept[shown]["standings"] == some["standings"]
+
+
+def test_a_stopping_service_does_not_wait_for_a_board_to_be_counted(tmp_path: Path, monkeypatch) -> None:
+    """A stop while a board's games are being counted (minutes at 100,000 games) ends that count at its next game
+    instead of waiting for it; pages waiting on it get the error, and the next start counts again."""
+    tid = _big_store(tmp_path / "d", 600)
+    counted: list[int] = []
+    real_count, real_games = Tally.count, SqliteStore.games
+    monkeypatch.setattr(Tally, "count", lambda self, g: (counted.append(1), real_count(self, g))[1])
+    reached, release = threading.Event(), threading.Event()
+
+    def games(store: SqliteStore, t: str):
+        for i, row in enumerate(real_games(store, t)):
+            if i == 10:
+                reached.set()
+                assert release.wait(30)
+            yield row
+
+    monkeypatch.setattr(SqliteStore, "games", games)
+
+    async def stop_mid_build() -> None:
+        reader, store = Reader(tmp_path / "d"), SqliteStore(tmp_path / "d")
+        page = asyncio.ensure_future(Boards(reader, store).standings(tid, 600))
+        assert await asyncio.to_thread(reached.wait, 30)
+        closer = threading.Thread(target=reader.close)
+        closer.start()
+        assert await asyncio.to_thread(reader.stopping.wait, 30)
+        release.set()
+        await asyncio.to_thread(closer.join, 30)
+        assert not closer.is_alive()
+        with pytest.raises(ReaderStopped):
+            await page
+        store.close()
+
+    asyncio.run(stop_mid_build())
+    assert len(counted) == 10  # the ten games before the stop, none after
