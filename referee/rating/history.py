@@ -26,6 +26,12 @@ LOCAL_PASSES = 3  # passes over just the games added since the last read
 # a second at 2,000); above this many entrants, sigma stays the product of one message per skill, which is
 # over-confident (docs/notes/2026-12-06-ratings.md)
 MAX_JOINT = 2500
+# a full fit keeps identical games (the same entrants in the same places, the same ties) as one row with a count:
+# each row's message is one game's, and the marginals hold it count times. Every game is updated from the same
+# marginals at once and starts from an empty message, so identical games have the same message at every sweep:
+# one row computes what its count of games would, at the cost of one (a round robin at fixed tables: 100,000
+# games in 6,000 rows; docs/notes/2026-12-06-rating-fit-speed.md). False: a row per game (tests compare the two).
+MERGE = True
 
 
 @dataclass
@@ -37,6 +43,7 @@ class _Size:
     ties: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), bool))
     pi: Floats = field(default_factory=lambda: np.zeros((0, 0)))
     tau: Floats = field(default_factory=lambda: np.zeros((0, 0)))
+    count: Floats = field(default_factory=lambda: np.zeros(0))  # the identical games each row stands for
     new: list[tuple[list[int], list[bool]]] = field(default_factory=list)
 
     def take_new(self) -> NDArray[np.int64]:
@@ -49,20 +56,30 @@ class _Size:
             self.ties = np.vstack([self.ties.reshape(-1, self.n - 1), t])
             self.pi = np.vstack([self.pi.reshape(-1, self.n), np.zeros(p.shape)])
             self.tau = np.vstack([self.tau.reshape(-1, self.n), np.zeros(p.shape)])
+            self.count = np.concatenate([self.count, np.ones(len(p))])
             self.new = []
         return np.arange(start, len(self.players))
 
     def restart(self, rank: NDArray[np.int64]) -> None:
         """Every game with empty messages, in an order of their seats' ranks and ties alone, so that the order
-        games came in (and the numbers entrants got) cannot change a bit of a fit."""
+        games came in (and the numbers entrants got) cannot change a bit of a fit; identical games (the same
+        entrants in the same places with the same ties) in one row that counts them."""
         self.take_new()
-        key = np.hstack([rank[self.players], self.ties]).T[::-1]
-        canonical = np.lexsort(key) if len(self.players) else np.zeros(0, np.int64)
-        self.players, self.ties = self.players[canonical], self.ties[canonical]
+        if not len(self.players):
+            return
+        key = np.hstack([rank[self.players], self.ties])
+        canonical = np.lexsort(key.T[::-1])
+        key, players, ties, count = key[canonical], self.players[canonical], self.ties[canonical], self.count[canonical]
+        if MERGE:
+            first = np.flatnonzero(np.concatenate([[True], (key[1:] != key[:-1]).any(axis=1)]))
+            players, ties, count = players[first], ties[first], np.add.reduceat(count, first)
+        self.players, self.ties, self.count = players, ties, count
         self.pi, self.tau = np.zeros(self.players.shape), np.zeros(self.players.shape)
 
     def copy(self) -> _Size:
-        return _Size(self.n, self.players.copy(), self.ties.copy(), self.pi.copy(), self.tau.copy(), list(self.new))
+        other = _Size(self.n, self.players.copy(), self.ties.copy(), self.pi.copy(), self.tau.copy())
+        other.count, other.new = self.count.copy(), list(self.new)
+        return other
 
 
 class Fit:
@@ -106,9 +123,9 @@ class Fit:
         new_pi, new_tau, _ = game_messages(cav_tau / cav_pi, 1.0 / cav_pi, size.ties[rows], self.beta2, self.eps)
         new_pi = damping * new_pi + (1 - damping) * old_pi
         new_tau = damping * new_tau + (1 - damping) * old_tau
-        flat, m = seats.ravel(), len(self.pi)
-        self.pi += np.bincount(flat, (new_pi - old_pi).ravel(), minlength=m)
-        self.tau += np.bincount(flat, (new_tau - old_tau).ravel(), minlength=m)
+        flat, m, count = seats.ravel(), len(self.pi), size.count[rows, None]
+        self.pi += np.bincount(flat, (count * (new_pi - old_pi)).ravel(), minlength=m)
+        self.tau += np.bincount(flat, (count * (new_tau - old_tau)).ravel(), minlength=m)
         size.pi[rows], size.tau[rows] = new_pi, new_tau
 
     def settle(self) -> int:
@@ -132,6 +149,7 @@ class Fit:
 
     def _fit(self, rank: NDArray[np.int64]) -> int:
         self.pi, self.tau = np.full(len(self.pi), self.prior[0]), np.full(len(self.pi), self.prior[1])
+        self.sizes = dict(sorted(self.sizes.items()))  # sizes are swept one after the other: not in the games' order
         for size in self.sizes.values():
             size.restart(rank)
         groups, by_rank = self.groups(), np.argsort(rank)
@@ -186,7 +204,8 @@ class Fit:
                 cav_pi, cav_tau = self.pi[seats] - size.pi, self.tau[seats] - size.tau
                 _, _, sites = game_messages(cav_tau / cav_pi, 1.0 / cav_pi, size.ties, self.beta2, self.eps)
                 at = rank[seats]
-                np.add.at(precision, (at[:, :, None], at[:, None, :]), skill_precisions(sites, self.beta2))
+                blocks = skill_precisions(sites, self.beta2) * size.count[:, None, None]
+                np.add.at(precision, (at[:, :, None], at[:, None, :]), blocks)
         cov = np.asarray(np.linalg.inv(precision), dtype=np.float64)
         self.cov, self.cov_rank = cov, rank.copy()
         return np.sqrt(np.diag(cov))[rank]

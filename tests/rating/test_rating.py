@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.rating import DRAW_PROBABILITY, Ratings, environment, rate, restored, state
+from referee.rating import DRAW_PROBABILITY, Ratings, environment, history, rate, restored, state
 
 from .exact import posterior
 
@@ -36,6 +36,33 @@ def test_the_fit_does_not_depend_on_the_order_of_the_games() -> None:
     shuffled = list(GAMES)
     random.Random(7).shuffle(shuffled)
     assert rate("abc", GAMES).all() == rate("abc", shuffled).all() == rate("abc", reversed(GAMES)).all()
+
+
+def _pool_history(seed: int, count: int) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """``count`` games drawn from a few tables of 2 to 5 of 7 entrants and a few placings each (ties among them):
+    many games are identical, and some differ only in a tie or in the order of tied seats."""
+    rng = random.Random(seed)
+    tables = [tuple(rng.sample("abcdefg", n)) for n in (2, 2, 3, 4, 4, 5)]
+    placings = {n: [tuple(rng.randint(1, n) for _ in range(n)) for _ in range(3)] for n in (2, 3, 4, 5)}
+    return [(t, rng.choice(placings[len(t)])) for t in (rng.choice(tables) for _ in range(count))]
+
+
+def test_identical_games_kept_as_one_row_rate_as_the_games_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full fit keeps identical games as one row that counts them (``history.MERGE``): the ratings and the
+    uncertainty of each difference are those of a row per game, and a shuffle changes nothing."""
+    games = _pool_history(3, 400)
+    merged = rate("abcdefg", games)
+    assert sum(len(s.players) for s in merged._fit.sizes.values()) < len(set(games)) + 10 < len(games)
+    shuffled = list(games)
+    random.Random(4).shuffle(shuffled)
+    assert rate("abcdefg", shuffled).all() == merged.all()
+    monkeypatch.setattr(history, "MERGE", False)
+    single = rate("abcdefg", games)
+    assert sum(len(s.players) for s in single._fit.sizes.values()) == len(games)
+    assert [x for r in merged.all().values() for x in (r.mu, r.sigma)] == pytest.approx(
+        [x for r in single.all().values() for x in (r.mu, r.sigma)], abs=1e-9
+    )
+    assert merged.difference_sd("a", "b") == pytest.approx(single.difference_sd("a", "b"), abs=1e-9)
 
 
 def test_a_fit_kept_up_game_by_game_converges_to_the_fit_of_them_all() -> None:
