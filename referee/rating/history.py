@@ -105,7 +105,10 @@ class Fit:
             self.widen = np.concatenate([self.widen, np.ones(extra)])
 
     def add(self, players: list[int], ties: list[bool]) -> None:
-        self.sizes.setdefault(len(players), _Size(len(players))).new.append((players, ties))
+        n = len(players)
+        if n not in self.sizes:
+            self.sizes[n] = _Size(n)
+        self.sizes[n].new.append((players, ties))
 
     def copy(self) -> Fit:
         other = Fit(*self.prior, self.beta2, self.eps)
