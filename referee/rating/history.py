@@ -158,7 +158,7 @@ class Fit:
             size.restart(rank)
         groups, by_rank = self.groups(), np.argsort(rank)
         rows = [np.repeat(np.sqrt(s.count), s.n) for s in self.sizes.values()]
-        weights = np.concatenate([w for row in rows for w in (row, row)])  # as ``messages``: precisions, then means
+        weights = np.concatenate([np.zeros(0), *(w for row in rows for w in (row, row))])  # as ``messages``
         sweeps, accelerate = MAX_SWEEPS, Anderson(weights)
         for sweep in range(1, MAX_SWEEPS + 1):
             mu, sigma, start = self.tau / self.pi, self.pi**-0.5, self.messages()
@@ -176,7 +176,7 @@ class Fit:
 
     def messages(self) -> Floats:
         """Every game's messages as one vector: precisions then precision-adjusted means, size by size."""
-        return np.concatenate([x.ravel() for s in self.sizes.values() for x in (s.pi, s.tau)])
+        return np.concatenate([np.zeros(0), *(x.ravel() for s in self.sizes.values() for x in (s.pi, s.tau))])
 
     def set_messages(self, messages: Floats) -> bool:
         """Every game's messages from one vector (``messages``), and the marginals they make; refused (False, and
