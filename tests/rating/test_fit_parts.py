@@ -4,8 +4,9 @@ a local update's reach, a tie's truncated moments against scipy's truncated norm
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import log_ndtr
 
-from referee.rating import Ratings, anderson, environment, history, rate
+from referee.rating import BETA, SIGMA, Ratings, anderson, draw_margin, environment, history, rate
 from referee.rating.ep import truncate_above, truncate_within
 
 
@@ -122,3 +123,19 @@ def test_a_wins_truncated_moments_are_scipys(mu: float) -> None:
     want = stats.truncnorm((eps - mu) / sd, np.inf, loc=mu, scale=sd)
     got_mu, got_var = truncate_above(np.array([mu]), np.array([var]), eps)
     assert [got_mu[0], got_var[0]] == pytest.approx([want.mean(), want.var()], rel=1e-6, abs=1e-9)
+
+
+def test_how_well_two_entrants_difference_is_known_is_the_exact_posteriors() -> None:
+    """200 games of two entrants, each winning half: their difference is known to about 0.52 (the exact posterior
+    of the difference, integrated on a grid: the prior on it is N(0, 2 sigma0^2), each game a probit in it), far
+    better than either level; an entrant who joined after the fit has only sqrt(sigma_a^2 + sigma_b^2)."""
+    eps, d = draw_margin(), np.linspace(-15, 15, 20001)
+    wins = log_ndtr((d - eps) / (np.sqrt(2) * BETA)) + log_ndtr((-d - eps) / (np.sqrt(2) * BETA))
+    log_p = -d * d / (4 * SIGMA**2) + 100 * wins
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    exact = np.sqrt((p * (d - (p * d).sum()) ** 2).sum())
+    fit = rate("ab", [(("a", "b"), (1, 2)), (("a", "b"), (2, 1))] * 100)
+    assert fit.difference_sd("a", "b") == pytest.approx(exact, abs=0.01)
+    fit.join("c")
+    assert fit.difference_sd("c", "a") == pytest.approx(np.hypot(fit.get("c").sigma, fit.get("a").sigma))
