@@ -13,19 +13,26 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from threadpoolctl import threadpool_limits
 
+from .anderson import Anderson
 from .ep import Floats, game_messages, skill_precisions
 
 # the share of a game's new message taken in a full sweep (the rest is its old one): every game is updated from the
 # same marginals at once, so undamped they would all push the same way; 0.6 converged in the fewest sweeps of
 # 0.3-0.8 on 2,000 games of 50 entrants and 300 of 32 (docs/notes/2026-12-06-ratings.md)
 DAMPING = 0.6
-TOLERANCE = 1e-4  # a fit has converged when no mu or sigma moved more than this in a sweep
+TOLERANCE = 1e-5  # a fit has converged when no mu or sigma moved more than this in a sweep
 MAX_SWEEPS = 300
 LOCAL_PASSES = 3  # passes over just the games added since the last read
 # a full fit takes each sigma from the sites taken jointly (``joint_sigma``: an inverse of entrants x entrants, about
 # a second at 2,000); above this many entrants, sigma stays the product of one message per skill, which is
 # over-confident (docs/notes/2026-12-06-ratings.md)
 MAX_JOINT = 2500
+# a full fit keeps identical games (the same entrants in the same places, the same ties) as one row with a count:
+# each row's message is one game's, and the marginals hold it count times. Every game is updated from the same
+# marginals at once and starts from an empty message, so identical games have the same message at every sweep:
+# one row computes what its count of games would, at the cost of one (a round robin at fixed tables: 100,000
+# games in 6,000 rows; docs/notes/2026-12-06-rating-fit-speed.md). False: a row per game (tests compare the two).
+MERGE = True
 
 
 @dataclass
@@ -37,6 +44,7 @@ class _Size:
     ties: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), bool))
     pi: Floats = field(default_factory=lambda: np.zeros((0, 0)))
     tau: Floats = field(default_factory=lambda: np.zeros((0, 0)))
+    count: Floats = field(default_factory=lambda: np.zeros(0))  # the identical games each row stands for
     new: list[tuple[list[int], list[bool]]] = field(default_factory=list)
 
     def take_new(self) -> NDArray[np.int64]:
@@ -49,20 +57,30 @@ class _Size:
             self.ties = np.vstack([self.ties.reshape(-1, self.n - 1), t])
             self.pi = np.vstack([self.pi.reshape(-1, self.n), np.zeros(p.shape)])
             self.tau = np.vstack([self.tau.reshape(-1, self.n), np.zeros(p.shape)])
+            self.count = np.concatenate([self.count, np.ones(len(p))])
             self.new = []
         return np.arange(start, len(self.players))
 
     def restart(self, rank: NDArray[np.int64]) -> None:
         """Every game with empty messages, in an order of their seats' ranks and ties alone, so that the order
-        games came in (and the numbers entrants got) cannot change a bit of a fit."""
+        games came in (and the numbers entrants got) cannot change a bit of a fit; identical games (the same
+        entrants in the same places with the same ties) in one row that counts them."""
         self.take_new()
-        key = np.hstack([rank[self.players], self.ties]).T[::-1]
-        canonical = np.lexsort(key) if len(self.players) else np.zeros(0, np.int64)
-        self.players, self.ties = self.players[canonical], self.ties[canonical]
+        if not len(self.players):
+            return
+        key = np.hstack([rank[self.players], self.ties])
+        canonical = np.lexsort(key.T[::-1])
+        key, players, ties, count = key[canonical], self.players[canonical], self.ties[canonical], self.count[canonical]
+        if MERGE:
+            first = np.flatnonzero(np.concatenate([[True], (key[1:] != key[:-1]).any(axis=1)]))
+            players, ties, count = players[first], ties[first], np.add.reduceat(count, first)
+        self.players, self.ties, self.count = players, ties, count
         self.pi, self.tau = np.zeros(self.players.shape), np.zeros(self.players.shape)
 
     def copy(self) -> _Size:
-        return _Size(self.n, self.players.copy(), self.ties.copy(), self.pi.copy(), self.tau.copy(), list(self.new))
+        other = _Size(self.n, self.players.copy(), self.ties.copy(), self.pi.copy(), self.tau.copy())
+        other.count, other.new = self.count.copy(), list(self.new)
+        return other
 
 
 class Fit:
@@ -88,7 +106,10 @@ class Fit:
             self.widen = np.concatenate([self.widen, np.ones(extra)])
 
     def add(self, players: list[int], ties: list[bool]) -> None:
-        self.sizes.setdefault(len(players), _Size(len(players))).new.append((players, ties))
+        n = len(players)
+        if n not in self.sizes:
+            self.sizes[n] = _Size(n)
+        self.sizes[n].new.append((players, ties))
 
     def copy(self) -> Fit:
         other = Fit(*self.prior, self.beta2, self.eps)
@@ -106,9 +127,9 @@ class Fit:
         new_pi, new_tau, _ = game_messages(cav_tau / cav_pi, 1.0 / cav_pi, size.ties[rows], self.beta2, self.eps)
         new_pi = damping * new_pi + (1 - damping) * old_pi
         new_tau = damping * new_tau + (1 - damping) * old_tau
-        flat, m = seats.ravel(), len(self.pi)
-        self.pi += np.bincount(flat, (new_pi - old_pi).ravel(), minlength=m)
-        self.tau += np.bincount(flat, (new_tau - old_tau).ravel(), minlength=m)
+        flat, m, count = seats.ravel(), len(self.pi), size.count[rows, None]
+        self.pi += np.bincount(flat, (count * (new_pi - old_pi)).ravel(), minlength=m)
+        self.tau += np.bincount(flat, (count * (new_tau - old_tau)).ravel(), minlength=m)
         size.pi[rows], size.tau[rows] = new_pi, new_tau
 
     def settle(self) -> int:
@@ -132,21 +153,48 @@ class Fit:
 
     def _fit(self, rank: NDArray[np.int64]) -> int:
         self.pi, self.tau = np.full(len(self.pi), self.prior[0]), np.full(len(self.pi), self.prior[1])
+        self.sizes = dict(sorted(self.sizes.items()))  # sizes are swept one after the other: not in the games' order
         for size in self.sizes.values():
             size.restart(rank)
         groups, by_rank = self.groups(), np.argsort(rank)
-        sweeps = MAX_SWEEPS
+        rows = [np.repeat(np.sqrt(s.count), s.n) for s in self.sizes.values()]
+        weights = np.concatenate([np.zeros(0), *(w for row in rows for w in (row, row))])  # as ``messages``
+        sweeps, accelerate = MAX_SWEEPS, Anderson(weights)
         for sweep in range(1, MAX_SWEEPS + 1):
-            mu, pi = self.tau / self.pi, self.pi.copy()
+            mu, sigma, start = self.tau / self.pi, self.pi**-0.5, self.messages()
             self.sweep()
             self.recentre(groups, by_rank)
             moved = np.abs(self.tau / self.pi - mu).max(initial=0.0)
-            if max(moved, np.abs(pi**-0.5 - self.pi**-0.5).max(initial=0.0)) < TOLERANCE:
+            if max(moved, np.abs(sigma - self.pi**-0.5).max(initial=0.0)) < TOLERANCE:
                 sweeps = sweep
                 break
+            if not self.set_messages(accelerate.propose(start, self.messages())):
+                accelerate.forget()
         if len(self.pi) <= MAX_JOINT:
             self.widen = self.joint_sigma(rank) * np.sqrt(self.pi)
         return sweeps
+
+    def messages(self) -> Floats:
+        """Every game's messages as one vector: precisions then precision-adjusted means, size by size."""
+        return np.concatenate([np.zeros(0), *(x.ravel() for s in self.sizes.values() for x in (s.pi, s.tau))])
+
+    def set_messages(self, messages: Floats) -> bool:
+        """Every game's messages from one vector (``messages``), and the marginals they make; refused (False, and
+        nothing changed) if a precision is not above 0."""
+        parts, at = [], 0
+        for s in self.sizes.values():
+            k, shape = s.pi.size, s.pi.shape
+            parts.append((s, messages[at : at + k].reshape(shape), messages[at + k : at + 2 * k].reshape(shape)))
+            at += 2 * k
+        if not all((pi > 0).all() for _, pi, _ in parts):
+            return False
+        m = len(self.pi)
+        self.pi, self.tau = np.full(m, self.prior[0]), np.full(m, self.prior[1])
+        for s, pi, tau in parts:
+            s.pi, s.tau, flat = pi, tau, s.players.ravel()
+            self.pi += np.bincount(flat, (s.count[:, None] * pi).ravel(), minlength=m)
+            self.tau += np.bincount(flat, (s.count[:, None] * tau).ravel(), minlength=m)
+        return True
 
     def groups(self) -> NDArray[np.int64]:
         """Each entrant's group: entrants linked by games, directly or through others."""
@@ -186,7 +234,8 @@ class Fit:
                 cav_pi, cav_tau = self.pi[seats] - size.pi, self.tau[seats] - size.tau
                 _, _, sites = game_messages(cav_tau / cav_pi, 1.0 / cav_pi, size.ties, self.beta2, self.eps)
                 at = rank[seats]
-                np.add.at(precision, (at[:, :, None], at[:, None, :]), skill_precisions(sites, self.beta2))
+                blocks = skill_precisions(sites, self.beta2) * size.count[:, None, None]
+                np.add.at(precision, (at[:, :, None], at[:, None, :]), blocks)
         cov = np.asarray(np.linalg.inv(precision), dtype=np.float64)
         self.cov, self.cov_rank = cov, rank.copy()
         return np.sqrt(np.diag(cov))[rank]
