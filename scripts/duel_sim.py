@@ -55,8 +55,9 @@ POOLS = [
     ("counter-greedy-2p-place", "counter", "greedy", 2, 0.5, False, "place"),
 ]
 # greedy against greedy with a little noise: a patch that changes play on few deals, so most pairs are ties
-# (about 0.99, 0.95, 0.90, 0.85 and 0.80 of them); each pool is --tie-pairs pairs
-TIE_EPS = ("0.001", "0.004", "0.008", "0.012", "0.017")
+# (about 0.98, 0.95, 0.90, 0.85 and 0.81 of them: 0.017 gave 0.786, under the 80% issue 49 asks); each pool is
+# --tie-pairs pairs
+TIE_EPS = ("0.001", "0.004", "0.008", "0.012", "0.0165")
 
 
 def play_pools(pool_pairs: int, tie_pairs: int) -> dict[str, list[float]]:
