@@ -15,8 +15,8 @@ fresh seed per tournament), played by the engine and the bot kit's policies, and
     python3 scripts/separated_sim.py [--reps 200] [--deals 20] [--only identical|gap|twins] [--tables 2 3] [--json]
 
 Each rate comes with its 95% Clopper-Pearson interval; the JSON also gives every tournament's neighbour gaps,
-(mu_upper - mu_lower) / sd of the difference, so that another threshold can be judged on the same tournaments. The figures depend on the rating estimator
-(``referee.rating``): measure them again when it changes.
+(mu_upper - mu_lower) / sd of the difference, so that another threshold can be judged on the same tournaments.
+The figures depend on the rating estimator (``referee.rating``): measure them again when it changes.
 """
 
 from __future__ import annotations
