@@ -166,3 +166,35 @@ def test_duel_sim_prints_every_rate_with_its_interval(tmp_path) -> None:
     ]
     assert all(c["ties"] == 0.95 and c["duels"] == 40 and "no_spread_minimum" in c for c in ties)
     assert fam["pooled_ci95"][0] < fam["pooled_rate"] < fam["pooled_ci95"][1]
+
+
+def test_duel_sim_bootstraps_one_tie_pool_alone_with_its_own_seeds(tmp_path) -> None:
+    """`--only ties-POOL` runs that tie pool's two checks and nothing else, with the seeds it has in the full run
+    (its place among the tie pools), so the pools can be bootstrapped in parallel and their rows put together."""
+    import json
+    import random
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rng = random.Random(9)
+    pools = {name: [rng.gauss(0, 3) for _ in range(30)]  # the other pools, which --only leaves out
+             for name in ("random-2p", "greedy+eps0.2-2p", "counter+eps0.2-2p", "counter-greedy-2p", "random-4p",
+                          "counter-greedy-4p", "random-2p-place", "counter-greedy-2p-place")}  # fmt: skip
+    for e in ("0.001", "0.004"):
+        pools[f"ties-greedy+eps{e}"] = [0.0] * 180 + [rng.gauss(0.3, 6) for _ in range(20)]
+    (tmp_path / "pools.json").write_text(json.dumps(pools))
+    script = Path(__file__).resolve().parents[2] / "scripts" / "duel_sim.py"
+
+    def ties(*only: str) -> list[dict]:
+        out = subprocess.run([sys.executable, str(script), "--load-pools", str(tmp_path / "pools.json"), "--duels",
+                              "60", "--json", *only], capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        printed = json.loads(out.stdout.splitlines()[-1])
+        assert printed["cells"] == [] and printed["clear_cut"] == []
+        return printed["ties"]
+
+    both = ties("--only", "ties")
+    alone = ties("--only", "ties-greedy+eps0.004")
+    assert [c["pool"] for c in both] == ["ties-greedy+eps0.001"] * 2 + ["ties-greedy+eps0.004"] * 2
+    assert alone == both[2:]
