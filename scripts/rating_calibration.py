@@ -3,8 +3,8 @@
 between the leaderboard (mu - 3 sigma) and the truth, for the whole-history fit (``referee.rating``) and for the
 one-pass update the leaderboard used before (trueskill 0.4.5 with tau sigma/100), on the same games.
 
-Two fields of N entrants a seed, tables of 4 drawn uniformly at random, each seat performing its true skill plus
-N(0, beta):
+Fields of N entrants a seed, tables of 4 drawn uniformly at random, each seat performing its true skill plus
+N(0, beta), neighbouring places tied within TrueSkill's draw margin (as the model says):
 
 - ``prior``: true skills drawn from the prior N(25, (25/3)^2), the model's own (the fair test of coverage: a
   posterior is calibrated over skills drawn from its prior);
@@ -25,7 +25,7 @@ import numpy as np
 import trueskill
 from scipy.stats import kendalltau
 
-from referee.rating import BETA, DRAW_PROBABILITY, MU, SIGMA, Rating, Ratings, rate
+from referee.rating import BETA, DRAW_PROBABILITY, MU, SIGMA, Rating, Ratings, draw_margin, rate
 
 CHECKPOINTS = (50, 200, 1000)
 FIELDS = ("prior", "graded", "centred")
@@ -41,13 +41,18 @@ def truth(field: str, n: int, rng: random.Random) -> list[float]:
 
 
 def games_of(skills: list[float], count: int, rng: random.Random) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
-    out = []
+    """Random tables of 4 from TrueSkill's model, ties included: neighbouring performances within the draw margin
+    share a place (a generator without ties made the fit's sigma look over-confident: a strict win then says
+    more than the games were drawn to say)."""
+    eps, out = draw_margin(), []
     for _ in range(count):
         seats = rng.sample(range(len(skills)), 4)
         perf = [skills[s] + rng.gauss(0, BETA) for s in seats]
         order = sorted(range(4), key=lambda i: -perf[i])
-        places = [0] * 4
-        for place, i in enumerate(order, 1):
+        places, place = [0] * 4, 1
+        for j, i in enumerate(order):
+            if j and perf[order[j - 1]] - perf[i] > eps:
+                place = j + 1
             places[i] = place
         out.append((tuple(f"e{s:02d}" for s in seats), tuple(places)))
     return out
