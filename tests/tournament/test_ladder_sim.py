@@ -57,6 +57,7 @@ def test_the_calibrations_games_tie_within_the_draw_margin_as_the_model_does() -
     """The calibration's games are TrueSkill's model's, ties included: between equal entrants some neighbouring
     places tie (a generator without ties made the fit's sigma look over-confident), and places are competition
     ranks (1, 1, 3, 4: a tie takes the places it covers)."""
+    import itertools
     import random
 
     sys.path.insert(0, str(SCRIPTS))
@@ -69,4 +70,5 @@ def test_the_calibrations_games_tie_within_the_draw_margin_as_the_model_does() -
     assert 40 < tied < 200, tied  # about a quarter of 4-seat games between equals hold a tie (106 here)
     for _, places in games:
         ranked = sorted(places)
-        assert ranked[0] == 1 and all(p in (q, i + 1) for i, (q, p) in enumerate(zip(ranked, ranked[1:]), 1)), places
+        steps = enumerate(itertools.pairwise(ranked), 1)
+        assert ranked[0] == 1 and all(p in (q, i + 1) for i, (q, p) in steps), places
