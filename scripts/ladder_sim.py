@@ -17,7 +17,8 @@ be asked over a hundred seeds; what carries over to real games must still be mea
 
 - ``--calibration``: instead, the ratings' calibration on random tables of 4 (``rating_calibration.py``): the
   coverage of mu +- 1.96 sigma and Kendall's tau, whole-history fit beside the one-pass update, on the same
-  games, for 16, 32 and 64 entrants at 50, 200 and 1,000 games (default 24 seeds).
+  games, for 16, 32 and 64 entrants at 50, 200 and 1,000 games (default 24 seeds), on three fields: skills
+  drawn from the prior, the graded field above, and that field centred on the prior's mean.
 
 Prints the games to tau 0.9 for the pairing and for uniformly random tables on the same seeds, their ratio with a
 90% bootstrap interval (as bench_ladder), and when each first reached tau 0.9 (averaged over the seeds).
@@ -125,7 +126,8 @@ def main() -> int:
 
 
 def calibration(seeds: int, jobs: int, as_json: bool) -> int:
-    cells = [(field, n, seed) for field in ("prior", "graded") for n in (16, 32, 64) for seed in range(1, seeds + 1)]
+    sizes, fields = (16, 32, 64), rating_calibration.FIELDS
+    cells = [(field, n, seed) for field in fields for n in sizes for seed in range(1, seeds + 1)]
     with ProcessPoolExecutor(jobs, initializer=configure, initargs=("warning",)) as pool:
         outs = list(pool.map(rating_calibration.one, *zip(*cells, strict=True)))
     runs = [(field, n, out) for (field, n, _), out in zip(cells, outs, strict=True)]

@@ -51,3 +51,24 @@ def test_bad_arguments_are_refused() -> None:
         out = subprocess.run([sys.executable, str(SCRIPTS / "ladder_sim.py"), *args], capture_output=True,
                              text=True, timeout=60)  # fmt: skip
         assert out.returncode == 2 and says in out.stderr, out.stderr
+
+
+def test_the_calibrations_games_tie_within_the_draw_margin_as_the_model_does() -> None:
+    """The calibration's games are TrueSkill's model's, ties included: between equal entrants some neighbouring
+    places tie (a generator without ties made the fit's sigma look over-confident), and places are competition
+    ranks (1, 1, 3, 4: a tie takes the places it covers)."""
+    import itertools
+    import random
+
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import rating_calibration
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    games = rating_calibration.games_of([25.0] * 8, 400, random.Random(3))
+    tied = sum(len(set(places)) < 4 for _, places in games)
+    assert 40 < tied < 200, tied  # about a quarter of 4-seat games between equals hold a tie (106 here)
+    for _, places in games:
+        ranked = sorted(places)
+        steps = enumerate(itertools.pairwise(ranked), 1)
+        assert ranked[0] == 1 and all(p in (q, i + 1) for i, (q, p) in steps), places
