@@ -90,13 +90,19 @@ def test_tokens_come_from_the_file_and_the_environment() -> None:
     assert s.organiser_tokens == (TOKEN, "env-org-token-1", "env-org-token-2")
     assert dict(s.author_tokens) == {"alice": "alice-token", "bob": "bob-token-1", "carol": "carol-token-1"}
     assert parse({}, SRC, {"ABLUXX_ORGANISER_TOKENS": ""}).organiser_tokens == ()
+    edge = parse({"auth": {"organiser_tokens": ["8chars!!", "TOKEN-X-12"]}}, SRC, env={})
+    assert edge.organiser_tokens == ("8chars!!", "TOKEN-X-12")  # 8 characters is enough; any but space , :
 
 
-def test_tokens_from_os_environ_when_no_env_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tokens_from_os_environ_when_no_env_is_given(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ABLUXX_ORGANISER_TOKENS", "from-the-environment")
     monkeypatch.delenv("ABLUXX_AUTHOR_TOKENS", raising=False)
     assert parse({}, SRC).organiser_tokens == ("from-the-environment",)
     assert load(None).organiser_tokens == ("from-the-environment",)
+    path = tmp_path / "server.toml"
+    path.write_text('[auth]\norganiser_tokens = ["from-the-file"]\n')
+    assert load(path, env={}).organiser_tokens == ("from-the-file",)  # the environment given, not os.environ
+    assert load(path).organiser_tokens == ("from-the-file", "from-the-environment")
 
 
 TOKEN_WORDS = "a token must be at least 8 characters, without spaces, ',' or ':'"
@@ -243,11 +249,13 @@ def test_the_sites_host_names() -> None:
     assert hosts(host="10.0.0.5") == ["localhost", "127.0.0.1", "[::1]", "10.0.0.5"]
     assert hosts(host="fd00::5") == ["localhost", "127.0.0.1", "[::1]", "[fd00::5]"]
     assert hosts(host="[fd00::6]") == ["localhost", "127.0.0.1", "[::1]", "[fd00::6]"]
+    assert hosts(host="XboxX") == ["localhost", "127.0.0.1", "[::1]", "XboxX"]
     assert hosts(host="10.0.0.5", public_origin="http://Pub.Example:8080", allowed_hosts=["a.example", "10.0.0.5"]) == [
         "localhost", "127.0.0.1", "[::1]", "10.0.0.5", "pub.example", "a.example"]  # fmt: skip
     assert parse({"http": {"public_origin": "https://site.example"}}, SRC, env={}).http.public_origin == (
         "https://site.example")  # fmt: skip
     assert parse({"http": {"public_origin": ""}}, SRC, env={}).http.public_origin == ""
+    assert parse({"http": {"public_origin": "https://Site.BOX/"}}, SRC, env={}).http.public_origin == "https://site.box"
 
 
 def test_a_settings_file_is_read_and_a_bad_one_named(tmp_path: Path) -> None:
@@ -267,5 +275,8 @@ def test_a_settings_file_is_read_and_a_bad_one_named(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as refused:
         load(tmp_path / "missing.toml", env={})
     assert refused.value.message == f"{tmp_path / 'missing.toml'}: cannot read the file (No such file or directory)"
-    assert refused.value.source == str(tmp_path / "missing.toml")
+    assert refused.value.source == str(tmp_path / "missing.toml") and refused.value.key == ""
+    with pytest.raises(BadInput) as refused:
+        load(None, env={"ABLUXX_ORGANISER_TOKENS": "same-token-1,same-token-1"})
+    assert (refused.value.source, refused.value.key) == ("<defaults>", "auth")
     assert load(None, env={"ABLUXX_AUTHOR_TOKENS": "bob:bob-token-1"}).author_tokens == {"bob": "bob-token-1"}
