@@ -92,6 +92,11 @@ def test_tokens_come_from_the_file_and_the_environment() -> None:
     assert parse({}, SRC, {"ABLUXX_ORGANISER_TOKENS": ""}).organiser_tokens == ()
     edge = parse({"auth": {"organiser_tokens": ["8chars!!", "TOKEN-X-12"]}}, SRC, env={})
     assert edge.organiser_tokens == ("8chars!!", "TOKEN-X-12")  # 8 characters is enough; any but space , :
+    edges = parse({"service": {"validation_opponents": ["greedy", "random", "counter", "hoard"], "shutdown_grace_s": 0},
+                   "sandbox": {"memory_mb": 512}}, SRC, env={})  # fmt: skip
+    assert edges.validation_opponents == ("greedy", "random", "counter", "hoard") and edges.shutdown_grace_s == 0.0
+    assert edges.sandbox.memory_mb == 512
+    assert parse({"service": {"shutdown_grace_s": 3600}}, SRC, env={}).shutdown_grace_s == 3600.0
 
 
 def test_tokens_from_os_environ_when_no_env_is_given(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -126,7 +131,8 @@ NAME_WORDS = "an author name must be 1-40 letters, digits or _.+-"
      ({}, {"ABLUXX_AUTHOR_TOKENS": "bob:bob-token-1,carol"}, "ABLUXX_AUTHOR_TOKENS [1]",
       "expected name:token pairs separated by commas"),
      ({}, {"ABLUXX_AUTHOR_TOKENS": "b b:bob-token-1"}, "ABLUXX_AUTHOR_TOKENS [0]", NAME_WORDS),
-     ({}, {"ABLUXX_AUTHOR_TOKENS": "bob:short"}, "ABLUXX_AUTHOR_TOKENS [0]", TOKEN_WORDS)],
+     ({}, {"ABLUXX_AUTHOR_TOKENS": "bob:short"}, "ABLUXX_AUTHOR_TOKENS [0]", TOKEN_WORDS),
+     ({}, {"ABLUXX_AUTHOR_TOKENS": "bob:tok:en-12345"}, "ABLUXX_AUTHOR_TOKENS [0]", TOKEN_WORDS)],
 )  # fmt: skip
 def test_a_bad_token_or_author_is_refused_naming_where_it_came_from(data, env, key, words) -> None:
     _refused(data, key, words, env)
