@@ -39,9 +39,11 @@ def _service(data: Path, max_open: int = 10) -> RefereeService:
     return RefereeService(open_store(data), settings)
 
 
-def _run(tmp_path: Path, body: Callable[[RefereeService], Awaitable[None]], max_open: int = 10) -> None:
+def serving(make: Callable[[], RefereeService], body: Callable[[RefereeService], Awaitable[None]]) -> None:
+    """``body`` on the service ``make`` builds on a loop of its own, drained and closed after."""
+
     async def run() -> None:
-        svc = _service(tmp_path / "data", max_open)
+        svc = make()
         try:
             await body(svc)
         finally:
@@ -49,6 +51,10 @@ def _run(tmp_path: Path, body: Callable[[RefereeService], Awaitable[None]], max_
             svc.reader.close()
 
     asyncio.run(run())
+
+
+def _run(tmp_path: Path, body: Callable[[RefereeService], Awaitable[None]], max_open: int = 10) -> None:
+    serving(lambda: _service(tmp_path / "data", max_open), body)
 
 
 def _create(svc: RefereeService, name: str, entrants: list[dict] = HOUSE, token: str = FIRST, **fields):
