@@ -37,6 +37,7 @@ from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import record_in
+from referee.records.recordfile import RecordError
 from referee.records.private import private_folder, write_private
 from referee.tournament.deals import fresh_seed
 
@@ -124,10 +125,11 @@ def refusals_of(folder: Path, owner: str) -> list[Refused]:
 
 
 def owner_of(folder: Path, game_id: str) -> str | None:
-    """The author who submitted the bot of the validation game ``game_id`` in ``folder``, or None (no such game)."""
+    """The author who submitted the bot of the validation game ``game_id`` in ``folder``, or None (no such game,
+    nor an id any game could have, such as one with a slash: NotFound, not DataLoss, for a caller's bad id)."""
     try:
         return record_in(folder, game_id).with_suffix(_OWNER).read_text(encoding="utf-8").strip() or None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecordError):
         return None
 
 

@@ -231,3 +231,5 @@ def test_owner_of_a_game_with_no_owner_file_or_an_empty_one_is_none(tmp_path: Pa
     assert owner_of(tmp_path, "validate-x-1") == "bob"
     assert owner_of(tmp_path, "validate-x-2") is None
     assert owner_of(tmp_path, "validate-x-3") is None
+    assert owner_of(tmp_path, "validate-x/1") is None  # an id no game can have: no such game, not a lost record
+    assert owner_of(tmp_path, "validate-..") is None
