@@ -37,8 +37,8 @@ from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import record_in
-from referee.records.recordfile import RecordError
 from referee.records.private import private_folder, write_private
+from referee.records.recordfile import RecordError
 from referee.tournament.deals import fresh_seed
 
 from .settings import Settings
