@@ -37,9 +37,6 @@ from .watching import WatchCalls
 SERVICE_NAME = "abluxxen.v1.Referee"
 SERVER_OPTIONS = [
     ("grpc.so_reuseport", 0),
-    # half-open connections (a dial-in bot's machine gone without a FIN): a ping every 30 s, an answer within 10 s
-    ("grpc.keepalive_time_ms", 30_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),  # the kit's own keepalive pings are welcome
 ]
 
@@ -95,6 +92,9 @@ def _grpc_server(service: RefereeService, settings: Settings) -> tuple[grpc.aio.
     # an upload (SubmitBot) may be up to the upload cap; gRPC's own default is 4 MiB a message
     most = settings.uploads.max_mb * 1024 * 1024 + 65536
     options = [*SERVER_OPTIONS, ("grpc.max_receive_message_length", most)]
+    # half-open connections (a dial-in bot's machine gone without a FIN): a ping every keepalive_s, answered in time
+    options += [("grpc.keepalive_time_ms", settings.keepalive_s * 1000),
+                ("grpc.keepalive_timeout_ms", settings.keepalive_timeout_s * 1000)]  # fmt: skip
     server = grpc.aio.server(options=options, interceptors=[CallCounter()])
     ref_grpc.add_RefereeServicer_to_server(service, server)
     server.add_generic_rpc_handlers((gateway_handler(service),))  # dial-in bots (gateway.py)

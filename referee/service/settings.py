@@ -21,6 +21,8 @@
     max_dialins = 500                      # bots dialled in (BotGateway connections) at once, in all
     max_dialins_per_author = 8             # ... per author
     dialin_hello_s = 10                    # a new connection must send its DialIn within this
+    keepalive_s = 30                       # a ping on every connection this often (a half-open one is found) ...
+    keepalive_timeout_s = 10               # ... answered within this, or the connection is closed
 
     [http]                                 # the web site (docs/web.md); served only with a port, here or --http-port
     port = 8080                            # 0 picks a free one
@@ -97,6 +99,8 @@ _LIMITS = {  # [service] key: (default, highest allowed); docs/security.md lists
     "max_dialins": (500, 1_000_000),
     "max_dialins_per_author": (8, 1_000_000),
     "dialin_hello_s": (10, 600),
+    "keepalive_s": (30, 86_400),
+    "keepalive_timeout_s": (10, 3600),
 }
 _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/security.md lists each
     "max_event_streams": (200, 1, 1_000_000),
@@ -170,6 +174,8 @@ class Settings:
     max_dialins: int = _LIMITS["max_dialins"][0]  # BotGateway connections open at once, in all
     max_dialins_per_author: int = _LIMITS["max_dialins_per_author"][0]  # ... per author
     dialin_hello_s: int = _LIMITS["dialin_hello_s"][0]  # a new connection's DialIn, and an OpenGame's write, within
+    keepalive_s: int = _LIMITS["keepalive_s"][0]  # the server pings every connection this often ...
+    keepalive_timeout_s: int = _LIMITS["keepalive_timeout_s"][0]  # ... and closes one that does not answer in this
     http: HttpSettings = field(default_factory=HttpSettings)
     health: HealthSettings = field(default_factory=HealthSettings)
     uploads: UploadSettings = field(default_factory=UploadSettings)

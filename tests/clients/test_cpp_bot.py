@@ -21,6 +21,7 @@ import pytest
 
 from referee.engine import Options
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from tests.builds import CPP_DIR, build_cpp_bot
 from tests.service.helpers import ALICE, self_signed, start_server, wait_for, write_settings
 from tests.service.test_dialin import Bot, _free_port, faults, games_of, open_ladder, seat
 
@@ -33,25 +34,21 @@ from .bot_driver import (
     totals_against_random,
 )
 
-CPP_DIR = Path(__file__).resolve().parents[2] / "clients" / "cpp"
 ABLUXX = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
 WHAT = "the C++ bot's tests (Debian: libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc pkg-config g++ make)"
 
 
 @pytest.fixture(scope="session")
 def cppbot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bot's binary, built once per session with `make BUILD=...` outside the source tree."""
+    """The bot's binary, built once per run with `make BUILD=...` outside the source tree (tests/builds.py)."""
     for tool in ("make", "g++", "pkg-config", "protoc", "grpc_cpp_plugin"):
         need(tool, WHAT)
     if subprocess.run(["pkg-config", "--exists", "grpc++", "protobuf"]).returncode != 0:
         need("pkg-config grpc++ protobuf", WHAT)  # not a tool on the PATH: skips, or fails under CI, saying why
-    build = tmp_path_factory.mktemp("cppbot")
-    done = subprocess.run(
-        ["make", "-C", str(CPP_DIR), f"BUILD={build}", "-j2"], capture_output=True, text=True, timeout=900
-    )
+    binary, done = build_cpp_bot(tmp_path_factory)
     assert done.returncode == 0, done.stderr[-3000:]
     assert not (CPP_DIR / "build").exists(), "the build wrote into the source tree"
-    return build / "cppbot"
+    return binary
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ one Play stream per seat.
 from __future__ import annotations
 
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from referee.engine import Options
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
+from tests.builds import node_packages
 
 from .bot_driver import (
     BotProcess,
@@ -30,11 +30,9 @@ NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
 
 
 @pytest.fixture(scope="module")
-def node() -> str:
+def node(tmp_path_factory: pytest.TempPathFactory) -> str:
     node = need("node", "the Node bot's tests")
-    npm = need("npm", "the Node bot's tests")
-    if not (NODE_DIR / "node_modules").is_dir():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, timeout=300)
+    node_packages(tmp_path_factory, need("npm", "the Node bot's tests"))
     return node
 
 

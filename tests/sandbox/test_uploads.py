@@ -4,6 +4,7 @@ pass their checks in the sandbox and play an open ladder's games there, each at 
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import subprocess
@@ -18,6 +19,7 @@ from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import bot_pb2, bot_pb2_grpc
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.uploads import UploadSettings, unpack
+from tests.builds import build_cpp_bot
 from tests.sandbox.conftest import needs_sandbox
 from tests.service.helpers import (
     ABLUXX,
@@ -34,7 +36,6 @@ from tests.service.helpers import (
 )
 from tests.service.test_ladder import games, names, tournament, wait_for
 
-CPP_DIR = Path(__file__).resolve().parents[2] / "clients" / "cpp"
 PY_BOT = """from abluxx_bot import serve
 from abluxx_bot.examples import factory
 
@@ -53,7 +54,8 @@ serve(made, 0)
 
 def _tar(members: list[tarfile.TarInfo], data: dict[str, bytes] | None = None) -> bytes:
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    # gzip's header time fixed: the same archive, and so the same test id, in every pytest-xdist worker
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
         for m in members:
             body = (data or {}).get(m.name)
             if body is not None:
@@ -135,13 +137,11 @@ def _hello(hello) -> bot_pb2.HelloReply | None:
 
 @pytest.fixture(scope="module")
 def cppbot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    build = tmp_path_factory.mktemp("cppbot")
-    done = subprocess.run(["make", "-C", str(CPP_DIR), f"BUILD={build}", "-j2"], capture_output=True, text=True,
-                          timeout=900)  # fmt: skip
+    binary, done = build_cpp_bot(tmp_path_factory)  # once per run, shared with tests/clients (tests/builds.py)
     if done.returncode != 0 and os.environ.get("CI") != "true":  # .ci/run installs Debian's gRPC C++
         pytest.skip(f"the C++ bot does not build here: {done.stderr[-500:]}")
     assert done.returncode == 0, done.stderr[-3000:]
-    return build / "cppbot"
+    return binary
 
 
 @needs_sandbox()

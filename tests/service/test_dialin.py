@@ -24,6 +24,7 @@ import pytest
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from tests.builds import node_packages
 
 from .helpers import (
     ABLUXX,
@@ -280,13 +281,12 @@ def test_with_worker_processes_a_dial_in_bot_plays_in_the_service_process(tmp_pa
         srv.stop()
 
 
-def test_the_node_bot_dials_in_and_plays(tmp_path: Path) -> None:
+def test_the_node_bot_dials_in_and_plays(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     node_dir = Path(__file__).resolve().parents[2] / "clients" / "node"
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("needs node and npm")
-    if not (node_dir / "node_modules").is_dir():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=node_dir, check=True, timeout=300)
+    node_packages(tmp_path_factory, npm)
     srv = start_server(tmp_path / "data", write_settings(tmp_path))
     bot = Bot([node, str(node_dir / "bot.js"), "--connect", srv.address, "--token", ALICE, "--as", "nd"])
     try:
@@ -303,9 +303,13 @@ def test_a_half_open_connection_is_found_by_keepalive_and_the_bot_is_down_until_
     tmp_path: Path,
 ) -> None:
     """SIGSTOP: the bot's socket stays open (its kernel still acknowledges) but nothing answers the referee's
-    keepalive pings, as with a machine gone without a word. The referee closes the connection (a ping every 30 s,
-    10 s for its answer) and the bot is down; SIGCONT, and it connects again and is up."""
-    srv = start_server(tmp_path / "data", write_settings(tmp_path))
+    keepalive pings, as with a machine gone without a word. The referee closes the connection (here a ping every
+    3 s, 2 s for its answer: the defaults' 30 and 10 s cost the suite 40 s) and the bot is down; SIGCONT, and it
+    connects again and is up."""
+    settings = write_settings(tmp_path)
+    keepalive = "[service]\nkeepalive_s = 3\nkeepalive_timeout_s = 2\n"
+    settings.write_text(settings.read_text().replace("[service]\n", keepalive))
+    srv = start_server(tmp_path / "data", settings)
     bot = fixture_bot(srv.address, "dg")
     try:
         tid = open_ladder(srv)
