@@ -93,22 +93,26 @@ def on_service(loop: asyncio.AbstractEventLoop, route: BaseRoute) -> BaseRoute:
 
 
 class Page(HTMLResponse):
-    """An HTML response whose body ``make()`` renders as it is sent (on the site's thread); ``started``
-    (perf_counter) is when the request came, for its Server-Timing."""
+    """An HTML response whose body is rendered as it is sent: by ``there()`` (a render process, render.py) when
+    given, else by ``make()`` on the site's thread; ``started`` (perf_counter) is when the request came, for its
+    Server-Timing."""
 
-    def __init__(self, make: Callable[[], str], status_code: int, started: float) -> None:
+    def __init__(
+        self, make: Callable[[], str], status_code: int, started: float,
+        there: Callable[[], Awaitable[str]] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(b"", status_code)
-        self.make, self.started = make, started
+        self.make, self.started, self.there = make, started, there
         del self.headers["content-length"]  # set once the body is made
 
-    def rendered(self) -> Page:
-        """Render now (an error page that must not fail while it is sent)."""
-        self.body = self.make().encode()
+    def rendered(self, text: str | None = None) -> Page:
+        """Render now (an error page that must not fail while it is sent), or take ``text``, rendered already."""
+        self.body = (self.make() if text is None else text).encode()
         self.headers["content-length"] = str(len(self.body))
         self.headers["server-timing"] = f"app;dur={(time.perf_counter() - self.started) * 1000:.1f}"
         return self
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if "content-length" not in self.headers:
-            self.rendered()
+            self.rendered(None if self.there is None else await self.there())
         await super().__call__(scope, receive, send)
