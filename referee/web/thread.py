@@ -1,17 +1,18 @@
 """The site on a thread and event loop of its own, so that a busy site cannot delay the gRPC service (docs/web.md,
 "Speed"; the measurements in docs/notes/2026-12-06-site-loop.md).
 
-uvicorn, Starlette's routing and middleware, the sessions, the forms and the rendering of every page run on the
-site's thread. What a page shows lives on the service's loop (its store connection, the registry, the standings,
-the live hub): each route's handler runs there, as bulk work of the referee loop (``referee.event_loop``: the
-loop's prompt lane, gRPC's I/O and handlers, goes first in each turn), and returns a ``Page``, which the site's
-thread renders as it sends it. A handler's context must be values the loop will not change after it returns.
+uvicorn, Starlette's routing and middleware, the sessions and the forms run on the site's thread. What a page
+shows lives on the service's loop (its store connection, the registry, the standings, the live hub): each route's
+handler runs there, as bulk work of the referee loop (``referee.event_loop``: the loop's prompt lane, gRPC's I/O and
+handlers, goes first in each turn), and returns a ``Page``, which is rendered as it is sent: in a render process
+(render.py), or on the site's thread. A handler's context must be values the loop will not change after it returns,
+and that pickle can copy to a render process.
 
 - ``on_service(loop, route)``: the route with its handler run on the service's ``loop``; a streamed body (a live
   update) is read there too, one item at a time.
 - ``site_thread``: marks a handler that runs on the site's thread instead (one that reads the request's body,
   which only the site's loop can receive: the sign-in forms). It may not touch the service's loop-bound state.
-- ``Page``: an HTML response rendered when it is sent.
+- ``Page``: an HTML response rendered when it is sent (render.py).
 """
 
 from __future__ import annotations
