@@ -10,8 +10,11 @@ calls wait for: here it holds none of theirs, and on a busy machine the kernel r
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import os
 import pickle
+import signal
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -27,6 +30,7 @@ from referee.terminal import printable
 
 TEMPLATES = Path(__file__).parent / "templates"
 RENDER_NICE = 5  # how far below the service a render process runs (os.nice)
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _shown(value: Any) -> Any:
@@ -57,7 +61,12 @@ _ENV: list[jinja2.Environment] = []  # a render process's own templates
 
 
 def _begin() -> None:
-    """A render process starts: below the service in priority, with its own templates."""
+    """A render process starts: below the service in priority, with its own templates, and killed by the kernel
+    when the thread that started it ends (the site's, or the whole server killed): no render process outlives it."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux's prctl; elsewhere the pool's own shutdown
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:  # the server died before the line above
+        os._exit(0)
     os.nice(RENDER_NICE)
     _ENV.append(environment())
 
@@ -99,5 +108,5 @@ class Renderer:
 
     def close(self) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
