@@ -45,7 +45,7 @@ def _sign_in(site, token: str, **headers: str):
 
 def test_every_answer_has_the_security_headers_and_only_static_files_are_cached(site, store) -> None:
     _, tid = store
-    for path in ("/", f"/t/{tid}", "/nowhere", "/static/site.js", "/static/nothing.js", "/api/", "/api/t/nope"):
+    for path in ("/", f"/t/{tid}/games", "/nowhere", "/static/site.js", "/static/nothing.js", "/api/", "/api/t/nope"):
         r = site.get(path)
         assert r.headers["content-security-policy"] == CSP and "form-action 'self'" in CSP
         assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
