@@ -103,7 +103,15 @@ def test_sign_in_sets_an_httponly_strict_session_and_sign_out_ends_it_for_every_
     assert "alice" in site.get("/").text and "Sign out" in site.get("/").text
     out = site.post("/signout", data={"csrf": site.client.cookies.get("abluxx_csrf")}, headers={"origin": ORIGIN})
     assert out.status_code == 303 and out.headers["location"] == "/"
+    cleared = out.headers["set-cookie"]
+    assert cleared.startswith('abluxx_session=""') and "Max-Age=0" in cleared and "Path=/" in cleared
+    assert "HttpOnly" in cleared and "samesite=strict" in cleared.lower() and "Secure" not in cleared
     assert "Sign out" not in site.get("/", cookies={"abluxx_session": kept}).text  # the copy signs nobody in
+
+
+def test_signing_out_without_a_session_is_a_plain_redirect(site) -> None:
+    out = site.post("/signout", data={"csrf": _csrf(site)}, headers={"origin": ORIGIN})
+    assert out.status_code == 303 and out.headers["location"] == "/"
 
 
 def test_an_organiser_signs_in_to_the_home_page(site) -> None:
@@ -161,6 +169,9 @@ def test_behind_an_https_proxy_cookies_are_secure_and_forms_come_from_the_public
         sent = {"origin": "https://referee.example.org", "cookie": f"abluxx_csrf={csrf}"}  # a Secure cookie, by https
         r = site.post("/signin", data={"token": "alice-secret", "csrf": csrf}, headers=sent)
         assert r.status_code == 303 and "secure" in r.headers["set-cookie"].lower()
+        session = r.headers["set-cookie"].split(";")[0]
+        out = site.post("/signout", data={"csrf": csrf}, headers={**sent, "cookie": f"{sent['cookie']}; {session}"})
+        assert out.status_code == 303 and "Secure" in out.headers["set-cookie"]
 
 
 def test_the_api_lists_pages_and_errors_as_json(site, store) -> None:
