@@ -12,18 +12,21 @@ from pathlib import Path
 import pytest
 
 from referee.records import read_record
-from referee.web.app import CSP
+from referee.web.app import CSP, PLAIN_500
 
 from .conftest import save_tournament
 from .inprocess import SETTINGS, served
+from .site import half_played
 
 ORIGIN = "http://127.0.0.1:8080"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> tuple[Path, str]:
+def store(tmp_path_factory) -> tuple[Path, str, list[str]]:
+    """A finished round robin, and a tournament whose played games' decks are still to be played (withheld)."""
     data, tid = save_tournament(tmp_path_factory.mktemp("inprocess") / "data", ("ada", "bob", "cyd"))
-    return data, tid
+    _, secret, _ = half_played(data, ("dee", "eve", "fay"))
+    return data, tid, secret
 
 
 @pytest.fixture
@@ -55,7 +58,7 @@ def _sign_in(site, token: str, **headers: str):
 
 
 def test_every_answer_has_the_security_headers_and_only_static_files_are_cached(site, store) -> None:
-    _, tid = store
+    _, tid, _ = store
     for path in ("/", f"/t/{tid}/games", "/nowhere", "/static/site.js", "/static/nothing.js", "/api/", "/api/t/nope"):
         r = site.get(path)
         assert r.headers["content-security-policy"] == CSP and "form-action 'self'" in CSP
@@ -71,7 +74,7 @@ def test_every_answer_has_the_security_headers_and_only_static_files_are_cached(
 
 
 def test_a_page_says_its_server_time_and_an_unknown_one_is_a_404_page(site, store) -> None:
-    _, tid = store
+    _, tid, _ = store
     r = _built(site, f"/t/{tid}")
     assert r.status_code == 200 and 'data-games="6"' in r.text and "webtest" in r.text
     assert re.fullmatch(r"app;dur=\d+\.\d", r.headers["server-timing"])
@@ -134,7 +137,8 @@ def test_a_form_without_its_token_from_elsewhere_or_too_big_is_refused(site) -> 
     assert big.status_code == 413 and "too large" in big.text
     many = "&".join(f"f{i}=1" for i in range(9))
     form = {"origin": ORIGIN, "content-type": "application/x-www-form-urlencoded"}
-    assert site.post("/signin", content=many.encode(), headers=form).status_code == 400
+    fields = site.post("/signin", content=many.encode(), headers=form)
+    assert fields.status_code == 400 and "the form has too many fields" in fields.text
     ok = site.post("/signin", content=f"token=alice-secret&csrf={csrf}".encode(), headers=form)
     assert ok.status_code == 303  # without Origin too (no header: an older browser)
 
@@ -146,12 +150,13 @@ def test_an_unknown_or_overlong_token_is_refused_and_then_throttled(store) -> No
             r = _sign_in(site, token)
             assert r.status_code == 401 and "not one this server knows" in r.text
         r = _sign_in(site, "third-wrong")
-        assert r.status_code == 429 and int(r.headers["retry-after"]) > 0 and "<p class" in r.text
+        assert r.status_code == 429 and int(r.headers["retry-after"]) > 0
+        assert re.search(r"Too many failed sign-ins [^<]*: try again in \d+ s\.<", r.text)
         assert _sign_in(site, "").status_code in (401, 429)
 
 
 def test_closed_reads_show_the_sign_in_page_everywhere_but_sign_in_and_static(store) -> None:
-    _, tid = store
+    _, tid, _ = store
     settings = {**SETTINGS, "auth": {**SETTINGS["auth"], "open_reads": False}}
     with served(store[0], settings) as site:
         for path in ("/", f"/t/{tid}", "/t/nope", "/api/tournaments", "/bots"):
@@ -175,11 +180,11 @@ def test_behind_an_https_proxy_cookies_are_secure_and_forms_come_from_the_public
 
 
 def test_the_api_lists_pages_and_errors_as_json(site, store) -> None:
-    _, tid = store
+    _, tid, _ = store
     index = site.get("/api/").json()
     assert "/api/t/ID/standings" in index["endpoints"] and index["docs"] == "docs/web.md, JSON API"
     first = site.get("/api/tournaments").json()
-    assert first["next"] is None and [t["id"] for t in first["items"]] == [tid]
+    assert first["next"] is None and tid in [t["id"] for t in first["items"]] and len(first["items"]) == 2
     t = site.get(f"/api/t/{tid}").json()
     assert (t["name"], t["kind"], t["games"], t["done"], t["state"]) == ("webtest", "tournament", 6, 6, "created")
     missing = site.get("/api/t/nope")
@@ -190,11 +195,12 @@ def test_the_api_lists_pages_and_errors_as_json(site, store) -> None:
     assert bad.status_code == 400 and bad.json()["status"] == 400
     assert site.get("/api/live").json() == {"items": [], "next": None}
     assert site.get("/api/bots").json() == {"items": [], "next": None}
-    assert site.get("/api/bots/nobody").status_code == 404
+    nobody = site.get("/api/bots/nobody")
+    assert nobody.status_code == 404 and nobody.json() == {"error": "no such bot on this server", "status": 404}
 
 
 def test_the_api_pages_standings_and_games_and_gives_records(site, store) -> None:
-    _, tid = store
+    _, tid, _ = store
     standings = _built(site, f"/api/t/{tid}/standings").json()
     assert len(standings["rows"]) == 2 and standings["next"] == f"/api/t/{tid}/standings?start=2"
     rest = site.get(standings["next"]).json()
@@ -215,7 +221,7 @@ def test_the_api_pages_standings_and_games_and_gives_records(site, store) -> Non
 
 
 def test_a_record_downloads_as_the_record_file_and_as_json(site, store, tmp_path: Path) -> None:
-    _, tid = store
+    _, tid, _ = store
     game = site.get(f"/api/t/{tid}/games").json()["items"][0]["game_id"]
     raw = site.get(f"/g/{game}/record.abluxx")
     assert raw.status_code == 200 and raw.headers["content-type"] == "application/octet-stream"
@@ -228,5 +234,34 @@ def test_a_record_downloads_as_the_record_file_and_as_json(site, store, tmp_path
         json.loads(as_json.content)["header"]["game_id"] == game
         and as_json.headers["content-type"] == "application/json"
     )
-    assert site.get(f"/g/{game}/record.txt").status_code == 404
+    other = site.get(f"/g/{game}/record.txt")
+    assert other.status_code == 404 and "a record downloads as record.abluxx or record.json" in other.text
     assert site.get("/g/nope/record.json").status_code == 404
+
+
+def test_no_deck_leaves_the_api_or_a_download_before_its_reveal(site, store) -> None:
+    _, _, secret = store
+    record = site.get(f"/api/games/{secret[0]}").json()
+    assert record["deal_withheld"] is True and record["decisions"] == [] and record["header"]["game_id"] == secret[0]
+    raw = site.get(f"/g/{secret[0]}/record.abluxx")
+    assert raw.status_code == 409 and "still to be played elsewhere" in raw.text
+    assert json.loads(site.get(f"/g/{secret[0]}/record.json").content)["deal_withheld"] is True
+    assert _sign_in(site, "organiser-secret").status_code == 303
+    assert site.get(f"/g/{secret[0]}/record.abluxx").status_code == 200  # an organiser sees everything
+
+
+def test_when_the_error_page_itself_fails_a_plain_500_still_has_its_headers(store, monkeypatch) -> None:
+    from referee.web.pages import Pages
+    from referee.web.render import Renderer
+
+    async def broken(self, request):
+        raise RuntimeError("secret detail")
+
+    def unrenderable(self, template, context):
+        raise RuntimeError("no templates")
+
+    monkeypatch.setattr(Pages, "bots", broken)
+    monkeypatch.setattr(Renderer, "now", unrenderable)
+    with served(store[0]) as site:
+        r = site.get("/bots")
+    assert r.status_code == 500 and r.text == PLAIN_500 and r.headers["content-security-policy"] == CSP
