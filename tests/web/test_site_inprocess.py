@@ -24,7 +24,7 @@ ORIGIN = "http://127.0.0.1:8080"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> tuple[Path, str, list[str]]:
     """A finished round robin, and a tournament whose played games' decks are still to be played (withheld)."""
-    data, tid = save_tournament(tmp_path_factory.mktemp("inprocess") / "data", ("ada", "bob", "cyd"))
+    data, tid = save_tournament(tmp_path_factory.mktemp("inprocess") / "data", ("ada", "bob", "zoë"))
     _, secret, _ = half_played(data, ("dee", "eve", "fay"))
     return data, tid, secret
 
@@ -206,7 +206,8 @@ def test_the_api_pages_standings_and_games_and_gives_records(site, store) -> Non
     rest = site.get(standings["next"]).json()
     assert len(rest["rows"]) == 1 and rest["next"] is None
     named = {r["entrant"] for r in standings["rows"] + rest["rows"]}
-    assert named == {"ada", "bob", "cyd"}
+    assert named == {"ada", "bob", "zoë"}
+    assert b"zo\\u00eb" in site.get(f"/api/t/{tid}/standings?start=0&q=zo").content  # written as an escape
     games, seen = site.get(f"/api/t/{tid}/games?entrant=ada").json(), []
     while True:
         seen += [g["game_id"] for g in games["items"]]
@@ -234,6 +235,7 @@ def test_a_record_downloads_as_the_record_file_and_as_json(site, store, tmp_path
         json.loads(as_json.content)["header"]["game_id"] == game
         and as_json.headers["content-type"] == "application/json"
     )
+    assert as_json.content.startswith(b'{\n "') and b"zo\\u00eb" in as_json.content  # indented, ASCII only
     other = site.get(f"/g/{game}/record.txt")
     assert other.status_code == 404 and "a record downloads as record.abluxx or record.json" in other.text
     assert site.get("/g/nope/record.json").status_code == 404
