@@ -19,6 +19,7 @@ from .inprocess import SETTINGS, served
 from .site import half_played
 
 ORIGIN = "http://127.0.0.1:8080"
+DETAIL = "<p>{}</p>"  # an error page's one line, whole
 
 
 @pytest.fixture(scope="module")
@@ -235,9 +236,13 @@ def test_a_record_downloads_as_the_record_file_and_as_json(site, store, tmp_path
         json.loads(as_json.content)["header"]["game_id"] == game
         and as_json.headers["content-type"] == "application/json"
     )
-    assert as_json.content.startswith(b'{\n "') and b"zo\\u00eb" in as_json.content  # indented, ASCII only
+    assert (
+        as_json.content.startswith(b'{\n "header": {\n  "') and b"zo\\u00eb" in as_json.content
+    )  # indented, ASCII only
     other = site.get(f"/g/{game}/record.txt")
-    assert other.status_code == 404 and "a record downloads as record.abluxx or record.json" in other.text
+    assert (
+        other.status_code == 404 and DETAIL.format("a record downloads as record.abluxx or record.json") in other.text
+    )
     assert site.get("/g/nope/record.json").status_code == 404
 
 
@@ -246,7 +251,10 @@ def test_no_deck_leaves_the_api_or_a_download_before_its_reveal(site, store) -> 
     record = site.get(f"/api/games/{secret[0]}").json()
     assert record["deal_withheld"] is True and record["decisions"] == [] and record["header"]["game_id"] == secret[0]
     raw = site.get(f"/g/{secret[0]}/record.abluxx")
-    assert raw.status_code == 409 and "still to be played elsewhere" in raw.text
+    assert (
+        raw.status_code == 409
+        and DETAIL.format("this game&#39;s deal is still to be played elsewhere: its record is shown after") in raw.text
+    )
     assert json.loads(site.get(f"/g/{secret[0]}/record.json").content)["deal_withheld"] is True
     assert _sign_in(site, "organiser-secret").status_code == 303
     assert site.get(f"/g/{secret[0]}/record.abluxx").status_code == 200  # an organiser sees everything
@@ -267,3 +275,10 @@ def test_when_the_error_page_itself_fails_a_plain_500_still_has_its_headers(stor
     with served(store[0]) as site:
         r = site.get("/bots")
     assert r.status_code == 500 and r.text == PLAIN_500 and r.headers["content-security-policy"] == CSP
+
+
+def test_a_downloads_file_name_keeps_only_what_a_file_name_and_a_header_take() -> None:
+    from referee.web.api import _file_name
+
+    assert _file_name('t-1/../é"x.y_z') == "t-1_..___x.y_z"
+    assert _file_name("g" * 150) == "g" * 100 and _file_name("") == "game"
