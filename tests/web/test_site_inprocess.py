@@ -282,3 +282,19 @@ def test_a_downloads_file_name_keeps_only_what_a_file_name_and_a_header_take() -
 
     assert _file_name('t-1/../é"x.y_z') == "t-1_..___x.y_z"
     assert _file_name("g" * 150) == "g" * 100 and _file_name("") == "game"
+
+
+def test_a_revoked_tokens_sessions_end_as_the_site_starts(store) -> None:
+    from referee.store import open_store
+
+    def sessions_of(name: str) -> int:
+        with open_store(store[0]) as s:
+            return s.db.execute("SELECT COUNT(*) FROM site_sessions WHERE principal = ?", (name,)).fetchone()[0]
+
+    with served(store[0]) as site:
+        assert _sign_in(site, "alice-secret").status_code == 303
+    assert sessions_of("alice") >= 1
+    revoked = {**SETTINGS, "auth": {"organiser_tokens": ["organiser-secret"], "authors": {}}}
+    with served(store[0], revoked) as site:
+        assert site.get("/").status_code == 200  # served after its store was opened, on the site's thread
+    assert sessions_of("alice") == 0
