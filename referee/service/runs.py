@@ -112,6 +112,7 @@ class LiveGame:
                 await self._changed.wait()
 
 
+EVERY = "\0every"  # Hub key of watchers that hear every tournament's games start and finish (no tournament's id)
 FELL_BEHIND = object()  # a watcher's queue overflowed: its stream ends with RESOURCE_EXHAUSTED
 
 
@@ -193,6 +194,9 @@ class Hub:
     def publish(self, tid: str, event: ref_pb.TournamentEvent | None) -> None:
         for w in list(self.watchers.get(tid, ())):
             w.put(event)
+        if event is not None and event.WhichOneof("event") in ("started", "finished"):
+            for w in list(self.watchers.get(EVERY, ())):  # the site's lists of the games being played now
+                w.put(event)
 
     def close_all(self) -> None:
         for watchers in list(self.watchers.values()):
@@ -355,11 +359,13 @@ class Run(GameHooks):
         if row is None:
             return
         self.boards.add(self.tid, row)
-        if not self.hub.watched(self.tid):
+        if not (self.hub.watched(self.tid) or self.hub.watched(EVERY)):
             return
         self.hub.publish(
             self.tid, ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=game_summary(self.tid, row)))
         )
+        if not self.hub.watched(self.tid):  # only the lists of games being played now: no standings for them
+            return
         if (standings := self.boards.ready(self.tid)) is not None:
             self.hub.publish(self.tid, ref_pb.TournamentEvent(standings=self.standings_pb(standings)))
         self.hub.publish(self.tid, ref_pb.TournamentEvent(tournament=self.snapshot(self.tid)))

@@ -34,6 +34,7 @@
     allowed_hosts = ["site.example"]       # Host names the site answers to, beside localhost and its own address
     header_timeout_s = 10                  # a connection must send a whole request head within this
     idle_timeout_s = 5                     # an idle kept-alive connection is closed after this
+    render_processes = 2                   # processes that render pages, below the service's priority (0: none)
     grpc_address = "referee.example.org:50050"  # the address entrants dial, shown on the how-to-enter page
     trusted_proxies = ["127.0.0.1"]        # proxies whose X-Forwarded-For/-Proto the site believes
     public_origin = "https://site.example" # the address readers use: Secure cookies, forms accepted from it
@@ -109,6 +110,7 @@ _HTTP_LIMITS = {  # [http] key: (default, lowest, highest allowed); docs/securit
     "session_hours": (12, 1, 24 * 30),
     "header_timeout_s": (10, 1, 3600),
     "idle_timeout_s": (5, 1, 3600),
+    "render_processes": (2, 0, 64),
 }
 _HTTP_KEYS = ("trusted_proxies", "public_origin")  # running behind a proxy (docs/web.md)
 _AUTH_LIMITS = {  # [auth] key: (default, lowest, highest allowed); docs/security.md lists each
@@ -139,6 +141,7 @@ class HttpSettings:
     session_hours: int = _HTTP_LIMITS["session_hours"][0]
     header_timeout_s: int = _HTTP_LIMITS["header_timeout_s"][0]
     idle_timeout_s: int = _HTTP_LIMITS["idle_timeout_s"][0]
+    render_processes: int = _HTTP_LIMITS["render_processes"][0]  # processes that render pages; 0: the site's thread
     allowed_hosts: tuple[str, ...] = ()  # beside LOCAL_HOSTS and ``host`` (see hosts)
     grpc_address: str = ""  # the referee's gRPC address as entrants dial it (the how-to-enter page); "": not given
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-* headers are believed

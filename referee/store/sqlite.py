@@ -177,6 +177,8 @@ class SqliteStore:
             private_folder(folder)
         self.path = self.data / DATABASE
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        self._rows_mark: tuple[int, int] = (-1, -1)  # tournament(): the database's state its rows were read in
+        self._rows: dict[str, TournamentRow | None] = {}
         try:
             refuse_newer(self.db, self.path)  # before anything is written to it, the journal mode included
         except StoreTooNew:
@@ -235,8 +237,15 @@ class SqliteStore:
         return bytes(row[0]) if row else None
 
     def tournament(self, tid: str) -> TournamentRow | None:
-        rows = self._tournaments("WHERE t.id = ?", (tid,))
-        return rows[0] if rows else None
+        """One tournament with its counts, read again only once the database changed (any connection's commit,
+        or this one's own writes): every page and gRPC call reads it, and its two counts cost each of its games."""
+        mark = (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)
+        if mark != self._rows_mark:
+            self._rows_mark, self._rows = mark, {}
+        if tid not in self._rows:
+            rows = self._tournaments("WHERE t.id = ?", (tid,))
+            self._rows[tid] = rows[0] if rows else None
+        return self._rows[tid]
 
     def tournaments(self) -> list[TournamentRow]:
         """All tournaments, oldest first."""

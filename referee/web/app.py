@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
 
-import jinja2
-from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -19,14 +17,13 @@ from referee.errors import Unauthenticated
 from referee.log import get_logger
 from referee.metrics import SITE_STREAMS
 from referee.service.auth import Principal
-from referee.service.convert import rfc3339
 from referee.service.server import RefereeService
 from referee.service.settings import HttpSettings
 from referee.service.streams import Streams
 from referee.service.throttle import Throttled
 from referee.store import SqliteStore
-from referee.terminal import printable
 
+from .render import Renderer
 from .session import Sessions
 from .thread import Page, site_thread
 
@@ -75,13 +72,6 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def _shown(value: Any) -> Any:
-    """Every text a page shows, control characters and bidirectional overrides written as escapes, as the CLI
-    shows them (``referee.terminal.printable``): a Hello text cannot reorder or hide what is around it. Markup (a
-    macro's output, the viewer) is ours and passes as it is."""
-    return printable(value) if isinstance(value, str) and not isinstance(value, Markup) else value
-
-
 class Site:
     """What every page needs: the service (its store, reader, boards, registry, hub and live games), the
     templates, the sign-in sessions and the cap on live-update streams."""
@@ -93,22 +83,19 @@ class Site:
         self.sessions = Sessions(service.auth, None, http.session_hours, secure, http.public_origin)
         self.streams = Streams(http.max_event_streams, http.max_event_streams_per_client)
         SITE_STREAMS.set_function(lambda: sum(self.streams.open.values()))
-        self.templates = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
-        )
-        self.templates.filters["seg"] = lambda v: quote(str(v), safe="")  # one path segment, whatever it holds
-        self.templates.filters["when"] = rfc3339
-        self.templates.finalize = _shown
+        self.renderer = Renderer(http.render_processes)
         self.log = get_logger(service="site")
 
     def open_store(self) -> None:
         """The site thread's own connection to the store (one per thread), for the sessions; the sessions of
-        tokens this server no longer knows (revoked) end now."""
+        tokens this server no longer knows (revoked) end now. The render processes start too."""
+        self.renderer.start()
         self.sessions.store = SqliteStore(self.service.store.data)
         if ended := self.sessions.end_revoked():
             self.log.info("site sessions ended: their tokens are revoked", sessions=ended)
 
     def close_store(self) -> None:
+        self.renderer.close()
         if self.sessions.store is not None:
             self.sessions.store.close()
 
@@ -120,9 +107,9 @@ class Site:
         if who is None and not self.service.auth.open_reads and template not in ("signin.html", "error.html"):
             return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
         started = request.scope.get("state", {}).get("started", time.perf_counter())
-        page = self.templates.get_template(template)
         context.update(who=who, csrf=self.sessions.csrf_token(request), path=request.url.path)
-        response = Page(lambda: page.render(**context), code, started)  # rendered off the loop (lane.py)
+        make, there = self.renderer.now, self.renderer.render  # rendered off the service's loop (render.py)
+        response = Page(lambda: make(template, context), code, started, lambda: there(template, context))
         self.sessions.keep_csrf(request, response)
         return response
 

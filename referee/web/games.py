@@ -125,7 +125,7 @@ REPLAYS = 32  # replay pages kept, each a few hundred KB at most
 
 def _printable(record: rec_pb.GameRecord) -> rec_pb.GameRecord:
     """A copy of ``record`` whose texts a bot or an entrant wrote (names, Hello version and author, fault details)
-    have their controls and bidi overrides escaped, as the pages' own texts (app._shown): the viewer's script
+    have their controls and bidi overrides escaped, as the pages' own texts (render._shown): the viewer's script
     inserts them as they are."""
     shown = rec_pb.GameRecord()
     shown.CopyFrom(record)

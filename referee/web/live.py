@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from referee.errors import Exhausted
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.registry import CANCELLED, FINISHED
-from referee.service.runs import FELL_BEHIND
+from referee.service.runs import EVERY, FELL_BEHIND
 
 from .app import Site
 
@@ -74,6 +74,18 @@ class Live:
             raise HTTPException(401, "sign in to follow this server's tournaments")
         if service.registry.state(tid, row)[0] in (FINISHED, CANCELLED):
             return Response(status_code=204)
+        return self._admitted(request, tid)
+
+    async def every(self, request: Request) -> Response:
+        """The games of every tournament starting and ending (``started``, ``game``): the home page's and
+        ``/live``'s lists of the games being played now. Capped with the leaderboards' streams."""
+        if self.site.who(request) is None and not self.site.service.auth.open_reads:
+            raise HTTPException(401, "sign in to follow this server's games")
+        return self._admitted(request, EVERY)
+
+    def _admitted(self, request: Request, key: str) -> Response:
+        """The stream of hub ``key``, its place under the caps taken now, or 429 (503 while the server stops)."""
+        service = self.site.service
         if service.draining:
             raise HTTPException(503, "the server is shutting down")
         admitted = self.site.streams.admit_client(self.client(request))
@@ -82,7 +94,7 @@ class Live:
         except Exhausted:
             raise HTTPException(429, "too many live streams open; close a page and try again") from None
         return _Stream(
-            self._stream(tid),
+            self._stream(key),
             media_type="text/event-stream",
             headers={"x-accel-buffering": "no"},
             write_timeout_s=service.settings.watch_write_timeout_s,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -28,6 +29,15 @@ from .plot import plot
 from .query import board_rows, digits, filter_query, game_filter, kept, number, paged, text
 
 BUILD_WAIT_S = 3.0  # how long a page waits for standings being built before it says so
+
+
+@dataclass(frozen=True)
+class Played:
+    """A leaderboard's games played and scheduled: all it shows of its standings, whose head to head (a lazy
+    mapping of every pair) stays on the service's loop rather than going to a render process (render.py)."""
+
+    games: int
+    scheduled: int
 
 
 def kind_of(row: TournamentRow) -> str:
@@ -134,7 +144,8 @@ class Pages:
         context = await self._board(request, tid)
         names = [r.entrant for r in context["rows"]]
         marks = {r.entrant: r.state for r in context["rows"]}
-        return {**context, "plot": plot(self.service.boards.history(tid), names, marks)}
+        played = Played(context["standings"].games, context["standings"].scheduled)  # what the page shows of them
+        return {**context, "standings": played, "plot": plot(self.service.boards.history(tid), names, marks)}
 
     async def board(self, request: Request) -> Response:
         return self.site.render(request, "board.html", **await self._board_plotted(request))

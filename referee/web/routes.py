@@ -40,6 +40,7 @@ def build(service: RefereeService, http: HttpSettings, loop: asyncio.AbstractEve
         Route("/bots/{name}", p.bot),
         Route("/bots/{name}/validation/{version}", p.validation),
         Route("/live", p.live),
+        Route("/live/events", stream.every),
         Route("/authors/{name}", p.author),
         *enter.Enter(site).routes(),
         *api.Api(p).routes(),

@@ -1,17 +1,18 @@
 """The site on a thread and event loop of its own, so that a busy site cannot delay the gRPC service (docs/web.md,
 "Speed"; the measurements in docs/notes/2026-12-06-site-loop.md).
 
-uvicorn, Starlette's routing and middleware, the sessions, the forms and the rendering of every page run on the
-site's thread. What a page shows lives on the service's loop (its store connection, the registry, the standings,
-the live hub): each route's handler runs there, as bulk work of the referee loop (``referee.event_loop``: the
-loop's prompt lane, gRPC's I/O and handlers, goes first in each turn), and returns a ``Page``, which the site's
-thread renders as it sends it. A handler's context must be values the loop will not change after it returns.
+uvicorn, Starlette's routing and middleware, the sessions and the forms run on the site's thread. What a page
+shows lives on the service's loop (its store connection, the registry, the standings, the live hub): each route's
+handler runs there, as bulk work of the referee loop (``referee.event_loop``: the loop's prompt lane, gRPC's I/O and
+handlers, goes first in each turn), and returns a ``Page``, which is rendered as it is sent: in a render process
+(render.py), or on the site's thread. A handler's context must be values the loop will not change after it returns,
+and that pickle can copy to a render process.
 
 - ``on_service(loop, route)``: the route with its handler run on the service's ``loop``; a streamed body (a live
   update) is read there too, one item at a time.
 - ``site_thread``: marks a handler that runs on the site's thread instead (one that reads the request's body,
   which only the site's loop can receive: the sign-in forms). It may not touch the service's loop-bound state.
-- ``Page``: an HTML response rendered when it is sent.
+- ``Page``: an HTML response rendered when it is sent (render.py).
 """
 
 from __future__ import annotations
@@ -93,22 +94,26 @@ def on_service(loop: asyncio.AbstractEventLoop, route: BaseRoute) -> BaseRoute:
 
 
 class Page(HTMLResponse):
-    """An HTML response whose body ``make()`` renders as it is sent (on the site's thread); ``started``
-    (perf_counter) is when the request came, for its Server-Timing."""
+    """An HTML response whose body is rendered as it is sent: by ``there()`` (a render process, render.py) when
+    given, else by ``make()`` on the site's thread; ``started`` (perf_counter) is when the request came, for its
+    Server-Timing."""
 
-    def __init__(self, make: Callable[[], str], status_code: int, started: float) -> None:
+    def __init__(
+        self, make: Callable[[], str], status_code: int, started: float,
+        there: Callable[[], Awaitable[str]] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(b"", status_code)
-        self.make, self.started = make, started
+        self.make, self.started, self.there = make, started, there
         del self.headers["content-length"]  # set once the body is made
 
-    def rendered(self) -> Page:
-        """Render now (an error page that must not fail while it is sent)."""
-        self.body = self.make().encode()
+    def rendered(self, text: str | None = None) -> Page:
+        """Render now (an error page that must not fail while it is sent), or take ``text``, rendered already."""
+        self.body = (self.make() if text is None else text).encode()
         self.headers["content-length"] = str(len(self.body))
         self.headers["server-timing"] = f"app;dur={(time.perf_counter() - self.started) * 1000:.1f}"
         return self
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if "content-length" not in self.headers:
-            self.rendered()
+            self.rendered(None if self.there is None else await self.there())
         await super().__call__(scope, receive, send)

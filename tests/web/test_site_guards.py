@@ -270,6 +270,7 @@ def test_with_closed_reads_an_anonymous_reader_cannot_tell_which_ids_exist(close
         ({"allowed_hosts": ["*"]}, "http.allowed_hosts: must be a list of host names"),
         ({"header_timeout_s": 0}, "http.header_timeout_s"),
         ({"idle_timeout_s": 7200}, "http.idle_timeout_s"),
+        ({"render_processes": -1}, "http.render_processes"),
     ],
 )
 def test_the_new_site_settings_refuse_bad_values_naming_the_key(http, error) -> None:

@@ -149,14 +149,30 @@ def test_a_page_says_its_length_and_time_once_rendered_and_renders_once(monkeypa
     assert made == [1]  # rendered once: sending it does not render it again
 
 
-async def _send(page: Page) -> None:
+def test_a_page_rendered_elsewhere_sends_that_text_and_is_not_rendered_here() -> None:
+    """With ``there`` (a render process), the page sent is its text; ``make`` (the site's thread) is not called."""
+    made: list[int] = []
+
+    async def there() -> str:
+        return "<p>from a render process</p>"
+
+    page = Page(lambda: made.append(1) or "<p>here</p>", 200, time.perf_counter(), there)
+    sent = _run(lambda: _send(page))[0]
+    assert b"".join(m.get("body", b"") for m in sent) == b"<p>from a render process</p>" and made == []
+    assert page.headers["content-length"] == str(len(b"<p>from a render process</p>"))
+
+
+async def _send(page: Page) -> list[dict]:
     async def receive() -> dict:
         return {"type": "http.request", "body": b"", "more_body": False}
 
+    sent: list[dict] = []
+
     async def send(message: dict) -> None:
-        pass
+        sent.append(message)
 
     await page({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
+    return sent
 
 
 def test_a_stream_left_between_items_is_closed_on_the_services_loop(service_loop) -> None:

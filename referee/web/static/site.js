@@ -1,11 +1,12 @@
-// The site's only script: it keeps a leaderboard current. When the page's live stream (Server-Sent Events) says a
-// game started or ended, it fetches the live parts again from the server (the table, the rating plot and the games
-// being played now, already escaped there) and swaps them in. No framework, nothing from another origin.
+// The site's only script: it keeps a leaderboard, and the lists of the games being played now, current. When the
+// page's live stream (Server-Sent Events, the section's data-events) says a game started or ended, it fetches the
+// live parts again from the server (data-table: the table, the rating plot and the games being played now, already
+// escaped there) and swaps in those the page has. No framework, nothing from another origin.
 (() => {
   "use strict";
-  const board = document.getElementById("board");
+  const board = document.querySelector("section[data-events]");
   if (!board || !window.EventSource) return;
-  const status = document.getElementById("board-status");
+  const status = document.getElementById(board.dataset.status || "board-status");
   // The live parts of the page, each swapped for the server's new one by its id.
   const PARTS = ["board-table", "rating-plot", "playing-now"];
   let pending = false, again = false;
