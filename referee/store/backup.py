@@ -4,7 +4,8 @@ Each SQLite file (``abluxx.db``, ``duels.db``) is copied through SQLite's online
 connection of this process: the copy is the database as of one commit, whatever the server writes meanwhile
 (WAL mode: the reader blocks no writer). That copy decides which records belong: every file under the folder is
 copied but the records of games the copy does not hold as done (games in flight at that moment, or finished
-after it), which a resume of the restored folder plays again with a fresh deal. A finished game's record is
+after it, a ladder's games chosen after it among them, which have no row in the copy at all), which a resume of the
+restored folder plays again with a fresh deal. A finished game's record is
 complete and synced before its row commits, so every record the copy counts is whole.
 
 The destination gets ``BACKUP-INCOMPLETE`` first and ``MANIFEST.json`` (each file's size and SHA-256) last; the
@@ -18,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -68,7 +70,7 @@ def backup(data: Path, dest: Path, say: Callable[[str], None] = lambda _: None) 
         _copy_database(db, dest / db.relative_to(data))
     manifest = Manifest(str(data.resolve()), _schema_version(dest / DATABASE))
     say(f"databases copied ({len(databases)}); copying the other files")
-    in_flight = _records_in_flight(dest / DATABASE)
+    in_flight = _records_in_flight(dest / DATABASE, data)
     for path in _files(data):
         rel = path.relative_to(data).as_posix()
         if path.suffix == ".db" or path.name.endswith(_SIDE_FILES):
@@ -165,10 +167,25 @@ def _schema_version(db: Path) -> int:
         return version(c)
 
 
-def _records_in_flight(db: Path) -> set[str]:
-    """The record paths (relative to the data folder) of the games the copy ``db`` does not hold as done."""
+# a tournament's game id (tournament/schedule.py's game_id): the tournament's id, then its table, deal, order, attempt
+_TOURNAMENT_GAME = re.compile(r"(?P<tid>.+)-t\d+-d\d+-o\d+(?:-a\d+)?")
+
+
+def _records_in_flight(db: Path, data: Path) -> set[str]:
+    """The record paths (relative to the data folder) of the games the copy ``db`` does not hold as done: scheduled
+    and not done in it, or of one of its tournaments and not among its games at all (a ladder chooses its games as
+    it goes, so one chosen after the copy's moment has no row in it). Other records (a duel's) are not a
+    tournament's."""
     with contextlib.closing(sqlite3.connect(db)) as c:
-        ids = [r[0] for r in c.execute("SELECT game_id FROM schedule WHERE done = 0")]
+        ids = {r[0] for r in c.execute("SELECT game_id FROM schedule WHERE done = 0")}
+        tournaments = {r[0] for r in c.execute("SELECT id FROM tournaments")}
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        held = {r[0] for t in ("games", "void_games") if t in tables for r in c.execute(f"SELECT game_id FROM {t}")}
+    for path in (data / RECORDS).glob(f"*{SUFFIX}"):
+        game_id = path.name.removesuffix(SUFFIX)
+        m = _TOURNAMENT_GAME.fullmatch(game_id)
+        if m and m["tid"] in tournaments and game_id not in held:
+            ids.add(game_id)
     return {f"{RECORDS}/{game_id}{SUFFIX}" for game_id in ids}
 
 
