@@ -158,13 +158,14 @@ def test_a_token_given_twice_is_refused(data, env) -> None:
      ({"service": {"validation_seed": 3}}, "service.validation_seed",
       "no longer a setting: every validation game is dealt a fresh random deck (a fixed one let a bot learn the "
       "validation deal); delete the line"),
-     ({"service": {"nope": 1}}, "service.nope", "unknown key (known: dialin_hello_s, max_bots_per_author, "
+     ({"service": {"nope": 1}}, "service.nope", "unknown key (known: dialin_hello_s, keepalive_s, keepalive_timeout_s, "
+      "max_bots_per_author, "
       "max_dialins, max_dialins_per_author, max_open_tournaments, max_watchers, max_watchers_per_client, "
       "shutdown_grace_s, spectator_delay_ms, validation_opponents, watch_queue, watch_write_timeout_s)"),
      ({"addresses": {"nope": 1}}, "addresses.nope", "unknown key (known: allow, allow_unix, deny)"),
      ({"http": {"nope": 1}}, "http.nope", "unknown key (known: allowed_hosts, grpc_address, header_timeout_s, host, "
       "idle_timeout_s, max_event_streams, max_event_streams_per_client, page_size, port, public_origin, "
-      "session_hours, trusted_proxies)"),
+      "render_processes, session_hours, trusted_proxies)"),
      ({"health": {"nope": 1}}, "health.nope", "unknown key (known: first_probe_s, max_probe_s, probe_timeout_s, "
       "suspend_after_s)"),
      ({"uploads": {"nope": 1}}, "uploads.nope", "unknown key (known: max_files, max_mb, output_kb, unpacked_mb)"),
