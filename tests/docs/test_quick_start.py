@@ -28,7 +28,7 @@ def test_ci_runs_the_readme_test_command_word_for_word() -> None:
 
 
 def test_the_quick_start_says_how_long_each_command_takes_on_two_cores() -> None:
-    """A newcomer who starts command 2 should know it runs for about twenty minutes, not think it hangs."""
+    """A newcomer who starts command 2 should know it runs for about a quarter of an hour, not think it hangs."""
     section = (ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
     prose = " ".join(section.split("```")[2].split())
     assert "on a 2-core machine" in prose
