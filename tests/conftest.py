@@ -8,7 +8,23 @@ signal, while an ignored one stays ignored), as they do when a user starts them 
 
 from __future__ import annotations
 
+import logging
 import signal
+from collections.abc import Iterator
+
+import pytest
+import structlog
 
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture
+def every_log_level() -> Iterator[None]:
+    """Log events of every level reach ``structlog.testing.capture_logs``: an earlier test in the same worker may
+    have configured the logs at ``warning`` (``referee.log.configure``), whose filter drops an info event before any
+    processor, capture_logs' included, sees it. Which tests ran earlier depends on pytest-xdist's split."""
+    kept = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    yield
+    structlog.configure(**kept)

@@ -14,6 +14,8 @@ from referee.service.auth import Auth, Principal
 from referee.service.settings import Settings
 from referee.service.throttle import Throttled, token_key
 
+pytestmark = pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees info events
+
 ORG, ORG2, ALICE_T, BOB_T = "organiser-token-1", "organiser-token-2", "alice-token-1", "bob-token-11"
 
 

@@ -27,6 +27,8 @@ from .helpers import start_bot
 from .test_organiser_caps import FIRST, Context, Refused
 from .test_tournament_calls import serving
 
+pytestmark = pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees info events
+
 ALICE, BOB = "alice-token-1", "bob-token-11"
 BAD, EXISTS, DENIED = (
     grpc.StatusCode.INVALID_ARGUMENT,

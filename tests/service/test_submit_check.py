@@ -37,6 +37,8 @@ from referee.service.submit import (
 
 from .helpers import start_bot
 
+pytestmark = pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees info events
+
 HELLO, GAME = ref_pb.COMPLIANCE_CHECK_HELLO, ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME
 QUICK = TimeControl(decision_ms=300, bank_ms=200, grace_ms=100)
 

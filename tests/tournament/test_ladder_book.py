@@ -38,6 +38,8 @@ from referee.tournament.runner import GameHooks, standings_of
 
 from .helpers import config_text, in_process_player
 
+pytestmark = pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees info events
+
 NAMES = ["rnd", "greedy", "counter", "greedy2", "rnd2", "c2", "c3"]
 PROGRESS = re.compile(r"\d+/\w+ games ")  # a progress line: "12/12 games  3.1 games/s  ETA ..."
 
