@@ -21,7 +21,8 @@ def test_a_page_made_in_a_render_process_is_the_page_made_here_and_its_process_r
         assert made == renderer.now("error.html", dict(HOSTILE))
         assert "&lt;b&gt;\\u202eevil&lt;/b&gt;" in made  # escaped, and the bidi override written as the CLI does
         pids = list(renderer.pool._processes)  # the process that made it
-        assert pids and all(os.getpriority(os.PRIO_PROCESS, p) == os.nice(0) + RENDER_NICE for p in pids)
+        below = min(os.nice(0) + RENDER_NICE, 19)  # the kernel caps nice at 19: a suite run at nice 15 gets 19, not 20
+        assert pids and all(os.getpriority(os.PRIO_PROCESS, p) == below for p in pids)
     finally:
         renderer.close()
     assert renderer.pool is None
