@@ -137,3 +137,29 @@ def test_the_log_says_how_many_sessions_a_revoked_token_ended(tmp_path: Path) ->
         assert site.get("/").status_code == 200
     ended = [e for e in logs if e["event"] == "site sessions ended: their tokens are revoked"]
     assert [(e["log_level"], e["service"], e["sessions"]) for e in ended] == [("info", "site", 2)]
+
+
+def test_a_forms_mistakes_are_named_and_a_byte_that_is_not_utf8_is_no_error(tmp_path) -> None:
+    form = {"origin": ORIGIN, "content-type": "application/x-www-form-urlencoded"}
+    with served(tmp_path / "data") as site:
+        plain = site.get("/signin")
+        assert plain.status_code == 200 and 'class="note"' not in plain.text
+        csrf = _csrf(site)
+        odd = site.post("/signin", content=b"token=\xff\xfe&csrf=" + csrf.encode(), headers=form)
+        assert odd.status_code == 401 and "That token is not one this server knows." in odd.text
+        big = site.post("/signin", content=b"t=" + b"x" * 4095, headers=form)
+        many = site.post("/signin", content="&".join(f"f{i}=1" for i in range(9)).encode(), headers=form)
+        stale = site.post("/signin", content=b"token=alice-secret&csrf=" + b"x" * 43, headers=form)
+    assert (big.status_code, many.status_code, stale.status_code) == (413, 400, 403)
+    assert "<p>the form is too large</p>" in big.text and "<p>the form has too many fields</p>" in many.text
+    stale_why = "the form is out of date or came from another site; load the page and try again"
+    assert f"<p>{stale_why}</p>" in stale.text
+
+
+def test_a_stopped_site_leaves_no_database_open(tmp_path) -> None:
+    """SQLite removes a WAL database's ``-wal`` file when its last connection closes: the site's own is closed."""
+    with served(tmp_path / "data") as site:
+        assert site.get("/").status_code == 200
+        wal = Path(site.service.store.path).with_name(Path(site.service.store.path).name + "-wal")
+        assert wal.exists()
+    assert not wal.exists()
