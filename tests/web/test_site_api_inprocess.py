@@ -96,8 +96,9 @@ def test_each_version_of_a_bot_shows_its_private_details_to_its_own_owner_only(s
     assert _sign_in(site, "bob-secret").status_code == 303
     assert _versions(site.get("/api/bots/alices").json()["items"]) == [
         ("alices", 3, "", ""), ("alices", 2, _address(1), "validate-alices-1")]  # fmt: skip
-    bob_sees = site.get("/api/bots?all=1&before=3").json()["items"]  # the list decides per version too
-    assert _versions(bob_sees) == [("alices", 2, _address(1), "validate-alices-1"), ("alices", 1, "", "")]
+    bob_sees = site.get("/api/bots?all=1&before=3").json()  # the list decides per version too
+    assert bob_sees["next"] is None  # the last two versions: a full page, and nothing after it
+    assert _versions(bob_sees["items"]) == [("alices", 2, _address(1), "validate-alices-1"), ("alices", 1, "", "")]
     assert _sign_in(site, "alice-secret").status_code == 303
     assert _versions(site.get("/api/bots/alices?start=1").json()["items"]) == [
         ("alices", 2, "", ""), ("alices", 1, _address(0), "validate-alices-0")]  # fmt: skip
@@ -111,7 +112,8 @@ def test_tournaments_page_oldest_first(site, store) -> None:
     assert [n for _, n in pages] == ["/api/tournaments?start=2", None]
     assert [t["id"] for items, _ in pages for t in items] == tids
     assert [(t["games"], t["done"]) for t in pages[1][0]] == [(6, 6)]
-    assert site.get("/api/tournaments?start=1").json()["items"][0]["id"] == tids[1]
+    rest = site.get("/api/tournaments?start=1").json()
+    assert [t["id"] for t in rest["items"]] == tids[1:] and rest["next"] is None
 
 
 def test_a_tournaments_games_of_an_unknown_one_an_unfinished_game_and_an_unreadable_record(site, store) -> None:
@@ -148,3 +150,22 @@ def test_the_games_in_play_page_as_they_are_played(site, store) -> None:
 def test_the_json_is_ascii_with_its_keys_sorted(site) -> None:
     body = site.get("/api/bots/nobody").content
     assert body == b'{"error": "no such bot on this server", "status": 404}'
+
+
+def test_a_tournaments_games_filtered_by_result_page_with_their_filter(site, store) -> None:
+    _, tids, _ = store
+    pages = _pages(site, f"/api/t/{tids[0]}/games?entrant=ada")
+    assert [len(items) for items, _ in pages] == [2, 2, 2]  # a full last page has no link to an empty one
+    every = {g["game_id"] for items, _ in pages for g in items}
+    split = {}
+    for result in ("won", "lost"):
+        pages = _pages(site, f"/api/t/{tids[0]}/games?entrant=ada&result={result}")
+        assert all(f"result={result}" in n for _, n in pages[:-1])
+        split[result] = {g["game_id"] for items, _ in pages for g in items}
+        assert all(items for items, _ in pages)
+    assert (
+        split["won"] | split["lost"] == every and not split["won"] & split["lost"]
+    )  # won: placed first; lost: any other place
+    refused = site.get(f"/api/t/{tids[0]}/games?result=won")
+    assert refused.json() == {"error": "result needs an entrant: filter one entrant's games (entrant=NAME)",
+                              "status": 400}  # fmt: skip
