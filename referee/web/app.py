@@ -101,7 +101,7 @@ class Site:
 
     def render(self, request: Request, template: str, code: int = 200, **context: Any) -> Page:
         started = request.state.started  # when SecurityHeaders saw the request come
-        context.update(who=self.who(request), csrf=self.sessions.csrf_token(request), path=request.url.path)
+        context.update(who=self.who(request), csrf=self.sessions.csrf_token(request))
         make, there = self.renderer.now, self.renderer.render  # rendered off the service's loop (render.py)
         response = Page(lambda: make(template, context), code, started, lambda: there(template, context))
         self.sessions.keep_csrf(request, response)
