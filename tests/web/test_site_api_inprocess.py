@@ -122,6 +122,7 @@ def test_a_tournaments_games_of_an_unknown_one_an_unfinished_game_and_an_unreada
                                                      "status": 404}  # fmt: skip
     games = site.get(f"/api/t/{tids[1]}/games").json()
     assert len(games["items"]) == 2 and {g["tournament_id"] for g in games["items"]} == {tids[1]}
+    assert site.get("/api/games/nope").json() == {"error": "no game 'nope' on this server", "status": 404}
     unfinished = site.get(f"/api/games/{pending}")
     assert unfinished.status_code == 409 and unfinished.json()["status"] == 409
     assert unfinished.json()["error"] == f"game {pending} has not finished; watch it with WatchGame"
