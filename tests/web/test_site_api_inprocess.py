@@ -39,6 +39,7 @@ def store(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
     _, third = save_tournament(data, ("gus", "hal", "ivy"), table_size=2, deals=1)
     with open_store(data) as s:
         registry = Registry(s)
+        registry.set_state(second, "paused")  # as an organiser's PauseTournament leaves it
         for i, (name, owner) in enumerate(SUBMITTED):
             registry.add_bot(name, _address(i), owner, f"{i}.0", owner, f"validate-{name}-{i}")
         broken = s.db.execute("SELECT game_id FROM games WHERE tournament_id = ? LIMIT 1", (third,)).fetchone()[0]
@@ -112,6 +113,8 @@ def test_tournaments_page_oldest_first(site, store) -> None:
     assert [n for _, n in pages] == ["/api/tournaments?start=2", None]
     assert [t["id"] for items, _ in pages for t in items] == tids
     assert [(t["games"], t["done"]) for t in pages[1][0]] == [(6, 6)]
+    assert [t["state"] for items, _ in pages for t in items] == ["created", "paused", "created"]
+    assert site.get(f"/api/t/{tids[1]}").json()["state"] == "paused"
     rest = site.get("/api/tournaments?start=1").json()
     assert [t["id"] for t in rest["items"]] == tids[1:] and rest["next"] is None
 
@@ -167,6 +170,8 @@ def test_a_tournaments_games_filtered_by_result_page_with_their_filter(site, sto
     assert (
         split["won"] | split["lost"] == every and not split["won"] & split["lost"]
     )  # won: placed first; lost: any other place
+    gus = [g for items, _ in _pages(site, f"/api/t/{tids[2]}/games?entrant=gus") for g in items]
+    assert len(gus) == 4 and all("gus" in [s["entrant"] for s in g["seats"]] for g in gus)  # of the pairs' 6 games
     refused = site.get(f"/api/t/{tids[0]}/games?result=won")
     assert refused.json() == {"error": "result needs an entrant: filter one entrant's games (entrant=NAME)",
                               "status": 400}  # fmt: skip
