@@ -154,6 +154,7 @@ def test_the_games_in_play_page_as_they_are_played(site, store) -> None:
 def test_the_json_is_ascii_with_its_keys_sorted(site) -> None:
     body = site.get("/api/bots/nobody").content
     assert body == b'{"error": "no such bot on this server", "status": 404}'
+    assert site.get("/api/").content.startswith(b'{"docs": "docs/web.md, JSON API", "endpoints": {"/api/bots": ')
 
 
 def test_a_tournaments_games_filtered_by_result_page_with_their_filter(site, store) -> None:
