@@ -89,7 +89,7 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
         sock = _listen(http.host, http.port)
         app, site = build(service, http, loop)
         config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="off", server_header=False,
+            app, log_config=None, access_log=False, lifespan="off", ws="none", server_header=False,
             timeout_graceful_shutdown=SHUTDOWN_S, http=head_timed(http.header_timeout_s),
             timeout_keep_alive=http.idle_timeout_s,
             # X-Forwarded-For and -Proto only from the proxies listed, none by default (docs/web.md, "Behind a proxy")

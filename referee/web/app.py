@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, quote
 
 from starlette.exceptions import HTTPException
@@ -48,16 +48,13 @@ HEADERS = [
 
 class SecurityHeaders:
     """Adds HEADERS to every HTTP response, pages, fragments, static files and errors alike. Nothing but a static
-    file served is cached: pages depend on who is signed in, and so does an error page (a static file's 404 too)."""
+    file served is cached: pages depend on who is signed in, and so does an error page (a static file's 404 too).
+    Every scope is HTTP: the server runs without lifespan and WebSocket protocols (``serve`` in __init__.py)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
         scope.setdefault("state", {})["started"] = time.perf_counter()  # the page's Server-Timing counts from here
 
         async def send_with_headers(message: Message) -> None:
@@ -103,11 +100,8 @@ class Site:
         return self.sessions.who(request)
 
     def render(self, request: Request, template: str, code: int = 200, **context: Any) -> Page:
-        who = self.who(request)
-        if who is None and not self.service.auth.open_reads and template not in ("signin.html", "error.html"):
-            return self.render(request, "signin.html", 401, note="This server's pages are for signed-in readers.")
-        started = request.scope.get("state", {}).get("started", time.perf_counter())
-        context.update(who=who, csrf=self.sessions.csrf_token(request), path=request.url.path)
+        started = request.state.started  # when SecurityHeaders saw the request come
+        context.update(who=self.who(request), csrf=self.sessions.csrf_token(request))
         make, there = self.renderer.now, self.renderer.render  # rendered off the service's loop (render.py)
         response = Page(lambda: make(template, context), code, started, lambda: there(template, context))
         self.sessions.keep_csrf(request, response)
@@ -165,10 +159,10 @@ class Site:
     # -- errors -------------------------------------------------------------------------------------------------
 
     async def http_error(self, request: Request, exc: Exception) -> Response:
-        status = exc.status_code if isinstance(exc, HTTPException) else 500
-        detail = exc.detail if isinstance(exc, HTTPException) else ""
-        response = self.render(request, "error.html", status, status=status, detail=detail)
-        if isinstance(exc, HTTPException) and exc.headers:  # a 405's Allow
+        """The error page of an HTTPException (routes.py hands it those, and 404s, which are those too)."""
+        exc = cast(HTTPException, exc)
+        response = self.render(request, "error.html", exc.status_code, status=exc.status_code, detail=exc.detail)
+        if exc.headers:  # a 405's Allow
             response.headers.update(exc.headers)
         return response
 
@@ -193,15 +187,16 @@ OPEN_PATHS = ("/signin", "/signout", "/static/")  # what a visitor reaches when 
 
 
 class ClosedReads:
-    """``Site.closed_reads`` in front of every route, once the reader is looked up (on the site's thread)."""
+    """``Site.closed_reads`` in front of every route, once the reader is looked up (on the site's thread). Every
+    scope is HTTP (SecurityHeaders)."""
 
     def __init__(self, app: ASGIApp, site: Site) -> None:
         self.app, self.site = app, site
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            self.site.who(Request(scope))  # looked up here, on the site's thread, for the handler on the loop's
-        if scope["type"] == "http" and (refused := await self.site.closed_reads(Request(scope))) is not None:
+        request = Request(scope)
+        self.site.who(request)  # looked up here, on the site's thread, for the handler on the loop's
+        if (refused := await self.site.closed_reads(request)) is not None:
             await refused(scope, receive, send)
             return
         await self.app(scope, receive, send)

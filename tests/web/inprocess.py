@@ -18,6 +18,7 @@ import httpx
 from referee.service.server import RefereeService
 from referee.service.settings import parse
 from referee.store import open_store
+from referee.web.app import Site
 from referee.web.routes import build
 
 SETTINGS = {"auth": {"organiser_tokens": ["organiser-secret"], "authors": {"alice": "alice-secret"}},
@@ -36,8 +37,10 @@ class Served:
     """The site of a store, served in this process: ``get``/``post`` as a browser on ``http://127.0.0.1:8080``."""
 
     service: RefereeService
+    service_loop: asyncio.AbstractEventLoop
     site_loop: asyncio.AbstractEventLoop
     client: httpx.AsyncClient
+    site: Site
 
     def on_site(self, work: Coroutine[Any, Any, Any]) -> Any:
         return asyncio.run_coroutine_threadsafe(work, self.site_loop).result(60)
@@ -67,7 +70,7 @@ def served(data: Path, settings: dict[str, Any] | None = None) -> Iterator[Serve
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False, client=("203.0.113.7", 50000))
     client = httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080")
     try:
-        yield Served(service, site_loop, client)
+        yield Served(service, service_loop, site_loop, client, site)
     finally:
         asyncio.run_coroutine_threadsafe(client.aclose(), site_loop).result(60)
         site_loop.call_soon_threadsafe(site.close_store)
