@@ -23,7 +23,7 @@ from referee.fleet.lineup import Bot, Lineup
 
 # Says where it "listens" (its first argument's port), writes a line to stdout and one to stderr, then waits; on
 # SIGTERM it writes "TERM" to its log and ends. With a second argument it first starts a child in its own group
-# that ignores SIGTERM and says its pid ("child PID").
+# that ignores SIGTERM and says its pid ("child PID") once the child ignores it.
 SERVER = (sys.executable, "-c", """
 import os, signal, subprocess, sys, time
 def term(*_):
@@ -32,8 +32,9 @@ def term(*_):
 signal.signal(signal.SIGTERM, term)
 print("starting", flush=True)
 if len(sys.argv) > 2:
-    deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
-    c = subprocess.Popen([sys.executable, "-c", deaf])
+    deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(120)"
+    c = subprocess.Popen([sys.executable, "-c", deaf], stdout=subprocess.PIPE)
+    c.stdout.readline()  # it ignores SIGTERM from now on
     print("child", c.pid, flush=True)
 print("listening on 127.0.0.1:" + sys.argv[1], flush=True)
 print("after", flush=True)
