@@ -12,7 +12,7 @@ from pathlib import Path
 from referee.engine import cards_of, deck_from_seed, new_game, public_view
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record
-from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Watcher, public_events
+from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_events
 from referee.service.server import RefereeService
 from referee.service.settings import parse
 from referee.store import open_store
@@ -116,14 +116,20 @@ def test_a_spectator_sees_each_game_from_its_opening_to_its_closing_no_sooner_th
     serving(lambda: _service(tmp_path / "data"), body)
 
 
+async def _playing(svc: RefereeService, name: str) -> tuple[str, Run]:
+    """A tournament of 30 deals started, once its first game is in flight."""
+    tid = (await _create(svc, name, deals=30)).tournament_id
+    await _on(svc, "StartTournament", tid)
+    run = svc.runs[tid]
+    async with asyncio.timeout(60):
+        while not run.in_flight:
+            await asyncio.sleep(0.01)
+    return tid, run
+
+
 def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_ends(tmp_path: Path) -> None:
     async def body(svc: RefereeService) -> None:
-        tid = (await _create(svc, "drained", deals=30)).tournament_id
-        await _on(svc, "StartTournament", tid)
-        run = svc.runs[tid]
-        async with asyncio.timeout(60):
-            while not run.in_flight:
-                await asyncio.sleep(0.01)
+        tid, run = await _playing(svc, "drained")
         await run.drain(0)  # no grace: the games in flight are abandoned
         kept = svc.live.every  # type: ignore[attr-defined]
         stored = {g.game_id for g in svc.store.games(tid)}
@@ -135,12 +141,7 @@ def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_e
     serving(lambda: _service(tmp_path / "data"), body)
 
     async def patient(svc: RefereeService) -> None:
-        tid = (await _create(svc, "patient", deals=30)).tournament_id
-        await _on(svc, "StartTournament", tid)
-        run = svc.runs[tid]
-        async with asyncio.timeout(60):
-            while not run.in_flight:
-                await asyncio.sleep(0.01)
+        tid, run = await _playing(svc, "patient")
         await run.drain(60)  # the games in flight end and are kept; no new one starts
         kept = svc.live.every  # type: ignore[attr-defined]
         assert sorted(kept) == sorted(g.game_id for g in svc.store.games(tid)) and run.in_flight == set()
