@@ -15,11 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from referee.fleet import bots
 from referee.fleet.bots import Addresses, LocalBots, check_reachable, fresh_bots, launch, ready
 from referee.fleet.errors import EntrantError
 from referee.fleet.lineup import Bot, Lineup
+from referee.match import exits
 
 # Says where it "listens" (its first argument's port), writes a line to stdout and one to stderr, then waits; on
 # SIGTERM it writes "TERM" to its log and ends. With a second argument it first starts a child in its own group
@@ -354,3 +356,41 @@ def test_fresh_process_bots_answer_hello_then_start_for_each_game_alone(tmp_path
     asyncio.run(play())
     assert (tmp_path / "pre-c.log").exists() and (tmp_path / "g1-c.log").exists()
     assert not (tmp_path / "g2-c.log").exists()
+
+
+@pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees every event
+def test_a_crash_is_told_to_the_games_at_its_address_and_in_the_log(tmp_path: Path) -> None:
+    """The match runner asks fleet/bots' record in match/exits.py how a seat's process ended (its fault's words):
+    the address is watched while the bot serves, alive while its group runs, and its end is told there."""
+    entrant = Bot("r", command=(*RESTARTING, str(tmp_path / "count")))
+
+    async def go() -> None:
+        async with LocalBots((entrant,), tmp_path, "told") as local:
+            address = local.addresses["r"]
+            assert exits._watched[address].alive() is True
+            with capture_logs() as logs:
+                async with asyncio.timeout(60):
+                    while not local.crashes:
+                        await asyncio.sleep(0.02)
+            assert await exits.note(address, 5) == "the bot's process exited with code 7"
+            (ended,) = [e for e in logs if e["event"] == "command bot ended"]
+            assert (ended["entrant"], ended["restart"]) == ("r", "no (restart = never)")
+        assert await exits.note(address, 0.1) is None  # stopped: forgotten
+
+    asyncio.run(go())
+
+
+def test_the_summary_counts_each_way_a_bot_ended_and_names_every_copy_left_down() -> None:
+    code7, killed = "the bot's process exited with code 7", "the bot's process was killed by signal SIGKILL"
+    crashes = [bots.Crash("b", code7, True, "t-w0"), bots.Crash("b", killed, True, "t-w1"),
+               bots.Crash("b", code7, False, "t-w0"), bots.Crash("b", killed, False, "t-w1")]  # fmt: skip
+    assert bots.crash_summary(crashes) == [
+        f"b: 4 crashes ({code7} x2, {killed} x2); started again 2 times; then left down (on t-w0, t-w1)"
+    ]
+    assert bots.crash_summary(crashes[:2]) == [f"b: 2 crashes ({code7}, {killed}); started again 2 times"]
+
+
+def test_addresses_start_with_no_bots_and_no_crashes() -> None:
+    addresses = Addresses({"a": "127.0.0.1:5"})
+    assert addresses.crashes == [] and addresses.bots is None and dict(addresses) == {"a": "127.0.0.1:5"}
+    asyncio.run(addresses.settled(["a"]))  # no command bots: nothing to wait for
