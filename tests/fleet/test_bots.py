@@ -374,7 +374,8 @@ def test_a_crash_is_told_to_the_games_at_its_address_and_in_the_log(tmp_path: Pa
                         await asyncio.sleep(0.02)
             assert await exits.note(address, 5) == "the bot's process exited with code 7"
             (ended,) = [e for e in logs if e["event"] == "command bot ended"]
-            assert (ended["entrant"], ended["restart"]) == ("r", "no (restart = never)")
+            assert (ended["entrant"], ended["restart"], ended["log_level"]) == ("r", "no (restart = never)", "warning")
+            assert ended["why"] == "the bot's process exited with code 7"
         assert await exits.note(address, 0.1) is None  # stopped: forgotten
 
     asyncio.run(go())
@@ -394,3 +395,22 @@ def test_addresses_start_with_no_bots_and_no_crashes() -> None:
     addresses = Addresses({"a": "127.0.0.1:5"})
     assert addresses.crashes == [] and addresses.bots is None and dict(addresses) == {"a": "127.0.0.1:5"}
     asyncio.run(addresses.settled(["a"]))  # no command bots: nothing to wait for
+
+
+@pytest.mark.usefixtures("every_log_level")
+def test_the_log_says_whether_a_crashed_bot_is_started_again(tmp_path: Path) -> None:
+    entrant = Bot("r", command=(*RESTARTING, str(tmp_path / "count")))
+
+    async def go() -> list[dict]:
+        with capture_logs() as logs:
+            async with LocalBots((entrant,), tmp_path, "cap", restart="on-crash", max_restarts=1) as local:
+                async with asyncio.timeout(60):
+                    while len(local.crashes) < 2:
+                        await asyncio.sleep(0.02)
+        return [e for e in logs if e["event"] == "command bot ended"]
+
+    ended = asyncio.run(go())
+    assert [(e["entrant"], e["restart"], e["why"]) for e in ended] == [
+        ("r", "yes", "the bot's process exited with code 7"),
+        ("r", "no (the cap is reached)", "the bot's process exited with code 7"),
+    ]
