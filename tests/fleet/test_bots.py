@@ -219,6 +219,7 @@ def test_without_the_restart_policy_a_crashed_bot_stays_down(tmp_path: Path) -> 
     assert (tmp_path / "count").read_text() == "1"
 
 
+@pytest.mark.usefixtures("every_log_level")
 def test_a_restart_that_fails_leaves_the_bot_down_and_settled(tmp_path: Path) -> None:
     count = tmp_path / "count"
     first = (sys.executable, "-c", "import os, sys, time; p = sys.argv[1]; "
@@ -237,8 +238,12 @@ def test_a_restart_that_fails_leaves_the_bot_down_and_settled(tmp_path: Path) ->
             assert local._restarting == {}
             return list(local.crashes)
 
-    assert asyncio.run(go()) == [bots.Crash("f", "the bot's process exited with code 7", True)]
+    with capture_logs() as logs:
+        assert asyncio.run(go()) == [bots.Crash("f", "the bot's process exited with code 7", True)]
     assert count.read_text() == "xx"
+    (failed,) = [e for e in logs if e["event"] == "command bot did not restart"]
+    assert failed["entrant"] == "f" and failed["log_level"] == "error"
+    assert failed["error"].startswith("entrant f: ") and "exited with code 4 before printing" in failed["error"]
 
 
 def test_the_watchdog_kills_every_group_when_the_referee_is_gone(tmp_path: Path) -> None:
