@@ -69,9 +69,11 @@ def test_a_dial_in_game_is_played_here_by_one_player_opened_at_the_first_such_ga
         await asyncio.sleep(0.05)  # two dial-in games at once still open one player
         return player("here")
 
+    elsewhere = player("elsewhere")
+
     async def go() -> None:
-        play = _dialin_here(player("elsewhere"), here)
-        assert play.elsewhere.__name__ == "play"  # type: ignore[attr-defined]
+        play = _dialin_here(elsewhere, here)
+        assert play.elsewhere is elsewhere  # type: ignore[attr-defined]
         assert await play(_spec("g1"), record="r1") == "elsewhere"
         assert opened == []
         dial = "dialin:a"
@@ -264,3 +266,17 @@ def test_the_ray_backend_joins_ray_starts_its_workers_there_and_leaves(
 
     asyncio.run(go())
     assert calls == [("connect", settings), ("start", "run-w0", tmp_path / "logs"), "disconnect"]
+
+
+def test_the_workers_bots_crashes_reach_the_runs_summary_once_they_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _starts(monkeypatch, [_Stand("w0", ["c0"]), _Stand("w1", ["c1"])])
+
+    async def go() -> list:
+        async with open_games(WorkerSettings("processes", 2), LINEUP, tmp_path, _player) as games:
+            crashes = games.addresses.crashes  # type: ignore[attr-defined]
+            assert crashes == []
+        return crashes
+
+    assert asyncio.run(go()) == ["c0", "c1"]
