@@ -255,6 +255,8 @@ def test_the_watchdog_kills_every_group_when_the_referee_is_gone(tmp_path: Path)
         async with local:
             await asyncio.sleep(0.2)
             pid = local.procs["w"].pid
+            assert local._watchdog is not None  # a signal to the referee's process group (a Ctrl-C) spares it
+            assert os.getpgid(local._watchdog.pid) == local._watchdog.pid != os.getpgid(0)
             local._guard.close()  # what the kernel does to the pipe of a referee that died
             child = _child_pid(tmp_path / "dog-w.log")
             gone = await asyncio.to_thread(_gone_within, child, 20)
