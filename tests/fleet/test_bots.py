@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from referee.fleet import bots
+from referee.fleet import bots, sandbox
 from referee.fleet.bots import Addresses, LocalBots, check_reachable, fresh_bots, launch, ready
 from referee.fleet.errors import EntrantError
 from referee.fleet.lineup import Bot, Lineup
 from referee.match import exits
+from tests.sandbox.conftest import needs_sandbox
 
 # Says where it "listens" (its first argument's port), writes a line to stdout and one to stderr, then waits; on
 # SIGTERM it writes "TERM" to its log and ends. With a second argument it first starts a child in its own group
@@ -257,17 +258,21 @@ def test_the_watchdog_kills_every_group_when_the_referee_is_gone(tmp_path: Path)
             pid = local.procs["w"].pid
             assert local._watchdog is not None  # a signal to the referee's process group (a Ctrl-C) spares it
             assert os.getpgid(local._watchdog.pid) == local._watchdog.pid != os.getpgid(0)
-            local._guard.close()  # what the kernel does to the pipe of a referee that died
+            # What the kernel does to the pipe of a referee that died, with nothing flushed: its end closes. (A
+            # broken pipe takes the place of its descriptor, so the stop's own lines to it fail as they would.)
+            read, broken = os.pipe()
+            os.close(read)
+            os.dup2(broken, local._guard.fileno())
+            os.close(broken)
             child = _child_pid(tmp_path / "dog-w.log")
             gone = await asyncio.to_thread(_gone_within, child, 20)
             assert gone and await asyncio.to_thread(_gone_within, pid, 20)
-            local._guard = open(os.devnull, "w")  # noqa: SIM115 - stop closes it
         return pid, child
 
     asyncio.run(go())
 
 
-def test_a_zombie_group_is_not_alive_and_a_running_one_is(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_zombie_group_is_not_alive_and_a_running_one_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     ended = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
     try:
@@ -286,6 +291,15 @@ def test_a_zombie_group_is_not_alive_and_a_running_one_is(monkeypatch: pytest.Mo
     def refused(pgid: int, sig: int) -> None:
         raise PermissionError  # another user's group: it runs, and is not this process's to kill
 
+    # a process whose name holds ") Z" is read from the last ")" of its stat line, where its own fields begin
+    odd = tmp_path / "x) Z 1 ("
+    odd.symlink_to(sys.executable)
+    named = subprocess.Popen([str(odd), "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        assert bots._group_alive(named.pid)
+    finally:
+        named.kill()
+        named.wait()
     monkeypatch.setattr(os, "killpg", refused)
     assert bots._group_alive(running.pid)
     bots._signal_group(running.pid, signal.SIGKILL)  # said nothing: not ours
@@ -421,3 +435,46 @@ def test_the_log_says_whether_a_crashed_bot_is_started_again(tmp_path: Path) -> 
         ("r", "yes", "the bot's process exited with code 7"),
         ("r", "no (the cap is reached)", "the bot's process exited with code 7"),
     ]
+
+
+# In its sandbox: says whether the referee's environment shows in bwrap's own /proc (its pid 1) and how many CPUs
+# it may use, then where it serves, then ends with code 5 a moment later.
+BOXED = ("python3", "-c", "import os, sys, time; env = open('/proc/1/environ', 'rb').read(); "
+         "print('SEEN' if b'ABLUXX_SECRET' in env else 'UNSEEN', flush=True); "
+         "print('cpus', len(os.sched_getaffinity(0)), flush=True); "
+         "print('listening on {listen}', flush=True); time.sleep(1); sys.exit(5)")  # fmt: skip
+
+
+@needs_sandbox()
+def test_a_sandboxed_bot_is_dialled_through_its_box_without_the_referees_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its address is its socket in the launcher's mount namespace; each start gets a fresh box and the last one's
+    folders are removed (at a restart, and at the stop)."""
+    monkeypatch.setenv("ABLUXX_SECRET", "x")
+    entrant = Bot("s", command=BOXED, sandbox=sandbox.Sandbox())
+
+    async def go() -> tuple[list[sandbox.Started], list[str]]:
+        seen: list[sandbox.Started] = []
+        addresses: list[str] = []
+        async with LocalBots((entrant,), tmp_path / "logs", "box", restart="on-crash", max_restarts=1) as local:
+            async with asyncio.timeout(60):
+                while len(local.crashes) < 2:
+                    if (address := local.addresses.get("s")) not in addresses:  # a start has served
+                        box = local._boxes["s"]
+                        seen.append(box)
+                        addresses.append(address)
+                        assert address == box.address(local.procs["s"].pid) and os.path.isdir(box.socket_dir)
+                    await asyncio.sleep(0.01)
+                await local.settled(["s"])
+            assert seen[0] is not local._boxes["s"] and not os.path.exists(seen[0].socket_dir)  # replaced
+        assert local._boxes == {}
+        return seen, addresses
+
+    seen, addresses = asyncio.run(go())
+    assert len(seen) == 2 and not [b for b in seen if os.path.exists(b.socket_dir) or os.path.exists(b.stage_dir)]
+    assert addresses[0] != addresses[1] and addresses[1].startswith("unix:/proc/")
+    log = (tmp_path / "logs" / "box-s.log").read_text().splitlines()
+    assert log.count("UNSEEN") == 2 and "SEEN" not in log
+    if len(os.sched_getaffinity(0)) > 1:
+        assert log.count("cpus 1") == 2  # pinned to one CPU
