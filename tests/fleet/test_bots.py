@@ -211,11 +211,12 @@ def test_a_restarted_bot_gets_its_fresh_address_and_what_it_left_is_killed(tmp_p
     assert len(children) == 2 and not [c for c in children if _alive(c)]
 
 
-def test_without_the_restart_policy_a_crashed_bot_stays_down(tmp_path: Path) -> None:
+@pytest.mark.parametrize("policy", [{"max_restarts": 5}, {"restart": "on-crash"}], ids=["never", "no-cap-given"])
+def test_without_the_restart_policy_or_a_cap_a_crashed_bot_stays_down(tmp_path: Path, policy: dict) -> None:
     entrant = Bot("r", command=(*RESTARTING, str(tmp_path / "count")))
 
     async def go() -> list[bots.Crash]:
-        async with LocalBots((entrant,), tmp_path, "never", max_restarts=5) as local:
+        async with LocalBots((entrant,), tmp_path, "never", **policy) as local:
             async with asyncio.timeout(60):
                 while not local.crashes:
                     await asyncio.sleep(0.02)
