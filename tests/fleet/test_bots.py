@@ -485,3 +485,26 @@ def test_a_sandboxed_bot_is_dialled_through_its_box_without_the_referees_environ
     assert log.count("UNSEEN") == 2 and "SEEN" not in log
     if len(os.sched_getaffinity(0)) > 1:
         assert log.count("cpus 1") == 2  # pinned to one CPU
+
+
+@pytest.mark.usefixtures("every_log_level")
+def test_a_stop_during_a_restart_abandons_the_restart(tmp_path: Path) -> None:
+    """The bot crashed and its next start is slow to serve: the stop ends that start (its process too) rather than
+    letting it fail afterwards as a restart that did not work."""
+    slow = (sys.executable, "-c", "import os, sys, time; p = sys.argv[1]; again = os.path.exists(p); "
+            "open(p, 'a').write('x'); time.sleep(30 if again else 0); "
+            "print('listening on 127.0.0.1:9', flush=True); time.sleep(0.3); sys.exit(7)",
+            str(tmp_path / "count"))  # fmt: skip
+
+    async def go() -> list[dict]:
+        with capture_logs() as logs:
+            async with LocalBots((Bot("s", command=slow),), tmp_path, "slow", restart="on-crash",
+                                 max_restarts=3) as local:  # fmt: skip
+                async with asyncio.timeout(60):
+                    while not ("s" in local._restarting and (tmp_path / "count").read_text() == "xx"):
+                        await asyncio.sleep(0.02)
+                restarting = local._restarting["s"]
+            assert restarting.done() and local._restarting == {}
+        return [e for e in logs if e["event"] == "command bot did not restart"]
+
+    assert asyncio.run(go()) == []
