@@ -80,7 +80,10 @@ def test_a_bot_is_reached_at_the_address_it_prints_and_everything_it_writes_is_l
     async def go() -> tuple[dict[str, str], int]:
         async with LocalBots(entrants, tmp_path, "run1", shared=shared) as local:
             assert [e.name for e in local.entrants] == ["b"]
-            await asyncio.sleep(0.3)  # its last lines reach the log
+            log = tmp_path / "run1-b.log"
+            async with asyncio.timeout(30):  # its last lines reach the log
+                while not {"after", "to stderr"} <= set(log.read_text().splitlines()):
+                    await asyncio.sleep(0.02)
             return dict(local.addresses), local.procs["b"].pid
 
     addresses, pid = asyncio.run(go())
