@@ -1,0 +1,161 @@
+"""The ``processes`` backend's worker (fleet/processes.py) in the test's process, so mutation testing sees it: one
+real worker process playing a real game, and a scripted worker (a real process on real pipes, speaking the same
+frames) for every answer a worker can give: a decision, a result, absent seats, a failure, a reply to no game, its
+bots' crashes as it closes, a death mid-game, a start that fails or hangs, and a worker that will not stop."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.errors import SeatsAbsent
+from referee.fleet import processes
+from referee.fleet.errors import EntrantError, FleetError, WorkerError, WorkerLost
+from referee.fleet.lineup import Bot, Lineup
+from referee.fleet.processes import ProcessWorker
+from referee.match.spec import EntrantRef, GameSpec
+from referee.records.recordfile import MAGIC
+
+# A worker that answers by its prefix (init) and each game's id; at the end of its input it tells its bots'
+# crashes and exits (or, as "stubborn", waits on).
+SCRIPTED = """
+import os, pickle, struct, sys, time
+def read():
+    head = sys.stdin.buffer.read(4)
+    if len(head) < 4:
+        return None
+    return pickle.loads(sys.stdin.buffer.read(struct.unpack(">I", head)[0]))
+def send(m):
+    body = pickle.dumps(m)
+    sys.stdout.buffer.write(struct.pack(">I", len(body)) + body)
+    sys.stdout.buffer.flush()
+prefix = read()[3]
+if prefix == "exits":
+    sys.exit(3)
+if prefix == "hangs":
+    time.sleep(60)
+send(("ready", "entrant x: no answer" if prefix == "refuses" else None))
+while (m := read()) is not None:
+    _, rid, spec, want = m
+    g = spec.game_id
+    if g == "dies":
+        os._exit(9)
+    if g == "stray":
+        send(("done", rid + 100, "not this game", b""))
+    if want:
+        send(("decision", rid, b"d-" + g.encode()))
+    if g == "absent":
+        send(("absent", rid, {"a": "no Hello"}))
+    elif g == "failed":
+        send(("failed", rid, "ValueError('x')"))
+    else:
+        send(("done", rid, "result-" + g, b"record-" + g.encode()))
+send(("crashes", 0, ["bot r ended"]))
+if prefix == "stubborn":
+    time.sleep(60)
+"""
+LINEUP = Lineup("t", (Bot("a", policy="random"), Bot("b", policy="greedy")))
+
+
+def _spec(game_id: str, seed: int = 1) -> GameSpec:
+    return GameSpec(game_id=game_id, seed=seed, entrants=(EntrantRef("a", policy="random"),
+                                                          EntrantRef("b", policy="greedy")))  # fmt: skip
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "launch", lambda command: [sys.executable, "-c", SCRIPTED])
+
+
+def test_a_real_worker_plays_a_game_and_sends_its_decisions_and_record(tmp_path: Path) -> None:
+    async def go() -> None:
+        worker = await ProcessWorker.start(LINEUP, tmp_path, "t-w0")
+        try:
+            assert worker.name == "t-w0" and worker.load == 0 and worker.pid == worker.proc.pid
+            seen: list[bytes] = []
+            result, record = await worker.play(_spec("t-g1"), seen.append)
+            assert result.game_id == "t-g1" and record.startswith(MAGIC) and seen
+            assert worker.load == 0
+            plain, _ = await worker.play(_spec("t-g2", 2), None)
+            assert plain.game_id == "t-g2"
+        finally:
+            await worker.close()
+        assert worker.proc.returncode == 0 and worker.crashes == []
+
+    asyncio.run(go())
+
+
+def test_each_answer_of_a_worker_reaches_its_game(tmp_path: Path, scripted: None) -> None:
+    async def go() -> None:
+        worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
+        seen: list[bytes] = []
+        assert await worker.play(_spec("g1"), seen.append) == ("result-g1", b"record-g1")
+        assert seen == [b"d-g1"]
+        assert await worker.play(_spec("g2"), None) == ("result-g2", b"record-g2")
+        assert await worker.play(_spec("stray"), None) == ("result-stray", b"record-stray")
+        with pytest.raises(SeatsAbsent) as absent:
+            await worker.play(_spec("absent"), None)
+        assert absent.value.absent == {"a": "no Hello"}
+        with pytest.raises(FleetError, match=r"^failed in worker w: ValueError\('x'\)$"):
+            await worker.play(_spec("failed"), None)
+        both = await asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None))
+        assert both == [("result-g3", b"record-g3"), ("result-g4", b"record-g4")]
+        assert worker.load == 0 and worker._games == {}
+        await worker.close()
+        assert worker.crashes == ["bot r ended"] and worker.proc.returncode == 0
+
+    asyncio.run(asyncio.wait_for(go(), 60))
+
+
+def test_a_worker_that_dies_loses_its_games_in_flight_and_every_later_one(tmp_path: Path, scripted: None) -> None:
+    async def go() -> None:
+        worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
+        with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) ended with code 9$"):
+            await worker.play(_spec("dies"), None)
+        await asyncio.wait_for(asyncio.shield(worker._reader), 30)  # type: ignore[arg-type]
+        with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) is gone$"):
+            await worker.play(_spec("g1"), None)
+        assert worker.load == 0
+        await worker.close()
+
+    asyncio.run(asyncio.wait_for(go(), 60))
+
+
+@pytest.mark.parametrize(
+    ("prefix", "error", "words"),
+    [("exits", WorkerError, r"^worker exits exited at start \(code 3\)$"),
+     ("hangs", WorkerError, r"^worker hangs was not ready within 1 s$"),
+     ("refuses", EntrantError, r"^worker refuses: entrant x: no answer$")],
+)  # fmt: skip
+def test_a_worker_that_cannot_start_says_why_and_is_gone(
+    tmp_path: Path, scripted: None, monkeypatch: pytest.MonkeyPatch, prefix: str, error: type, words: str
+) -> None:
+    monkeypatch.setattr(processes, "WORKER_START_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(processes, "WORKER_STOP_S", 1.0)
+    started: list[ProcessWorker] = []
+    real_init = ProcessWorker.__init__
+
+    def init(self: ProcessWorker, name: str, proc: asyncio.subprocess.Process) -> None:
+        real_init(self, name, proc)
+        started.append(self)
+
+    monkeypatch.setattr(ProcessWorker, "__init__", init)
+    with pytest.raises(error, match=words):
+        asyncio.run(asyncio.wait_for(ProcessWorker.start(LINEUP, tmp_path, prefix), 60))
+    assert started[0].proc.returncode is not None
+
+
+def test_a_worker_that_does_not_stop_is_killed(tmp_path: Path, scripted: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "WORKER_STOP_S", 1.0)
+
+    async def go() -> ProcessWorker:
+        worker = await ProcessWorker.start(LINEUP, tmp_path, "stubborn")
+        await worker.close()
+        await worker.close()  # twice is harmless
+        return worker
+
+    worker = asyncio.run(asyncio.wait_for(go(), 60))
+    assert worker.proc.returncode == -9 and worker.crashes == ["bot r ended"]

@@ -1,0 +1,237 @@
+"""Tournaments running inside the service (referee/service/runs.py), in this process so mutation testing sees them:
+what a tournament's watchers and the site's lists of games being played hear, what a spectator of a game sees
+from its opening to its closing (the public view of each decision, no sooner than the delay), a drain that waits
+for the games in flight or abandons them at the end of its grace, and the watcher queues and hub on their own."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from referee.engine import cards_of, deck_from_seed, new_game, public_view
+from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.records import read_record
+from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_events
+from referee.service.server import RefereeService
+from referee.service.settings import parse
+from referee.store import open_store
+from referee.wire import options_from_pb
+
+from .test_organiser_caps import FIRST
+from .test_tournament_calls import FINISHED, _create, _on, _until_finished, serving
+
+DELAY_MS = 250
+
+
+class _Kept(dict):
+    """The service's live games, each kept here too once the run lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.every: dict[str, LiveGame] = {}
+
+    def __setitem__(self, key: str, value: LiveGame) -> None:
+        self.every[key] = value
+        super().__setitem__(key, value)
+
+
+def _service(data: Path) -> RefereeService:
+    settings = parse({"auth": {"organiser_tokens": [FIRST]},
+                      "service": {"spectator_delay_ms": DELAY_MS},
+                      "time_control": {"decision_ms": 700, "bank_ms": 3000, "grace_ms": 100}},
+                     "<test>", env={})  # fmt: skip
+    svc = RefereeService(open_store(data), settings)
+    svc.live = _Kept()
+    return svc
+
+
+async def _events(w: Watcher) -> list[ref_pb.TournamentEvent]:
+    out = []
+    while (e := await w.get()) is not None:
+        out.append(e)
+    return out
+
+
+def test_watchers_hear_every_game_and_the_end_and_the_lists_hear_only_starts_and_ends(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "heard", deals=2)).tournament_id
+        mine, every = svc.hub.subscribe(tid), svc.hub.subscribe(EVERY)
+        await _on(svc, "StartTournament", tid)
+        await _until_finished(svc, tid)
+        heard = await asyncio.wait_for(_events(mine), 30)
+        games = svc.store.games(tid)
+        kinds = [e.WhichOneof("event") for e in heard]
+        started = [e.started for e in heard if e.HasField("started")]
+        finished = [e.finished.game.game_id for e in heard if e.HasField("finished")]
+        assert sorted(s.game_id for s in started) == sorted(finished) == sorted(g.game_id for g in games)
+        by_id = {g.game_id: g for g in games}
+        assert all(tuple(s.entrants) == by_id[s.game_id].names and s.slot == by_id[s.game_id].slot for s in started)
+        assert heard[-1].tournament.state == FINISHED and kinds.count("tournament") == 1  # the newest state only
+        assert svc.hub.watched(tid) and every.queue.qsize() == 2 * len(games)
+        listed = [every.queue.get_nowait() for _ in range(2 * len(games))]
+        assert [e.WhichOneof("event") for e in listed].count("started") == len(games)
+        assert {e.WhichOneof("event") for e in listed} == {"started", "finished"}
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_spectator_sees_each_game_from_its_opening_to_its_closing_no_sooner_than_the_delay(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "seen", deals=1)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        await _until_finished(svc, tid)
+        kept = svc.live.every  # type: ignore[attr-defined]
+        games = svc.store.games(tid)
+        assert sorted(kept) == sorted(g.game_id for g in games) and svc.live == {}
+        for g in games:
+            record = read_record(svc.store.data / g.record_path)
+            live = kept[g.game_id]
+            assert live.done
+            items = [item async for item in live.follow(0)]
+            first, decisions, last = items[0].opening, items[1:-1], items[-1].closing
+            h = record.header
+            assert (first.game_id, first.tournament_id, first.start_seat, first.delay_ms) == (
+                g.game_id, tid, h.start_seat, DELAY_MS)  # fmt: skip
+            assert [p.name for p in first.players] == list(g.names) and [p.seat for p in first.players] == [0, 1]
+            options = options_from_pb(h.options)
+            start = public_view(new_game(deck_from_seed(h.seed), len(g.names), options, h.start_seat))
+            assert list(first.market) == cards_of(start.market) and list(first.hand_sizes) == list(start.hand_sizes)
+            assert options_from_pb(first.options) == options_from_pb(h.options)
+            assert len(decisions) == len(record.decisions)
+            for item, d in zip(decisions, record.decisions, strict=True):
+                p = item.decision
+                assert (p.seq, p.seat, p.kind, p.chosen_by, p.fault) == (d.seq, d.seat, d.kind, d.chosen_by, d.fault)
+                assert list(p.events) == public_events(d.events)
+            f = record.footer
+            assert (last.reason, list(last.scores), list(last.places), list(last.retired)) == (
+                f.reason, list(f.scores), list(f.places), list(f.retired))  # fmt: skip
+            # followed with the delay: nothing comes sooner than the delay after it happened
+            t0 = time.monotonic()
+            follower = live.follow(0.3)
+            await anext(follower)
+            assert time.monotonic() - t0 >= 0.3 - (t0 - live.items[0][0]) - 1e-3
+            await follower.aclose()
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+async def _playing(svc: RefereeService, name: str) -> tuple[str, Run]:
+    """A tournament of 30 deals started, once its first game is in flight."""
+    tid = (await _create(svc, name, deals=30)).tournament_id
+    await _on(svc, "StartTournament", tid)
+    run = svc.runs[tid]
+    async with asyncio.timeout(60):
+        while not run.in_flight:
+            await asyncio.sleep(0.01)
+    return tid, run
+
+
+def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_ends(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid, run = await _playing(svc, "drained")
+        await run.drain(0)  # no grace: the games in flight are abandoned
+        kept = svc.live.every  # type: ignore[attr-defined]
+        stored = {g.game_id for g in svc.store.games(tid)}
+        abandoned = [live for gid, live in kept.items() if gid not in stored]
+        assert abandoned and all(live.done for live in abandoned)
+        assert run.in_flight == set() and run.task is not None and run.task.done() and not run.taking
+        assert (await _on(svc, "GetTournament", tid)).state != FINISHED
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+    async def patient(svc: RefereeService) -> None:
+        tid, run = await _playing(svc, "patient")
+        await run.drain(60)  # the games in flight end and are kept; no new one starts
+        kept = svc.live.every  # type: ignore[attr-defined]
+        assert sorted(kept) == sorted(g.game_id for g in svc.store.games(tid)) and run.in_flight == set()
+        t = await _on(svc, "GetTournament", tid)
+        assert t.state != FINISHED and 0 < t.finished < t.games
+
+    serving(lambda: _service(tmp_path / "more"), patient)
+
+
+def _game(i: int) -> ref_pb.TournamentEvent:
+    return ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=ref_pb.GameSummary(game_id=f"g{i}")))
+
+
+def test_a_watcher_holds_up_to_its_limit_and_ends_when_told() -> None:
+    w = Watcher(limit=2)
+    w.put(_game(1))
+    w.put(None)  # the end counts as no game event
+    w.put(_game(2))
+    assert not w.dropped and w.games == 2
+    got = asyncio.run(_events(w))
+    assert got == [_game(1)] and w.games == 1  # None ended the stream; the game after it still waits
+    w.put(_game(3))
+    w.put(_game(4))
+    assert w.dropped
+    w.put(_game(5))  # a dropped watcher hears nothing more
+    w.end()  # nor is its FELL_BEHIND replaced
+    assert asyncio.run(w.get()) is FELL_BEHIND and w.queue.empty()
+    ended = Watcher(limit=5)
+    ended.put(_game(1))
+    ended.put(ref_pb.TournamentEvent(tournament=ref_pb.Tournament(finished=1)))
+    ended.end()  # the server stops: what waits is dropped, the stream ends
+    assert asyncio.run(ended.get()) is None and ended.queue.empty() and not ended.dropped
+
+
+def test_the_hub_publishes_to_a_tournaments_watchers_and_starts_and_ends_to_every_list() -> None:
+    hub = Hub(queue_limit=7)
+    a, every = hub.subscribe("t1"), hub.subscribe(EVERY)
+    other = hub.subscribe("t2")
+    assert a.limit == 7 and hub.watched("t1") and not hub.watched("t3")
+    started = ref_pb.TournamentEvent(started=ref_pb.GameStarted(game_id="g1"))
+    state = ref_pb.TournamentEvent(tournament=ref_pb.Tournament(finished=1))
+    for e in (started, _game(1), state, None):
+        hub.publish("t1", e)
+    assert a.queue.get_nowait() == started and a.games == 2
+    assert [every.queue.get_nowait() for _ in range(2)] == [started, _game(1)] and every.queue.empty()
+    assert other.queue.empty()
+    hub.unsubscribe("t1", a)
+    hub.unsubscribe("t1", a)  # twice, or for a tournament nobody watches, is harmless
+    hub.unsubscribe("t9", a)
+    assert not hub.watched("t1") and "t1" not in hub.watchers
+    second = hub.subscribe("t2")
+    hub.unsubscribe("t2", other)
+    assert hub.watched("t2")
+    hub.close_all()
+    assert asyncio.run(second.get()) is None and asyncio.run(every.get()) is None
+
+
+def test_a_live_game_is_followed_as_it_goes_each_item_no_sooner_than_the_delay() -> None:
+    first = ref_pb.GameWatchEvent(opening=ref_pb.GameOpening(game_id="g"))
+    second = ref_pb.GameWatchEvent(closing=ref_pb.GameClosing(scores=[1]))
+
+    async def go() -> None:
+        live = LiveGame(first)
+        got: list[tuple[float, ref_pb.GameWatchEvent]] = []
+
+        async def follow() -> None:
+            async for item in live.follow(0.2):
+                got.append((time.monotonic(), item))
+
+        follower = asyncio.ensure_future(follow())
+        await asyncio.sleep(0.3)
+        assert [i for _, i in got] == [first] and got[0][0] >= live.items[0][0] + 0.2
+        live.add(second)  # not done: the follower waits for more
+        await asyncio.sleep(0.3)
+        assert [i for _, i in got] == [first, second] and got[1][0] >= live.items[1][0] + 0.2
+        assert not follower.done()
+        live.add(second, done=True)
+        await asyncio.wait_for(follower, 10)
+        assert len(got) == 3 and live.done
+        abandoned = LiveGame(first)
+        abandoned.end()
+        assert [i async for i in abandoned.follow(0)] == [first] and abandoned.done
+        late = LiveGame(first)
+        waiting = asyncio.ensure_future(_all(late))
+        await asyncio.sleep(0.05)
+        late.end()  # a game abandoned while a spectator waits ends its stream
+        assert await asyncio.wait_for(waiting, 10) == [first]
+
+    asyncio.run(go())
+
+
+async def _all(live: LiveGame) -> list[ref_pb.GameWatchEvent]:
+    return [item async for item in live.follow(0)]
