@@ -1,0 +1,67 @@
+"""What a ``Ratings`` holds beside the fit: its names, the leaderboard's order, a copy that goes its own way, and
+ratings restored from a store, which fold new games in and never refit on a read."""
+
+import pytest
+
+from referee.rating import Ratings, rate, restored, state
+
+from .test_rating import GAMES
+
+
+def test_the_leaderboard_is_by_mu_minus_three_sigma_then_by_name() -> None:
+    """Names out of rating order, and two entrants who never played (equal ratings: by name)."""
+    r = rate("dcba", [(("c", "d"), (1, 2))])
+    assert r.names() == ["d", "c", "b", "a"]
+    assert [n for n, _ in r.leaderboard()] == ["c", "a", "b", "d"]
+    assert r.get("a") == r.get("b")
+
+
+def _live() -> Ratings:
+    """GAMES fitted, a fourth entrant, and one game added since that no read has folded in yet."""
+    live = Ratings("abcd")
+    for seats, places in GAMES:
+        live.add(seats, places)
+    live.fit()
+    live.add(("a", "d"), (2, 1))
+    return live
+
+
+def test_a_copy_rates_as_its_original_then_goes_its_own_way() -> None:
+    live = _live()
+    twin = live.copy()
+    assert twin.names() == live.names() == list("abcd")
+    assert (twin.games, twin.local) == (live.games, live.local) == (61, 1)
+    assert twin.all() == live.all()  # the game added before the copy is in both
+    assert twin.difference_sd("a", "c") == live.difference_sd("a", "c")  # the last full fit's covariance
+    before = live.all()
+    more = [(("d", "b"), (1, 2)), (("c", "d"), (1, 2))] * 3
+    for seats, places in more:
+        twin.add(seats, places)
+    assert twin.get("d").mu != before["d"].mu
+    assert twin.converged  # 7 games since the last full fit, over 5% of 67: a read refits, as the original would
+    assert live.all() == before and live.games == 61 and not live.converged
+    for seats, places in more:
+        live.add(seats, places)
+    live.fit()
+    assert live.all() == twin.all()
+
+
+def test_restored_ratings_fold_new_games_in_and_never_refit_on_a_read() -> None:
+    fit = rate("abc", GAMES)
+    back = restored(state(fit), fit.games)
+    for _ in range(10):  # a sixth of the history: ratings that could refit would, and fail (no games to fit)
+        back.add(("a", "b"), (1, 2))
+    assert back.get("a").mu > fit.get("a").mu and back.local == 10 and not back.converged
+    twin = back.copy()  # a copy never refits on a read either
+    assert twin.all() == back.all()
+    with pytest.raises(RuntimeError, match="rate the stored games"):
+        twin.fit()
+
+
+@pytest.mark.parametrize("history, refits", [(19, True), (20, False)])
+def test_a_read_refits_once_the_games_since_the_last_fit_reach_their_share(history: int, refits: bool) -> None:
+    """REFIT_SHARE is 5%: one new game after 19 is 1 of 20 and a read refits; after 20, 1 of 21 is folded in."""
+    r = rate("abc", GAMES[:history])
+    r.add(("a", "c"), (1, 2))
+    r.leaderboard()
+    assert r.converged is refits and r.local == (0 if refits else 1)
