@@ -1,9 +1,11 @@
 """What a ``Ratings`` holds beside the fit: its names, the leaderboard's order, a copy that goes its own way, and
 ratings restored from a store, which fold new games in and never refit on a read."""
 
+import math
+
 import pytest
 
-from referee.rating import Ratings, rate, restored, state
+from referee.rating import Ratings, history, rate, restored, state
 
 from .test_rating import GAMES
 
@@ -65,3 +67,25 @@ def test_a_read_refits_once_the_games_since_the_last_fit_reach_their_share(histo
     r.add(("a", "c"), (1, 2))
     r.leaderboard()
     assert r.converged is refits and r.local == (0 if refits else 1)
+
+
+@pytest.mark.parametrize("seats, places", [(tuple("abcdef"), (1, 2, 3, 4, 5, 6)), (("a", "b"), (1, 2, 3))])
+def test_a_game_of_six_seats_or_places_that_do_not_match_its_seats_is_refused(
+    seats: tuple[str, ...], places: tuple[int, ...]
+) -> None:
+    r = Ratings("abcdef")
+    with pytest.raises(ValueError, match="2 to 5 seats with one place each"):
+        r.add(seats, places)
+    assert r.games == 0
+
+
+def test_a_field_of_max_joint_entrants_keeps_its_covariance_and_a_larger_one_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to MAX_JOINT entrants a full fit inverts their joint precision: a difference between two entrants who
+    played each other is known far better than their sigmas say; above it, sqrt(sigma_a^2 + sigma_b^2)."""
+    monkeypatch.setattr(history, "MAX_JOINT", 3)
+    games = [(("a", "b"), (1, 2)), (("a", "b"), (2, 1))] * 20
+    joint, apart = rate("abc", games), rate("abcd", games)
+    assert joint.difference_sd("a", "b") < 0.8 * math.hypot(joint.get("a").sigma, joint.get("b").sigma)
+    assert apart.difference_sd("a", "b") == math.hypot(apart.get("a").sigma, apart.get("b").sigma)
