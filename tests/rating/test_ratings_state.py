@@ -56,7 +56,9 @@ def test_restored_ratings_fold_new_games_in_and_never_refit_on_a_read() -> None:
     assert back.get("a").mu > fit.get("a").mu and back.local == 10 and not back.converged
     twin = back.copy()  # a copy never refits on a read either
     assert twin.all() == back.all()
-    with pytest.raises(RuntimeError, match="rate the stored games"):
+    with pytest.raises(
+        RuntimeError, match=r"^ratings restored from a store hold no games to fit again: rate the stored games$"
+    ):
         twin.fit()
 
 
@@ -89,3 +91,15 @@ def test_a_field_of_max_joint_entrants_keeps_its_covariance_and_a_larger_one_doe
     joint, apart = rate("abc", games), rate("abcd", games)
     assert joint.difference_sd("a", "b") < 0.8 * math.hypot(joint.get("a").sigma, joint.get("b").sigma)
     assert apart.difference_sd("a", "b") == math.hypot(apart.get("a").sigma, apart.get("b").sigma)
+
+
+def test_an_entrant_without_games_stays_at_the_prior_and_the_fit_converges_in_few_sweeps() -> None:
+    """A newcomer beside a pair who played 20 games: the fit stops in 10 sweeps here (MAX_SWEEPS is 300), and a
+    full fit leaves no game folded in locally."""
+    r = Ratings("abc")
+    for _ in range(10):
+        r.add(("a", "b"), (1, 2))
+        r.add(("a", "b"), (2, 1))
+    assert r.fit() < 30
+    assert r.converged and r.local == 0
+    assert (r.get("c").mu, r.get("c").sigma) == pytest.approx((25, 25 / 3), abs=1e-9)
