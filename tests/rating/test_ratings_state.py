@@ -4,8 +4,9 @@ ratings restored from a store, which fold new games in and never refit on a read
 import math
 
 import pytest
+import trueskill
 
-from referee.rating import Ratings, history, rate, restored, state
+from referee.rating import Ratings, draw_margin, history, rate, restored, state
 
 from .test_rating import GAMES
 
@@ -78,7 +79,7 @@ def test_a_game_of_six_seats_or_places_that_do_not_match_its_seats_is_refused(
     r = Ratings("abcdef")
     with pytest.raises(ValueError, match="2 to 5 seats with one place each"):
         r.add(seats, places)
-    assert r.games == 0
+    assert r.games == 0 and r.local == 0 and r.converged
 
 
 def test_a_field_of_max_joint_entrants_keeps_its_covariance_and_a_larger_one_does_not(
@@ -103,3 +104,14 @@ def test_an_entrant_without_games_stays_at_the_prior_and_the_fit_converges_in_fe
     assert r.fit() < 30
     assert r.converged and r.local == 0
     assert (r.get("c").mu, r.get("c").sigma) == pytest.approx((25, 25 / 3), abs=1e-9)
+
+
+def test_no_entrants_no_leaderboard() -> None:
+    assert Ratings(()).leaderboard() == [] and Ratings(()).names() == []
+
+
+def test_the_draw_margin_is_our_environments_whatever_trueskills_global_one_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """trueskill's global environment (beta 25/6 by default, as ours) is never read: another one changes nothing."""
+    ours = draw_margin()
+    monkeypatch.setattr(trueskill.global_env, "__trueskill__", trueskill.TrueSkill(beta=1.0), raising=False)
+    assert draw_margin() == ours == pytest.approx(0.3695, abs=1e-4)
