@@ -4,14 +4,17 @@ same game for the same seed."""
 
 from __future__ import annotations
 
+import random
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from referee.engine import Action, Event, State, apply, deck_from_seed, new_game
 from referee.proto.abluxxen.v1 import record_pb2 as rpb
 from referee.records import record_selfplay, verify_record
-from referee.records.build import commitment, decision_record
+from referee.records.build import commitment, decision_record, footer, header, utc_now
+from referee.records.recordfile import FORMAT_VERSION
 
 SALT = bytes(range(16))
 
@@ -79,3 +82,37 @@ def test_a_decision_record_refuses_an_illegal_action_and_a_fallback_without_a_fa
         decision_record(state, action, events, seq=1, chosen_by="fallback")
     with pytest.raises(ValueError, match=words):
         decision_record(state, action, events, seq=1, fault="timeout", chosen_by=rpb.CHOOSER_BOT)
+
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")  # RFC 3339, UTC, milliseconds
+
+
+def test_the_time_now_is_utc_with_milliseconds_and_a_z() -> None:
+    stamp = utc_now()
+    assert STAMP.match(stamp)
+    now = datetime.now(UTC)
+    assert abs(datetime.fromisoformat(stamp.replace("Z", "+00:00")) - now) < timedelta(minutes=1)
+
+
+def test_a_header_of_names_seats_built_in_players_and_keeps_the_defaults_and_what_it_is_given() -> None:
+    given = rpb.PlayerRecord(name="bot", kind=rpb.SEAT_KIND_REMOTE, transport="grpc")
+    h = header("g", deck_from_seed(1), ["ann", given], salt=SALT)
+    assert [(p.name, p.kind, p.transport, p.seat) for p in h.players] == [
+        ("ann", rpb.SEAT_KIND_BUILTIN, "builtin", 0),
+        ("bot", rpb.SEAT_KIND_REMOTE, "grpc", 1),
+    ]
+    assert given.seat == 0  # the caller's message is copied, not changed
+    assert (h.format_version, h.seed, h.max_strikes, h.tournament_id, h.start_seat) == (FORMAT_VERSION, 0, 3, "", 0)
+    assert STAMP.match(h.started_at) and not h.HasField("time_control")
+    assert header("g", deck_from_seed(1), ["a", "b"], salt=SALT, started_at="then").started_at == "then"
+
+
+def test_a_footer_needs_the_final_state_and_keeps_the_time_it_is_given() -> None:
+    state = new_game(deck_from_seed(2), 2, None, 0)
+    with pytest.raises(ValueError, match=r"^the game is not over: a footer needs the final state$"):
+        footer(state, salt=SALT)
+    rng = random.Random(2)
+    while not state.over:
+        state = apply(state, rng.choice(state.legal))[0]
+    assert STAMP.match(footer(state, salt=SALT).finished_at)
+    assert footer(state, salt=SALT, finished_at="then").finished_at == "then"
