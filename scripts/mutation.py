@@ -175,8 +175,9 @@ def configure(work: Path, module: dict[str, Any], common: dict[str, Any]) -> Non
 
 
 def dotted(module_file: str) -> str:
-    """The prefix of a file's mutant names: its module's dotted name and a dot."""
-    return module_file.removesuffix(".py").replace("/", ".") + "."
+    """The prefix of a file's mutant names: its module's dotted name and a dot (a package's ``__init__.py`` is the
+    package's: mutmut names its mutants ``referee.rating.x_...``, and a pattern with ``__init__`` matched none)."""
+    return module_file.removesuffix(".py").removesuffix("/__init__").replace("/", ".") + "."
 
 
 def mangled(module_file: str, name: str) -> str:

@@ -52,3 +52,12 @@ def test_a_stale_name_or_line_in_the_config_is_named() -> None:
         "equivalent (x_said): the line 'return json.dumps(value)' is no longer in referee/terminal.py",
         "equivalent: no function x_gone in referee/terminal.py",
     ]
+
+
+def test_a_packages_init_file_is_named_as_mutmut_names_its_mutants() -> None:
+    """mutmut names the mutants of ``referee/rating/__init__.py`` ``referee.rating.x_...``: a run that asked for
+    ``referee.rating.__init__.*`` checked none of its 186 (run Y counted them all "not checked")."""
+    m = _script()
+    assert m.dotted("referee/rating/__init__.py") == "referee.rating."
+    assert m.dotted("referee/rating/ep.py") == "referee.rating.ep."
+    assert m.mangled("referee/rating/__init__.py", "referee.rating.xǁRatingsǁadd__mutmut_3") == "xǁRatingsǁadd"

@@ -69,7 +69,6 @@ class Ratings:
     """Ratings of a field of entrants over every game added (in any order)."""
 
     def __init__(self, names: Iterable[str], refit_share: float | None = REFIT_SHARE) -> None:
-        self.env = environment()
         self.refit_share = refit_share
         self._index: dict[str, int] = {}
         self._fit = Fit(1 / SIGMA**2, MU / SIGMA**2, BETA**2, draw_margin())
