@@ -37,6 +37,14 @@ CASES = {
          ("t1-d0-o0", ("bot4", "bot1", "bot5"), 8320868484737307221)],
         "647a765b777045ed449c19ba804ebd240a011bb1e636b24b1572874723e1a029",
     ),
+    # every seat order plays every neighbour already: its schedule is the one from before the circles changed
+    "all seat orders": (
+        _config(4, 3, 2, 0, "all"),
+        48,
+        [("t0-d0-o0", ("bot0", "bot2", "bot3"), 861248165055167095),
+         ("t0-d0-o1", ("bot0", "bot3", "bot2"), 861248165055167095)],
+        "4724c38b8a3cff07fe06cef5a778c9fee5b6a87db15c5887ff18e242173b79a7",
+    ),
     "across": (
         _config(8, 2, 3, 0, None),
         84,
