@@ -16,7 +16,8 @@ fresh seed per tournament), played by the engine and the bot kit's policies, and
 
 Each rate comes with its 95% Clopper-Pearson interval; the JSON also gives every tournament's neighbour gaps,
 (mu_upper - mu_lower) / sd of the difference, so that another threshold can be judged on the same tournaments.
-The figures depend on the rating estimator (``referee.rating``): measure them again when it changes.
+The figures depend on the rating estimator (``referee.rating``) and on the schedule (``referee.tournament.schedule``:
+who sits after whom at tables of 3; docs/schedule.md, "Neighbours"): measure them again when either changes.
 """
 
 from __future__ import annotations

@@ -229,8 +229,10 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
     tid = config.tournament_id
     slots: list[Slot] = []
     for deal in range(config.deals):
-        for t, at_table in enumerate(members):
+        for t, at in enumerate(members):
             seed = deck_seed(deal_key, tid, t, deal)
+            # every seat order already plays every neighbour; rotations turn the table's circle deal by deal
+            at_table = at if config.seat_orders == "all" else circle(at, config.seed, t, deal)
             for o, order in enumerate(orders):
                 slots.append(_slot(tid, len(slots), t, deal, o, seed, tuple(at_table[i] for i in order)))
     return slots
@@ -239,6 +241,19 @@ def build(config: TournamentConfig, key: bytes | None) -> list[Slot]:
 def game_id(tid: str, table: int, deal: int, order: int, attempt: int = 0) -> str:
     """The id of a game: its duplicate set and place in it, and, once its deal was dealt again, the attempt."""
     return f"{tid}-t{table}-d{deal}-o{order}" + (f"-a{attempt}" if attempt else "")
+
+
+def circle(members: tuple[str, ...], seed: int, table: int, turn: int) -> tuple[str, ...]:
+    """The table's members in the circle of seats of its ``turn``-th round of rotations: each of the (k - 1)!
+    circles (who sits after whom) in turn, from a seeded one. A table that kept one circle for the whole tournament
+    kept each member's neighbours, and in Abluxxen the seat after a player is not the seat before it: two identical
+    bots at a table of 3 differ by where they sit, for the whole tournament, which no rating's uncertainty counts
+    (the "separated" mark then marked two identical bots 0.105 of the time for 5%;
+    docs/notes/2026-12-06-stats-round-four.md). At 2 seats there is one circle."""
+    first, rest = members[0], members[1:]
+    circles = list(itertools.permutations(rest))
+    start = random.Random(_derive(seed, "circle", table)).randrange(len(circles))
+    return (first, *circles[(start + turn) % len(circles)])
 
 
 def _slot(tid: str, n: int, table: int, deal: int, order: int, seed: int, seats: tuple[str, ...]) -> Slot:
@@ -253,7 +268,8 @@ def _across(
     plays the section's deck. The grouping changes from deal to deal (the deals cycle through up to GROUPINGS of
     them, each from its own seeded order of the tables), so a table is compared with other tables each time and
     no pairing of strong and weak opponents sticks for the whole tournament. At deal d a table seats its members
-    rotated by d, so over ``table_size`` deals each member holds every seat once."""
+    rotated by d, so over ``table_size`` deals each member holds every seat once, around the circle ``circle``
+    gives those deals (a new one each ``table_size`` deals)."""
     k = config.table_size
     groupings = []
     for g in range(min(config.deals, GROUPINGS)):
@@ -266,6 +282,6 @@ def _across(
         for sec, group in enumerate(groupings[deal % len(groupings)]):
             seed = deck_seed(deal_key, tid, sec, deal)  # the deck of the section's deal, at every table of it
             for o, t in enumerate(group):
-                m = members[t]
+                m = circle(members[t], config.seed, t, deal // k)
                 slots.append(_slot(tid, len(slots), sec, deal, o, seed, tuple(m[(s + deal) % k] for s in range(k))))
     return slots
