@@ -8,7 +8,9 @@ bot kit's ``serve`` and ``abluxx bot NAME --port 0`` do). Its output goes to ``<
 Each command runs in its own process group (a new session), so stopping it reaches every process it started, a
 shell wrapper's children too: SIGTERM to the group, up to ``STOP_GRACE_S`` for it to end, then SIGKILL. If the
 referee dies (even by SIGKILL), a watchdog process (watchdog.py) kills every group; on Linux each command's
-first process also gets SIGKILL from the kernel (PR_SET_PDEATHSIG).
+first process also gets SIGKILL from the kernel (PR_SET_PDEATHSIG). A sandboxed command's init (bwrap's pid 1 of
+its PID namespace) is a group of its own, which bwrap names before the bot runs (sandbox.InitPipes): the watchdog
+and every stop kill it too, and with it every process of the sandbox.
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ class LocalBots:
         self._watchdog: subprocess.Popen | None = None
         self._guard: Any = None  # the pipe to the watchdog: "+PGID" / "-PGID" lines
         self._boxes: dict[str, sandbox.Started] = {}  # a sandboxed bot's folders on the host, by entrant
+        self._inits: dict[int, int] = {}  # a sandbox's init (its own process group), by its launcher's pid
 
     def _watch(self, line: str) -> None:
         """Tell the watchdog (started with the first bot) about a process group."""
@@ -170,7 +173,8 @@ class LocalBots:
         if (old := self._boxes.pop(e.name, None)) is not None:
             old.remove()
         try:
-            box = self._boxes[e.name] = sandbox.start(e.command, e.sandbox, sandbox.next_cpu(), self.log_dir.parent)
+            box = self._boxes[e.name] = sandbox.start(e.command, e.sandbox, sandbox.next_cpu(), self.log_dir.parent,
+                                                      pipes=True)  # fmt: skip
         except sandbox.SandboxUnavailable as err:
             raise EntrantError(f"entrant {e.name}: {err}") from None
         return box.argv
@@ -180,6 +184,7 @@ class LocalBots:
         log_path = self.log_dir / f"{self.prefix}-{e.name}.log"
         argv = self._argv(e)
         env: dict[str, str] | None = None if e.sandbox is None else {}
+        pipes = self._boxes[e.name].pipes if e.sandbox is not None else None
         # owner-only (the folder too): stays open for the life of the process
         log = os.fdopen(open_private(log_path, os.O_WRONLY | os.O_APPEND), "ab")
         try:
@@ -190,15 +195,21 @@ class LocalBots:
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
                 env=env,
+                pass_fds=pipes.child_ends if pipes else (),
             )
         except OSError as err:
             log.close()
             raise EntrantError(f"entrant {e.name}: cannot start {' '.join(e.command)!r}: {err}") from None
+        finally:
+            if pipes is not None:
+                pipes.spawned()
         self.procs[e.name] = proc
         self._watch(f"+{proc.pid}")  # its own session: the group id is its pid
         assert proc.stdout is not None
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
+                if pipes is not None:
+                    await self._watch_init(proc.pid, pipes)
                 while True:
                     line = await proc.stdout.readline()
                     if not line:
@@ -224,6 +235,28 @@ class LocalBots:
         self._drains.append(asyncio.create_task(_drain(proc.stdout, log)))
         self._watchers.append(asyncio.create_task(self._on_exit(e, proc)))
 
+    async def _watch_init(self, launcher: int, pipes: sandbox.InitPipes) -> None:
+        """Learn the sandbox's init, tell the watchdog, then let the bot run: whatever it starts, in any
+        session, runs in a namespace whose init the watchdog kills if the referee dies."""
+        try:
+            if (init := await pipes.init_pid(launcher)) is not None:
+                self._inits[launcher] = init
+                self._watch(f"+{init}")  # a session of its own: the group id is its pid
+        finally:
+            pipes.release()
+
+    def _groups(self, launcher: int) -> list[int]:
+        """The process groups of a bot: its launcher's, and its sandbox's init's if it has one."""
+        init = self._inits.get(launcher)
+        return [launcher] if init is None else [launcher, init]
+
+    def _kill(self, launcher: int) -> None:
+        """SIGKILL every group of a bot; the watchdog forgets them."""
+        for group in self._groups(launcher):
+            _signal_group(group, signal.SIGKILL)
+            self._watch(f"-{group}")
+        self._inits.pop(launcher, None)
+
     def _serving(self, name: str, address: str, pgid: int) -> None:
         self.addresses[name] = address
         if self.shared is not None:
@@ -245,8 +278,7 @@ class LocalBots:
                     if self.restart == "on-crash" else "no (restart = never)")  # fmt: skip
         if not again:
             return
-        _signal_group(proc.pid, signal.SIGKILL)  # what it left behind in its group
-        self._watch(f"-{proc.pid}")
+        self._kill(proc.pid)  # what it left behind in its group, and its sandbox
         done = self._restarting[e.name] = asyncio.get_running_loop().create_future()
         try:
             await self._start(e)
@@ -269,16 +301,16 @@ class LocalBots:
             if w is not asyncio.current_task():
                 w.cancel()
         procs = list(self.procs.values())
-        for proc in procs:
-            _signal_group(proc.pid, signal.SIGTERM)
+        groups = [g for p in procs for g in self._groups(p.pid)]
+        for group in groups:
+            _signal_group(group, signal.SIGTERM)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STOP_GRACE_S
-        while any(_group_alive(p.pid) for p in procs) and loop.time() < deadline:
+        while any(_group_alive(g) for g in groups) and loop.time() < deadline:
             await asyncio.sleep(0.05)
         for proc in procs:
-            _signal_group(proc.pid, signal.SIGKILL)
+            self._kill(proc.pid)
             await proc.wait()
-            self._watch(f"-{proc.pid}")
         for t in self._drains:
             t.cancel()
         for address in self.addresses.values():

@@ -14,6 +14,8 @@ docs/sandbox.md is the user's page.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import importlib.util
 import itertools
@@ -107,6 +109,89 @@ def runtime_paths() -> list[str]:
     return sorted(found)
 
 
+# Inside the sandbox, before the bot: it runs the command only once the referee has written "1" on the gate. If
+# the referee dies first, the gate reads the end of the pipe instead and exits, and so does the sandbox's init.
+_GATE = (
+    "import os, sys\n"
+    "fd = int(sys.argv[1])\n"
+    "go = os.read(fd, 1)\n"
+    "os.close(fd)\n"
+    "if go != b'1': os._exit(1)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+class InitPipes:
+    """How the referee learns the host pid of a sandbox's init (bwrap's pid 1 of the bot's PID namespace) before the
+    bot runs. bwrap writes ``{"child-pid": N, ...}`` on ``--info-fd`` and closes it; the bot's command runs behind a
+    gate (``_GATE``) that waits for the referee's word. The referee reads the pid (``init_pid``), hands it to its
+    watchdog and to its stop paths, then lets the bot start (``release``). The init is a process group (and session)
+    of its own, which a signal to the launcher's group does not reach: without its pid, a referee killed by SIGKILL
+    left it to bwrap's ``--die-with-parent``, which a loaded machine can outrun (containers/bubblewrap#633); and a
+    referee killed before it had the pid leaves a gate that reads the pipe's end, so no bot ever runs. Killing the
+    init kills every process in the namespace."""
+
+    def __init__(self) -> None:
+        self.info_read, self.info_write = os.pipe()
+        self.gate_read, self.gate_write = os.pipe()
+
+    @property
+    def bwrap_args(self) -> list[str]:
+        return ["--info-fd", str(self.info_write)]
+
+    def gated(self, command: list[str]) -> list[str]:
+        """``command`` behind the gate."""
+        return [sys.executable, "-I", "-S", "-c", _GATE, str(self.gate_read), *command]
+
+    @property
+    def child_ends(self) -> tuple[int, int]:
+        """The descriptors the launcher must inherit (``pass_fds``); ``spawned`` closes them here."""
+        return self.info_write, self.gate_read
+
+    def spawned(self) -> None:
+        for fd in self.child_ends:
+            os.close(fd)
+        self.info_write = self.gate_read = -1
+
+    async def init_pid(self, launcher: int) -> int | None:
+        """The host pid of the sandbox's init, once bwrap (the ``launcher`` pid, after its exec) has said it; None
+        if it ended without saying, or said a pid that is not its child."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        pipe = os.fdopen(self.info_read, "rb", buffering=0)  # the transport closes it
+        self.info_read = -1
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        try:
+            said = await reader.read()  # to its end: bwrap closes the pipe once it has written
+        finally:
+            transport.close()
+        try:
+            pid = json.loads(said)["child-pid"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        return pid if isinstance(pid, int) and _parent_of(pid) == launcher else None
+
+    def release(self) -> None:
+        """Let the gate run the bot."""
+        with contextlib.suppress(OSError):  # the sandbox already gone: nothing waits
+            os.write(self.gate_write, b"1")
+        self.close()
+
+    def close(self) -> None:
+        for name in ("info_read", "info_write", "gate_read", "gate_write"):
+            if (fd := getattr(self, name)) >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(b")") + 2 :].split()[1])
+
+
 @dataclass
 class Started:
     """What starting one sandbox needs: the argv, and the host folders made for it (removed once it stops)."""
@@ -114,6 +199,7 @@ class Started:
     argv: list[str]
     socket_dir: str  # bound at SOCKET_DIR
     stage_dir: str  # the launcher's mount points of the folders bound read-only from places the bot's uid cannot reach
+    pipes: InitPipes | None = None  # how the referee learns its init's pid (None: a run that needs no stopping)
 
     def address(self, pid: int) -> str:
         """Where the referee dials the bot whose launcher (now bwrap) is ``pid``: its socket is on a small tmpfs
@@ -121,6 +207,8 @@ class Started:
         return f"unix:/proc/{pid}/root{self.socket_dir}/bot.sock"
 
     def remove(self) -> None:
+        if self.pipes is not None:
+            self.pipes.close()
         for d in (self.socket_dir, self.stage_dir):
             shutil.rmtree(d, ignore_errors=True)
 
@@ -134,10 +222,12 @@ def next_cpu() -> int | None:
     return cpus[next(_cpus) % len(cpus)] if len(cpus) > 1 else None
 
 
-def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path | None = None) -> Started:
+def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path | None = None, *,
+          pipes: bool = False) -> Started:  # fmt: skip
     """The argv (through the launcher, which sets the limits and the host uid, then execs bwrap) that runs
     ``command`` in ``box``, and its folders, made. SandboxUnavailable if the folder ``private`` (the data
-    folder's) is inside one the sandbox shows its bot."""
+    folder's) is inside one the sandbox shows its bot. ``pipes``: bwrap says its init's pid and the bot waits to be
+    let go (``InitPipes``), as every bot the referee starts does; the probe in ``problem`` runs without."""
     shows = [*runtime_paths(), *([box.files] if box.files is not None else [])]
     if private is not None and (shown := [p for p in shows if Path(private).resolve().is_relative_to(p)]):
         raise SandboxUnavailable(f"the data folder {private} is inside {shown[0]}, which the sandbox shows its bot "
@@ -157,6 +247,7 @@ def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path
     for i, dest in enumerate(dests):
         binds.extend(("--ro-bind", f"{stage_dir}/{i}", dest))
     lim = box.limits
+    told = InitPipes() if pipes else None
     env = {"PATH": f"{os.path.realpath(sys.prefix)}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
            "LANG": "C.UTF-8", LISTEN_ENV: LISTEN, "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
     argv = [
@@ -164,11 +255,12 @@ def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path
         "--new-session", "--hostname", "bot", "--clearenv", *itertools.chain(*(("--setenv", k, v) for k, v in
         env.items())), "--tmpfs", "/", "--size", str(lim.tmp_mb * MB), "--tmpfs", "/tmp", *binds, "--bind",
         socket_dir, SOCKET_DIR, "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/",
-        "--chdir", FILES_DIR if box.files is not None else "/tmp", "--",
-        *(a.replace("{listen}", LISTEN) for a in command),
+        "--chdir", FILES_DIR if box.files is not None else "/tmp", *(told.bwrap_args if told else ()), "--",
     ]  # fmt: skip
+    bot = [a.replace("{listen}", LISTEN) for a in command]
+    argv.extend(told.gated(bot) if told else bot)
     launcher = _launch(lim, cpu if lim.one_cpu else None, socket_dir, stage_dir, staged)
-    return Started([*launcher, *argv], socket_dir, stage_dir)
+    return Started([*launcher, *argv], socket_dir, stage_dir, told)
 
 
 # Runs as root, before bwrap: the limits and the CPU; in a mount namespace of its own (nothing leaks to the host),

@@ -1,27 +1,36 @@
 """Every file and folder the referee writes in a data folder is owner-only (0700 folders, 0600 files), whatever the
 umask and whatever an older referee left there (issue 20 item 4: `match` made its folder 0777 under umask 000,
 duels.db was 0644, an old 0755 records folder and an old 0644 record stayed so). Real commands as real processes
-under umask 000; then the data folder is walked."""
+under umask 000; then the data folder is walked.
+
+A command runs under umask 000 through ``subprocess``'s ``umask=``, never a ``preexec_fn``: this pytest process runs
+gRPC (its worker ran other test files), and a ``preexec_fn`` makes ``subprocess`` fork instead of vfork, so gRPC's
+fork handlers start its poller again in the child, which then closes every descriptor before its exec, the poller's
+too. About 1 child in 100 died of it (SIGABRT, "Epoll1Poller ... epoll_wait error: Bad file descriptor") before the
+command ran: the duel of a clean-clone CI run."""
 
 from __future__ import annotations
 
 import os
 import stat
 import subprocess
+import sys
+from concurrent import futures
 from pathlib import Path
+
+import grpc
 
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from tests.service.helpers import ABLUXX, ALICE, ORGANISER, auth, config, start_bot, stub, submit, write_settings
 from tests.service.helpers import start_server as _start_server
 
 
-def _umask0() -> None:
-    os.umask(0)
+def _umask0(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, umask=0)
 
 
 def _abluxx(cwd: Path, *args: str, codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
-    out = subprocess.run([*ABLUXX, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
-                         preexec_fn=_umask0)  # fmt: skip
+    out = _umask0([*ABLUXX, *args], cwd)
     assert out.returncode in codes, out.stderr
     return out
 
@@ -93,3 +102,21 @@ def test_serve_under_umask_000_leaves_nothing_open(tmp_path: Path) -> None:
         srv.stop()
     assert (data / "validation").is_dir() and list((data / "records").glob("*.abluxx"))
     assert not _open_to_others(data), _open_to_others(data)
+
+
+def test_commands_under_umask_000_start_whole_beside_this_process_s_grpc(tmp_path: Path) -> None:
+    """The regression test of the SIGABRT above: with gRPC serving and a channel ready in this process, 200 small
+    commands started the way ``_abluxx`` starts them all run to their end under umask 000. With a ``preexec_fn``,
+    5 to 8 of 300 died (SIGABRT, once SIGSEGV) on this machine."""
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        grpc.channel_ready_future(channel).result(timeout=30)
+        probe = [sys.executable, "-S", "-c", "import os; print(os.umask(0))"]
+        ends = [_umask0(probe, tmp_path) for _ in range(200)]
+    finally:
+        channel.close()
+        server.stop(None)
+    assert [(e.returncode, e.stdout.strip()) for e in ends if (e.returncode, e.stdout.strip()) != (0, "0")] == []

@@ -55,15 +55,11 @@ def test_sandboxed_entrants_play_a_tournament(tmp_path: Path, workers: tuple[str
         assert sum(p.read_text().count("listening on") for p in logs) == 1 + 4
 
 
-# A known defect, named in the closing note of 2026-12-06 and in docs/sandbox.md: with four test workers beside two
-# busy loops, 1 of 16 concurrent runs (and both loaded CI runs) left a sandbox's bwrap init (pid 1 of its pid
-# namespace) alive after the referee's SIGKILL: bwrap's --die-with-parent is racy (containers/bubblewrap#633) and the
-# watchdog kills only the launcher's process group. Not strict: it passes whenever the race is not hit, and it still
-# names what outlived the referee when it is.
-@pytest.mark.xfail(reason="known: a sandbox's bwrap init can outlive a SIGKILLed referee under load", strict=False)
 def test_a_killed_referee_leaves_no_process_of_its_sandboxes(tmp_path: Path) -> None:
     """SIGKILL to the referee mid-run: the watchdog and the kernel end every sandbox, with the process its bot
-    left behind in a session of its own."""
+    left behind in a session of its own. The watchdog kills the sandbox's init (pid 1 of its PID namespace, a
+    session of its own), whose pid bwrap told the referee before the bot ran: bwrap's own --die-with-parent alone
+    let it outlive the referee under load (both loaded CI runs; containers/bubblewrap#633)."""
     tag = f"3600.{os.getpid()}"
     argv = ["sh", "-c", f"setsid sleep {tag} & exec {sys.executable} -c '{ABLUXX[2]}' bot greedy --port 0"]
     entrant = f'[[entrants]]\nname = "left"\ncommand = {json.dumps(argv)}\nsandbox = true\n'
