@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 from pathlib import Path
 
@@ -119,8 +120,12 @@ def test_a_sandboxed_bot_never_runs_without_its_sandbox(tmp_path: Path, monkeypa
 
 def test_a_data_folder_the_sandbox_would_show_is_refused(tmp_path: Path) -> None:
     """A data folder inside the referee's Python (which every sandbox sees) would be readable to the bots."""
-    inside = Path(sandbox.runtime_paths()[0]) / "abluxx-data"
+    # a name of this run's own: a folder left there by another run (a mutant that made it) cannot fail this one
+    inside = Path(sandbox.runtime_paths()[0]) / f"abluxx-data-{tmp_path.name}-{os.getpid()}"
     bot = Bot("b", command=("true",), sandbox=sandbox.Sandbox())
-    with pytest.raises(EntrantError, match="keep the data folder elsewhere"):
-        asyncio.run(LocalBots((bot,), inside / "logs", "inside").__aenter__())
-    assert not inside.exists()
+    try:
+        with pytest.raises(EntrantError, match="keep the data folder elsewhere"):
+            asyncio.run(LocalBots((bot,), inside / "logs", "inside").__aenter__())
+        assert not inside.exists()
+    finally:
+        shutil.rmtree(inside, ignore_errors=True)  # never leave a folder in the shared Python
