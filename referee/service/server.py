@@ -93,8 +93,11 @@ def _grpc_server(service: RefereeService, settings: Settings) -> tuple[grpc.aio.
     most = settings.uploads.max_mb * 1024 * 1024 + 65536
     options = [*SERVER_OPTIONS, ("grpc.max_receive_message_length", most)]
     # half-open connections (a dial-in bot's machine gone without a FIN): a ping every keepalive_s, answered in time
-    options += [("grpc.keepalive_time_ms", settings.keepalive_s * 1000),
-                ("grpc.keepalive_timeout_ms", settings.keepalive_timeout_s * 1000)]  # fmt: skip
+    # gRPC core (1.85) waits for a keepalive ping's answer as long as ping_timeout (60 s by default), whatever
+    # keepalive_timeout says: both are set, or a half-open connection is closed a minute late
+    answer_ms = settings.keepalive_timeout_s * 1000
+    options += [("grpc.keepalive_time_ms", settings.keepalive_s * 1000), ("grpc.keepalive_timeout_ms", answer_ms),
+                ("grpc.http2.ping_timeout_ms", answer_ms)]  # fmt: skip
     server = grpc.aio.server(options=options, interceptors=[CallCounter()])
     ref_grpc.add_RefereeServicer_to_server(service, server)
     server.add_generic_rpc_handlers((gateway_handler(service),))  # dial-in bots (gateway.py)

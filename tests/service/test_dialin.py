@@ -315,7 +315,8 @@ def test_a_half_open_connection_is_found_by_keepalive_and_the_bot_is_down_until_
         tid = open_ladder(srv)
         wait_for("dg to play", lambda: games_of(srv, tid, "dg.v1"), 180)
         bot.proc.send_signal(signal.SIGSTOP)
-        assert wait_for("dg to be down", lambda: health(srv, "dg") == "down", 120)
+        # found in 3 + 2 s; gRPC's own ping timeout (60 s) would take longer than the 40 s allowed here
+        assert wait_for("dg to be down", lambda: health(srv, "dg") == "down", 40)
         entrant = stub(srv.address).GetEntrant(ref_pb.GetEntrantRequest(name="dg"), metadata=auth(ALICE))
         assert entrant.health.reason == "its dial-in connection closed"
         bot.proc.send_signal(signal.SIGCONT)

@@ -28,7 +28,9 @@ from .session import Bot, BotFactory, make_factory
 GATEWAY = "/abluxxen.v1.BotGateway/"
 TICKET_KEY = "abluxx-ticket"
 FIRST_RETRY_S, MAX_RETRY_S = 1.0, 30.0
-CHANNEL_OPTIONS = [("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000)]
+# a ping every 30 s, answered within 10 s (gRPC core waits ping_timeout, 60 s by default, unless it is set too)
+CHANNEL_OPTIONS = [("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000),
+                   ("grpc.http2.ping_timeout_ms", 10_000)]  # fmt: skip
 # The referee's answer that no retry can change: the bot stops and says why.
 FINAL = {
     grpc.StatusCode.UNAUTHENTICATED,
