@@ -201,10 +201,13 @@ def test_a_refused_bot_is_not_stored(tmp_path: Path) -> None:
     try:
 
         async def body(svc: RefereeService) -> None:
-            out = await _submit(svc, "bad", bad.address, ALICE)
+            with capture_logs() as logs:
+                out = await _submit(svc, "bad", bad.address, ALICE)
             assert (
                 out.refusal.check == ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME and "fault invalid" in out.refusal.reason
             )
+            said = {"event": "bot refused", "bot": "bad", "reason": out.refusal.reason}
+            assert said in [{k: e[k] for k in said if k in e} for e in logs]
             assert svc.registry.bot("bad") is None and not svc.submitting
 
         _run(tmp_path, body)
