@@ -25,7 +25,7 @@ def _live() -> Ratings:
     for seats, places in GAMES:
         live.add(seats, places)
     live.fit()
-    live.add(("a", "d"), (2, 1))
+    live.add(("a", "d", "b"), (2, 1, 3))  # a local update of rows that hold messages already
     return live
 
 

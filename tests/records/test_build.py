@@ -68,7 +68,8 @@ def test_a_decision_record_holds_what_it_was_given_and_nothing_else() -> None:
     )
     by_name = decision_record(state, action, events, seq=7, fault="invalid", chosen_by="fallback")
     assert by_enum == by_name and (by_enum.fault, by_enum.chosen_by) == (rpb.FAULT_KIND_INVALID, rpb.CHOOSER_FALLBACK)
-    assert decision_record(state, action, events, seq=8, chosen_by="bot").chosen_by == rpb.CHOOSER_BOT
+    bot = decision_record(state, action, events, seq=8, chosen_by="bot", bank_left_ms=9000)
+    assert (bot.chosen_by, bot.bank_left_ms) == (rpb.CHOOSER_BOT, 9000)
 
 
 def test_a_decision_record_refuses_an_illegal_action_and_a_fallback_without_a_fault() -> None:

@@ -111,7 +111,11 @@ def test_a_bad_submission_is_invalid_argument_naming_the_field(tmp_path: Path, f
 
 def test_a_bot_is_entered_as_its_authors_and_a_new_version_needs_a_change_or_force(tmp_path: Path, bot: str) -> None:
     async def body(svc: RefereeService) -> None:
-        e = await _entered(svc, "  mine ", f" {bot} ", ALICE, games_at_once=64)
+        with capture_logs() as logs:
+            e = await _entered(svc, "  mine ", f" {bot} ", ALICE, games_at_once=64)
+        said = {"event": "validating bot", "bot": "mine", "address": bot, "owner": "alice", "log_level": "info"}
+        told = [e for e in logs if e.get("event") == "validating bot"]
+        assert [{k: e[k] for k in said if k in e} for e in told] == [said] and told[0]["dial"]
         assert (e.name, e.version, e.entrant_id, e.owner, e.state) == ("mine", 1, "mine.v1", "alice", ACTIVE)
         assert e.address == bot and e.validation_game_id.startswith("validate-mine-") and e.bot_version
         assert svc.registry.bot("mine").games_at_once == 64
@@ -181,8 +185,12 @@ def test_an_unchanged_bot_that_is_down_is_up_again_when_submitted_again(tmp_path
 
 def test_a_host_that_does_not_resolve_is_refused_at_hello_as_unreachable(tmp_path: Path) -> None:
     async def body(svc: RefereeService) -> None:
-        out = await _submit(svc, "far", "no-such-host.invalid:5000", ALICE)
+        with capture_logs() as logs:
+            out = await _submit(svc, "far", "no-such-host.invalid:5000", ALICE)
         assert out.refusal.check == ref_pb.COMPLIANCE_CHECK_HELLO and out.refusal.reason == "unreachable"
+        said = {"event": "bot refused", "bot": "far", "address": "no-such-host.invalid:5000",
+                "reason": "the host name does not resolve", "log_level": "info"}  # fmt: skip
+        assert said in [{k: e[k] for k in said if k in e} for e in logs]
         assert svc.registry.bot("far") is None
 
     _run(tmp_path, body)
@@ -193,10 +201,13 @@ def test_a_refused_bot_is_not_stored(tmp_path: Path) -> None:
     try:
 
         async def body(svc: RefereeService) -> None:
-            out = await _submit(svc, "bad", bad.address, ALICE)
+            with capture_logs() as logs:
+                out = await _submit(svc, "bad", bad.address, ALICE)
             assert (
                 out.refusal.check == ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME and "fault invalid" in out.refusal.reason
             )
+            said = {"event": "bot refused", "bot": "bad", "reason": out.refusal.reason}
+            assert said in [{k: e[k] for k in said if k in e} for e in logs]
             assert svc.registry.bot("bad") is None and not svc.submitting
 
         _run(tmp_path, body)
