@@ -6,7 +6,9 @@ inconclusive exits are in tests/duel/test_runner.py, also through ``main``.)"""
 from __future__ import annotations
 
 import io
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -109,10 +111,26 @@ def test_backup_check_is_0_for_a_whole_backup_and_1_naming_what_is_missing(
     data, dest = tmp_path / "data", tmp_path / "bk"
     open_store(data).close()  # an empty data folder
     assert main(["backup", str(dest), "--data", str(data)]) == 0
-    capsys.readouterr()
+    made = capsys.readouterr()
+    manifest = json.loads((dest / "MANIFEST.json").read_text())
+    files, schema = len(manifest["files"]), manifest["schema_version"]
+    assert files and schema
+    assert made.out == (f"backed up {data} to {dest}: {files} files, schema version {schema}; "
+                        "0 records of games in flight left out\n")  # fmt: skip
+    assert made.err.startswith("databases copied (")  # its progress, on stderr
     assert main(["backup", "--check", str(dest)]) == 0
     assert capsys.readouterr().out == f"ok: {dest}\n"
     (dest / "abluxx.db").unlink()
     assert main(["backup", "--check", str(dest)]) == 1
     out = capsys.readouterr().out
     assert "abluxx.db" in out and "ok:" not in out
+
+
+def test_a_duel_says_how_to_resume_it_and_exits_3_when_its_budget_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "d"
+    assert main(["duel", "counter", "random", "--max-games", "2", "--no-progress", "--data", str(data)]) == 3
+    err = capsys.readouterr().err
+    (duel_id,) = re.findall(r"^duel (\S+): up to 2 games; stop with Ctrl-C and resume with ", err, re.M)
+    assert f"resume with abluxx duel --resume {duel_id} --data {data}\n" in err

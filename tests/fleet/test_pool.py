@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 import referee.fleet
 from referee.fleet import pool as pool_module
@@ -121,7 +122,7 @@ def test_inline_games_start_the_command_bots_here_and_play_with_the_player(tmp_p
             assert games.lineup is lineup and games.log_dir == tmp_path / "logs" and dict(games.addresses) == {}
             async with games.seats(("c", "p")) as seats:
                 assert set(seats) == {"c"}
-        assert (tmp_path / "logs" / "inl-c.log").exists()  # the start-up check's process, named by the run
+        assert [p.name for p in (tmp_path / "logs").iterdir()] == ["inl-c.log"]  # every start named by the run
 
     asyncio.run(go())
 
@@ -170,6 +171,7 @@ def _starts(monkeypatch: pytest.MonkeyPatch, outcomes: list[object]) -> list[tup
     return asked
 
 
+@pytest.mark.usefixtures("every_log_level")
 def test_every_worker_starts_with_its_name_and_closes_with_its_crashes_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,11 +183,15 @@ def test_every_worker_starts_with_its_name_and_closes_with_its_crashes_kept(
             assert [t.result() for t in pool.slots] == workers
         return pool
 
-    pool = asyncio.run(go())
+    with capture_logs() as logs:
+        pool = asyncio.run(go())
+    (ready,) = [e for e in logs if e["event"] == "workers ready"]
+    assert (ready["workers"], ready["tournament"], ready["backend"]) == (2, "run", "processes")
     assert [p for p, _ in asked] == ["run-w0", "run-w1"]
     assert all(w.closed for w in workers) and pool.crashes == ["c0", "c1"]
 
 
+@pytest.mark.usefixtures("every_log_level")
 def test_a_worker_that_dies_while_starting_is_started_again_after_a_growing_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,7 +203,11 @@ def test_a_worker_that_dies_while_starting_is_started_again_after_a_growing_wait
         async with WorkerPool(WorkerSettings("processes", 1), LINEUP, tmp_path) as pool:
             assert pool.slots[0].result() is up
 
-    asyncio.run(go())
+    with capture_logs() as logs:
+        asyncio.run(go())
+    died = [(e["worker"], e["attempt"], e["error"]) for e in logs
+            if e["event"] == "worker died while starting; starting it again"]  # fmt: skip
+    assert died == [("run-w0", 1, "died"), ("run-w0", 2, "died"), ("run-w0", 3, "died")]
     times = [t for _, t in asked]
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(gaps) == 3 and gaps[0] >= 0.2 and gaps[1] >= 0.4 and gaps[2] >= 0.6, gaps
@@ -221,6 +231,7 @@ def test_a_worker_that_keeps_dying_stops_the_start_and_the_started_ones_are_clos
     assert len(asked) == 5 and up.closed
 
 
+@pytest.mark.usefixtures("every_log_level")
 def test_unreachable_entrants_are_retried_only_as_long_as_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async def go(**options: Any) -> None:
         async with WorkerPool(WorkerSettings("processes", 1), LINEUP, tmp_path, **options):
@@ -231,7 +242,10 @@ def test_unreachable_entrants_are_retried_only_as_long_as_told(tmp_path: Path, m
         asyncio.run(go())  # no retry_s: at once
     up = _Stand("w0")
     asked = _starts(monkeypatch, [EntrantError("down"), EntrantError("down"), up])
-    asyncio.run(go(retry_s=0.01))
+    with capture_logs() as logs:
+        asyncio.run(go(retry_s=0.01))
+    retried = [(e["error"], e["retry_s"]) for e in logs if e["event"] == "entrants unreachable from a worker; retrying"]
+    assert retried == [("down", 0.01), ("down", 0.01)]
     assert len(asked) == 3 and up.closed
     told: list[int] = []
     asked = _starts(monkeypatch, [EntrantError("down"), EntrantError("down"), EntrantError("still down")])
@@ -248,6 +262,7 @@ def test_the_ray_backend_joins_ray_starts_its_workers_there_and_leaves(
     calls: list[object] = []
 
     async def start(lineup: Lineup, log_dir: Path, prefix: str) -> _Stand:
+        assert lineup is LINEUP
         calls.append(("start", prefix, log_dir))
         return _Stand(prefix)
 
@@ -280,3 +295,25 @@ def test_the_workers_bots_crashes_reach_the_runs_summary_once_they_close(
         return crashes
 
     assert asyncio.run(go()) == ["c0", "c1"]
+
+
+def test_closing_goes_past_a_slot_that_failed_and_a_worker_that_fails_to_close(tmp_path: Path) -> None:
+    class Failing(_Stand):
+        async def close(self) -> None:
+            self.closed = True
+            raise BrokenPipeError("gone")
+
+    async def go() -> tuple[WorkerPool, list[_Stand]]:
+        pool = WorkerPool(WorkerSettings("processes", 3), LINEUP, tmp_path)
+        loop = asyncio.get_running_loop()
+        workers = [Failing("w0", ["c0"]), _Stand("w2", ["c2"])]
+        failed, first, last = loop.create_future(), loop.create_future(), loop.create_future()
+        failed.set_exception(WorkerError("no python"))
+        first.set_result(workers[0])
+        last.set_result(workers[1])
+        pool.slots = [first, failed, last]  # type: ignore[list-item]
+        await pool.close()
+        return pool, workers
+
+    pool, workers = asyncio.run(go())
+    assert all(w.closed for w in workers) and pool.crashes == ["c0", "c2"]
