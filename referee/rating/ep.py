@@ -19,8 +19,9 @@ Floats = NDArray[np.float64]
 LOG_ROOT_2PI = 0.5 * np.log(2 * np.pi)
 TINY = 1e-12  # the least precision a truncation message keeps (one that says almost nothing)
 # passes up and down a game's chain of differences: one for 2 seats (exact), else one per difference and at least
-# 3, at most INNER; a fit of mixed 2-5 seat histories with ties then lands within 2e-5 of six passes everywhere
-# (the fit's tolerance is 1e-4) at about half the cost (docs/notes/2026-12-06-rating-speed.md)
+# 3, at most INNER; a fit then lands within 1e-4 of six passes (8.5e-5 measured on fixed tables of 4: more than the
+# fit's convergence tolerance of 1e-5, far less than the two decimals a rating is shown with) at about half the
+# cost (docs/notes/2026-12-06-rating-speed.md)
 INNER = 6
 
 
