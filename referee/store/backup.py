@@ -70,12 +70,12 @@ def backup(data: Path, dest: Path, say: Callable[[str], None] = lambda _: None) 
         _copy_database(db, dest / db.relative_to(data))
     manifest = Manifest(str(data.resolve()), _schema_version(dest / DATABASE))
     say(f"databases copied ({len(databases)}); copying the other files")
-    in_flight = _records_in_flight(dest / DATABASE, data)
+    in_flight = _in_flight(dest / DATABASE)
     for path in _files(data):
         rel = path.relative_to(data).as_posix()
         if path.suffix == ".db" or path.name.endswith(_SIDE_FILES):
             continue
-        if rel in in_flight:
+        if in_flight(rel):
             manifest.left_out.append(rel)
             continue
         _copy_file(path, dest / rel)
@@ -171,22 +171,27 @@ def _schema_version(db: Path) -> int:
 _TOURNAMENT_GAME = re.compile(r"(?P<tid>.+)-t\d+-d\d+-o\d+(?:-a\d+)?")
 
 
-def _records_in_flight(db: Path, data: Path) -> set[str]:
-    """The record paths (relative to the data folder) of the games the copy ``db`` does not hold as done: scheduled
-    and not done in it, or of one of its tournaments and not among its games at all (a ladder chooses its games as
-    it goes, so one chosen after the copy's moment has no row in it). Other records (a duel's) are not a
-    tournament's."""
+def _in_flight(db: Path) -> Callable[[str], bool]:
+    """Whether a file (its path relative to the data folder) is the record of a game the copy ``db`` does not hold
+    as done: scheduled and not done in it, or of one of its tournaments and not among its games at all (a ladder
+    chooses its games as it goes, so one chosen after the copy's moment has no row in it). Other records (a duel's)
+    are not a tournament's. Each file is judged as it is copied, so a record begun after this was made is judged
+    too (a list of the folder's records taken here would miss it)."""
     with contextlib.closing(sqlite3.connect(db)) as c:
-        ids = {r[0] for r in c.execute("SELECT game_id FROM schedule WHERE done = 0")}
+        pending = {r[0] for r in c.execute("SELECT game_id FROM schedule WHERE done = 0")}
         tournaments = {r[0] for r in c.execute("SELECT id FROM tournaments")}
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         held = {r[0] for t in ("games", "void_games") if t in tables for r in c.execute(f"SELECT game_id FROM {t}")}
-    for path in (data / RECORDS).glob(f"*{SUFFIX}"):
-        game_id = path.name.removesuffix(SUFFIX)
+
+    def left_out(rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        if folder != RECORDS or not name.endswith(SUFFIX):
+            return False
+        game_id = name.removesuffix(SUFFIX)
         m = _TOURNAMENT_GAME.fullmatch(game_id)
-        if m and m["tid"] in tournaments and game_id not in held:
-            ids.add(game_id)
-    return {f"{RECORDS}/{game_id}{SUFFIX}" for game_id in ids}
+        return game_id in pending or bool(m and m["tid"] in tournaments and game_id not in held)
+
+    return left_out
 
 
 def _copy_file(source: Path, copy: Path) -> None:

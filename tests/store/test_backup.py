@@ -179,3 +179,33 @@ def test_a_record_of_a_tournaments_game_the_copy_does_not_hold_is_left_out(tmp_p
     assert made.returncode == 0, made.stderr
     copied = sorted(p.name for p in (tmp_path / "bk" / "records").glob("*.abluxx"))
     assert copied == ["duel-9-p1-a.abluxx", "other-t0-d1-o0.abluxx"]
+
+
+def test_a_record_begun_while_the_files_are_copied_is_judged_too(tmp_path: Path, monkeypatch) -> None:
+    """A ladder may choose and start a game after the databases were copied and before its record's turn comes in
+    the copy of the files (the CI run of 2026-12-06 under load: 10 records for 9 games): that record is left out as
+    well, not only those there when the copying of files began."""
+    from referee.store import backup as backup_mod
+
+    source = tmp_path / "src"
+    open_store(source).close()
+    with sqlite3.connect(source / "abluxx.db") as db:
+        db.execute("INSERT INTO tournaments (id, name, config, source, created_at) VALUES ('lad-1', 'lad', '{}', "
+                   "'x', 0)")  # fmt: skip
+    records = source / "records"
+    records.mkdir(exist_ok=True)
+    (records / "duel-9-p1-a.abluxx").write_bytes(b"record")
+    listings = []
+    walk = backup_mod._files
+
+    def files_then_a_new_game(folder: Path):
+        listings.append(folder)
+        if len(listings) == 2:  # the databases are copied; the other files' copy begins: a game starts meanwhile
+            (records / "lad-1-t0-d10-o0.abluxx").write_bytes(b"part of a record")
+        return walk(folder)
+
+    monkeypatch.setattr(backup_mod, "_files", files_then_a_new_game)
+    manifest = backup_mod.backup(source, tmp_path / "bk")
+    assert len(listings) >= 2 and (records / "lad-1-t0-d10-o0.abluxx").exists()
+    assert sorted(p.name for p in (tmp_path / "bk" / "records").glob("*.abluxx")) == ["duel-9-p1-a.abluxx"]
+    assert manifest.left_out == ["records/lad-1-t0-d10-o0.abluxx"]
