@@ -162,10 +162,8 @@ def test_a_backup_never_overwrites_and_never_copies_itself(tmp_path: Path) -> No
     assert "abluxx.db: changed since the backup" in check.stdout and "stray.txt: not in the manifest" in check.stdout
 
 
-def test_a_record_of_a_tournaments_game_the_copy_does_not_hold_is_left_out(tmp_path: Path) -> None:
-    """A ladder chooses its games as it goes: a game chosen and finished after the databases were copied has a
-    record in the folder but no row in the copy, so the copy leaves its record out (a resume plays it again);
-    a record that is no tournament's (a duel's) is copied."""
+def _store_of_tournament_lad_1(tmp_path: Path) -> tuple[Path, Path]:
+    """A data folder whose store holds tournament ``lad-1`` and no game, and its (empty) records folder."""
     source = tmp_path / "src"
     open_store(source).close()
     with sqlite3.connect(source / "abluxx.db") as db:
@@ -173,6 +171,14 @@ def test_a_record_of_a_tournaments_game_the_copy_does_not_hold_is_left_out(tmp_p
                    "'x', 0)")  # fmt: skip
     records = source / "records"
     records.mkdir(exist_ok=True)
+    return source, records
+
+
+def test_a_record_of_a_tournaments_game_the_copy_does_not_hold_is_left_out(tmp_path: Path) -> None:
+    """A ladder chooses its games as it goes: a game chosen and finished after the databases were copied has a
+    record in the folder but no row in the copy, so the copy leaves its record out (a resume plays it again);
+    a record that is no tournament's (a duel's) is copied."""
+    source, records = _store_of_tournament_lad_1(tmp_path)
     for name in ("lad-1-t0-d3-o0", "lad-1-t0-d3-o0-a2", "duel-9-p1-a", "other-t0-d1-o0"):
         (records / f"{name}.abluxx").write_bytes(b"record")
     made = abluxx("backup", "--data", source, tmp_path / "bk", cwd=tmp_path)
@@ -187,13 +193,7 @@ def test_a_record_begun_while_the_files_are_copied_is_judged_too(tmp_path: Path,
     well, not only those there when the copying of files began."""
     from referee.store import backup as backup_mod
 
-    source = tmp_path / "src"
-    open_store(source).close()
-    with sqlite3.connect(source / "abluxx.db") as db:
-        db.execute("INSERT INTO tournaments (id, name, config, source, created_at) VALUES ('lad-1', 'lad', '{}', "
-                   "'x', 0)")  # fmt: skip
-    records = source / "records"
-    records.mkdir(exist_ok=True)
+    source, records = _store_of_tournament_lad_1(tmp_path)
     (records / "duel-9-p1-a.abluxx").write_bytes(b"record")
     listings = []
     walk = backup_mod._files
