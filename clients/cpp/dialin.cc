@@ -43,6 +43,9 @@ std::shared_ptr<grpc::Channel> Channel(const DialInOptions& o) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);  // a silent connection is found, as the referee's own pings do
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  // newer gRPC cores (1.85, in Python's grpcio) wait for a ping's answer as long as ping_timeout (60 s by default)
+  // whatever the keepalive timeout says; older ones (Debian's 1.51) ignore this name and honour the line above
+  args.SetInt("grpc.http2.ping_timeout_ms", 10000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxRetryS * 1000);  // gRPC's own waits no longer than ours
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (o.tls) {
