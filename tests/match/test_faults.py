@@ -71,7 +71,8 @@ FIRST_DETAIL = {
 def first_detail(rec: rec_pb.GameRecord, transport: str, name: str) -> None:
     if (want := FIRST_DETAIL.get((transport, name))) is None:
         return
-    first = next(d for d in rec.decisions if d.seat == BAD and d.fault)
+    # the first fault that costs a strike (the referee's own stalls on a loaded machine cost none)
+    first = next(d for d in rec.decisions if d.seat == BAD and d.fault not in (0, rec_pb.FAULT_KIND_REFEREE))
     assert first.fault_detail.startswith(want.format(seq=first.seq)), first.fault_detail
 
 
