@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -14,9 +15,11 @@ import pytest
 from referee.engine import EndReason
 from referee.match.spec import GameResult, SeatStats
 from referee.store import StoreError, open_store
+from referee.store.migrations import StoreTooNew
 from referee.store.sqlite import SqliteStore
 from referee.tournament import schedule
 from referee.tournament.config import TournamentConfig, parse
+from referee.tournament.redeal import redeal_interrupted
 from referee.tournament.runner import create_tournament
 
 ENTRANTS = [{"name": "a", "policy": "random"}, {"name": "b", "address": "127.0.0.1:5001"},
@@ -142,3 +145,53 @@ def test_a_folder_that_cannot_hold_a_store_is_refused_naming_it(tmp_path: Path) 
     broken = f"{tmp_path}/d/abluxx.db: not a usable abluxx database (file is not a database)"
     with pytest.raises(StoreError, match=f"^{re.escape(broken)}$"):
         open_store(tmp_path / "d")
+
+
+def test_a_set_dealt_again_reads_back_with_its_attempt_and_fresh_deck(tmp_path: Path) -> None:
+    """A resume plays a set dealt again on its new deck: the slots read back must say which attempt they are."""
+    config = _config()
+    with open_store(tmp_path) as store:
+        tid = _tournament(store)
+        before = store.slots(tid)
+        store.mark_started(tid, before[0].slot)  # begun, never stored: its set is dealt again
+        redeal_interrupted(store, config)
+        after = store.slots(tid)
+    again = [s for s in after if s.duplicate_set == before[0].duplicate_set]
+    assert again and {(s.attempt, s.start_seat) for s in again} == {(1, 0)}
+    assert all(s.game_id.endswith("-a1") and s.deck_seed != before[0].deck_seed for s in again)
+    assert [s for s in after if s not in again] == [s for s in before if s.duplicate_set != before[0].duplicate_set]
+
+
+def test_files_an_older_referee_left_readable_are_made_owner_only_when_opened(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        _tournament(store)  # the -wal and -shm exist while a connection is open
+        files = [tmp_path / n for n in ("abluxx.db", "abluxx.db-wal", "abluxx.db-shm")]
+        for f in files:
+            f.chmod(0o644)
+        with open_store(tmp_path):
+            assert [f.stat().st_mode & 0o777 for f in files] == [0o600] * 3
+
+
+def test_a_store_newer_than_the_code_is_refused_naming_its_file(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "abluxx.db") as db:
+        db.execute("PRAGMA user_version = 999")
+    named = f"{tmp_path / 'abluxx.db'}: the store is at schema version 999, newer than this abluxx knows"
+    with pytest.raises(StoreTooNew, match=f"^{re.escape(named)}"):
+        open_store(tmp_path)
+
+
+def test_a_write_waits_for_another_writers_lock_longer_than_sqlites_default(tmp_path: Path) -> None:
+    """SQLite gives up on a lock after 5 s by default; the store waits 30 s for another process's commit (a
+    tournament writing while the service writes), so a lock held 6 s delays a write but does not fail it."""
+    with open_store(tmp_path) as store:
+        tid = _tournament(store)
+        other = sqlite3.connect(tmp_path / "abluxx.db", isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        release = threading.Timer(6.0, other.execute, ("COMMIT",))
+        release.start()
+        try:
+            store.finish(tid, {"a": (25.0, 8.0)}, 0)
+        finally:
+            release.join()
+            other.close()
+        assert store.tournament(tid).finished_at is not None  # type: ignore[union-attr]
