@@ -14,7 +14,7 @@ import pytest
 
 from referee.engine import EndReason
 from referee.match.spec import GameResult, SeatStats
-from referee.store import StoreError, open_store
+from referee.store import StoreError, migrations, open_store
 from referee.store.migrations import StoreTooNew
 from referee.store.sqlite import SqliteStore
 from referee.tournament import schedule
@@ -198,3 +198,25 @@ def test_a_write_waits_for_another_writers_lock_longer_than_sqlites_default(tmp_
             release.join()
             other.close()
         assert store.tournament(tid).finished_at is not None  # type: ignore[union-attr]
+
+
+def test_a_store_a_newer_abluxx_upgrades_while_it_opens_is_refused_naming_its_file(tmp_path: Path) -> None:
+    """Another process holds the write lock while it writes a newer schema version: this store reads the old
+    version first, waits for the lock to migrate, and must then refuse the store instead."""
+    path = tmp_path / "abluxx.db"
+    with sqlite3.connect(path) as db:  # a store of the first release, in WAL mode as every store is
+        db.execute("PRAGMA journal_mode=WAL")
+        for statement in migrations.statements(migrations.MIGRATIONS[0].sql):
+            db.execute(statement)
+    newer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    newer.execute("BEGIN IMMEDIATE")
+    newer.execute(f"PRAGMA user_version = {migrations.LATEST + 1}")
+    release = threading.Timer(2.0, newer.execute, ("COMMIT",))
+    release.start()
+    try:
+        named = f"{path}: the store is at schema version {migrations.LATEST + 1}, newer than this abluxx knows"
+        with pytest.raises(StoreTooNew, match=f"^{re.escape(named)}"):
+            open_store(tmp_path)
+    finally:
+        release.join()
+        newer.close()
