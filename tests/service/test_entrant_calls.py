@@ -475,26 +475,33 @@ def _gated(monkeypatch: pytest.MonkeyPatch) -> dict[str, asyncio.Event]:
     return gates
 
 
-async def _validating(svc: RefereeService, name: str) -> None:
+async def _validating(svc: RefereeService, name: str, call: asyncio.Task) -> None:
+    """Once ``call`` (submitting ``name``) waits at its gate; its refusal raised if it ends first."""
+
     async def wait() -> None:
-        while name not in svc.submitting:
+        while name not in svc.submitting and not call.done():
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(wait(), 60)
+    if call.done():
+        call.result()
+        raise AssertionError(f"{name}: its call ended without waiting for its gate")
 
 
-def test_a_new_version_being_validated_takes_no_second_place_from_a_bot_accepted_meanwhile(
+def test_a_new_version_being_validated_takes_no_new_place_under_the_cap(
     tmp_path: Path, bot: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gates = _gated(monkeypatch)
 
     async def body(svc: RefereeService) -> None:
         svc.registry.add_bot("a", bot, "alice", "1", "A", "validate-a-0")
-        b = asyncio.create_task(_entered(svc, "b", bot, ALICE))  # alice's second place of 2
-        await _validating(svc, "b")
-        a = asyncio.create_task(_entered(svc, "a", bot, ALICE, force=True))  # a new version of her first
-        await _validating(svc, "a")
-        r = await _refused(_submit(svc, "c", bot, BOB))  # the two being validated are counted
+        a = asyncio.create_task(_entered(svc, "a", bot, ALICE, force=True))  # a new version of her first bot
+        await _validating(svc, "a", a)
+        b = asyncio.create_task(_entered(svc, "b", bot, ALICE))  # her second place of 2
+        await _validating(svc, "b", b)
+        r = await _refused(_submit(svc, "c", bot, ALICE))  # b being validated counts as if accepted
+        assert (r.code, r.details) == (FULL, _full("alice", 2))
+        r = await _refused(_submit(svc, "d", bot, BOB))  # and both are at her address
         assert (r.code, r.details) == (EXISTS, f"address: {bot!r} is where another author's bot is submitted")
         gates["b"].set()
         assert (await b).entrant_id == "b.v1"
@@ -504,18 +511,31 @@ def test_a_new_version_being_validated_takes_no_second_place_from_a_bot_accepted
     _run(tmp_path, body, per_author=2)
 
 
-def test_the_address_is_checked_again_after_the_validation_game(
+def test_the_cap_and_the_address_are_checked_again_after_the_validation_game(
     tmp_path: Path, bot: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Against what is stored when it ends: here bots stored meanwhile by the test, not by a call (every call's
+    validation is counted by the first check)."""
     gates = _gated(monkeypatch)
 
     async def body(svc: RefereeService) -> None:
         d = asyncio.create_task(_submit(svc, "d", bot, BOB))
-        await _validating(svc, "d")
-        svc.registry.add_bot("theirs", bot, "alice", "1", "A", "validate-theirs-0")  # stored meanwhile
+        await _validating(svc, "d", d)
+        svc.registry.add_bot("theirs", bot, "alice", "1", "A", "validate-theirs-0")
         gates["d"].set()
         r = await _refused(d)
         assert (r.code, r.details) == (EXISTS, f"address: {bot!r} is where another author's bot is submitted")
         assert svc.registry.bot("d") is None and not svc.submitting
+        e = asyncio.create_task(_entered(svc, "e", bot, ALICE))
+        await _validating(svc, "e", e)
+        f = asyncio.create_task(_submit(svc, "f", bot, ALICE))  # alice: 1 active and 2 being validated, of 3
+        await _validating(svc, "f", f)
+        _add(svc, "g", "alice")
+        gates["e"].set()
+        assert (await e).entrant_id == "e.v1"  # her third place: after its game, only stored bots count
+        gates["f"].set()
+        r = await _refused(f)
+        assert (r.code, r.details) == (FULL, _full("alice", 3))
+        assert svc.registry.bot("f") is None
 
-    _run(tmp_path, body)
+    _run(tmp_path, body, per_author=3)
