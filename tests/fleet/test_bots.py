@@ -2,8 +2,8 @@
 the address a bot prints, its log, the refusals when it cannot start, the stop of its whole process group (SIGTERM,
 then SIGKILL after the grace), a restart's leftovers killed and its fresh address, the launcher that dies with its
 parent, the process groups counted alive (and left unsignalled by the check), a bot outside a sandbox with the
-referee's environment, and a sandbox's init among the groups the stop signals. Every bot is a real process (``sys.executable -c``); the bots that
-must answer Hello are the example bot served by ``abluxx bot``."""
+referee's environment, and a sandbox's init among the groups the stop signals. Every bot is a real process
+(``sys.executable -c``); the bots that must answer Hello are the example bot served by ``abluxx bot``."""
 
 from __future__ import annotations
 
