@@ -553,3 +553,28 @@ def test_the_stop_reaches_a_sandboxs_init_and_forgets_it(tmp_path: Path) -> None
 
     init = asyncio.run(go())
     assert _gone_within(init, 20)
+
+
+STDIN = (sys.executable, "-c", "import sys, time; print('stdin', repr(sys.stdin.read()), flush=True); "
+         "print('listening on 127.0.0.1:1', flush=True); time.sleep(120)")  # fmt: skip
+
+
+def test_a_bot_reads_nothing_of_the_referees_stdin(tmp_path: Path) -> None:
+    """What is typed at the referee's terminal is the referee's: a bot's stdin is /dev/null."""
+    read, write = os.pipe()
+    os.write(write, b"typed")
+    os.close(write)
+    kept = os.dup(0)
+    os.dup2(read, 0)
+    os.close(read)
+
+    async def go() -> None:
+        async with LocalBots((Bot("i", command=STDIN),), tmp_path, "stdin"):
+            pass
+
+    try:
+        asyncio.run(go())
+    finally:
+        os.dup2(kept, 0)
+        os.close(kept)
+    assert "stdin ''" in (tmp_path / "stdin-i.log").read_text().splitlines()
