@@ -560,7 +560,9 @@ STDIN = (sys.executable, "-c", "import sys, time; print('stdin', repr(sys.stdin.
 
 
 def test_a_bot_reads_nothing_of_the_referees_stdin(tmp_path: Path) -> None:
-    """What is typed at the referee's terminal is the referee's: a bot's stdin is /dev/null."""
+    """What is typed at the referee's terminal is the referee's: a bot's stdin is /dev/null. The test lends its own
+    fd 0 a pipe with data for the bot's start (a pytest-xdist worker's channel is on another descriptor: execnet
+    points fd 0 at /dev/null)."""
     read, write = os.pipe()
     os.write(write, b"typed")
     os.close(write)
