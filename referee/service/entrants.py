@@ -195,11 +195,12 @@ class EntrantCalls(ServiceBase):
     def _room_for(self, name: str, owner: str, address: str, dial: str, pending: bool = False) -> None:
         """Exhausted when ``owner`` has max_bots_per_author active bots and ``name`` is not one of them;
         AlreadyExists when another author's active bot is at ``dial`` (an address belongs to one author). With
-        ``pending``, the bots under validation count too, as if accepted."""
-        latest = self.registry.bot(name)
-        validating = [v for n, v in self.submitting.items() if n != name] if pending else []
-        if (latest is None or latest.owner != owner or latest.state != ACTIVE) and (
-            self.registry.active_bots_of(owner) + sum(o == owner for o, _ in validating)
+        ``pending``, the bots under validation count too, as if accepted (a new version of an active bot takes no
+        place)."""
+        validating = {n: v for n, v in self.submitting.items() if n != name} if pending else {}
+        if self._new_place(name, owner) and (
+            self.registry.active_bots_of(owner)
+            + sum(o == owner and self._new_place(n, o) for n, (o, _) in validating.items())
             >= self.settings.max_bots_per_author
         ):
             raise Exhausted(
@@ -207,9 +208,15 @@ class EntrantCalls(ServiceBase):
                 "limit per author; "
                 "retire one, or submit a new version of one",
             )
-        elsewhere = [(b.owner, b.address) for b in self.registry.bots(active_only=True)] + validating
+        elsewhere = [(b.owner, b.address) for b in self.registry.bots(active_only=True)] + list(validating.values())
         if any(o != owner and same_place(a, dial) for o, a in elsewhere):
             raise AlreadyExists(f"address: {address!r} is where another author's bot is submitted")
+
+    def _new_place(self, name: str, owner: str) -> bool:
+        """Whether bot ``name`` accepted for ``owner`` takes a place under their cap: it is not a new version of
+        their active bot."""
+        latest = self.registry.bot(name)
+        return latest is None or latest.owner != owner or latest.state != ACTIVE
 
     @handle
     async def ListEntrants(self, request: ref_pb.ListEntrantsRequest, context) -> ref_pb.ListEntrantsResponse:

@@ -1,8 +1,9 @@
 """The command bots the fleet starts itself (fleet/bots.py), in the test's process so mutation testing sees them:
 the address a bot prints, its log, the refusals when it cannot start, the stop of its whole process group (SIGTERM,
 then SIGKILL after the grace), a restart's leftovers killed and its fresh address, the launcher that dies with its
-parent, and the process groups counted alive. Every bot is a real process (``sys.executable -c``); the bots that
-must answer Hello are the example bot served by ``abluxx bot``."""
+parent, the process groups counted alive (and left unsignalled by the check), a bot outside a sandbox with the
+referee's environment, and a sandbox's init among the groups the stop signals. Every bot is a real process
+(``sys.executable -c``); the bots that must answer Hello are the example bot served by ``abluxx bot``."""
 
 from __future__ import annotations
 
@@ -292,6 +293,8 @@ def test_a_zombie_group_is_not_alive_and_a_running_one_is(tmp_path: Path, monkey
             time.sleep(0.05)
         assert os.path.exists(f"/proc/{ended.pid}")  # not reaped yet
         assert not bots._group_alive(ended.pid)
+        running.terminate()
+        assert running.wait(30) == -signal.SIGTERM  # the checks sent it nothing: this is the first signal it died of
     finally:
         running.kill()
         running.wait()
@@ -511,3 +514,69 @@ def test_a_stop_during_a_restart_abandons_the_restart(tmp_path: Path) -> None:
         return [e for e in logs if e["event"] == "command bot did not restart"]
 
     assert asyncio.run(go()) == []
+
+
+ENVIRONMENT = (sys.executable, "-c", "import os, time; print('mark', os.environ.get('ABLUXX_MARK'), flush=True); "
+               "print('listening on 127.0.0.1:1', flush=True); time.sleep(120)")  # fmt: skip
+
+
+def test_a_bot_outside_a_sandbox_runs_with_the_referees_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ABLUXX_MARK", "here")
+
+    async def go() -> None:
+        async with LocalBots((Bot("e", command=ENVIRONMENT),), tmp_path, "env"):
+            pass
+
+    asyncio.run(go())
+    assert "mark here" in (tmp_path / "env-e.log").read_text().splitlines()
+
+
+LASTING = ("python3", "-c", "import time; print('listening on {listen}', flush=True); time.sleep(120)")
+
+
+@needs_sandbox()
+def test_the_stop_reaches_a_sandboxs_init_and_forgets_it(tmp_path: Path) -> None:
+    """bwrap's init (pid 1 of the bot's namespace, in a session of its own that a signal to the launcher's group
+    misses) is learnt as the bot starts, and is one of the groups the stop signals; after the stop it is gone and
+    forgotten."""
+
+    async def go() -> int:
+        async with LocalBots((Bot("s", command=LASTING, sandbox=sandbox.Sandbox()),), tmp_path, "init") as local:
+            launcher = local.procs["s"].pid
+            [(key, init)] = local._inits.items()
+            assert key == launcher and sandbox._parent_of(init) == launcher and os.getsid(init) == init
+            assert local._groups(launcher) == [launcher, init]
+        assert local._inits == {}
+        return init
+
+    init = asyncio.run(go())
+    assert _gone_within(init, 20)
+
+
+STDIN = (sys.executable, "-c", "import sys, time; print('stdin', repr(sys.stdin.read()), flush=True); "
+         "print('listening on 127.0.0.1:1', flush=True); time.sleep(120)")  # fmt: skip
+
+
+def test_a_bot_reads_nothing_of_the_referees_stdin(tmp_path: Path) -> None:
+    """What is typed at the referee's terminal is the referee's: a bot's stdin is /dev/null. The test lends its own
+    fd 0 a pipe with data for the bot's start (a pytest-xdist worker's channel is on another descriptor: execnet
+    points fd 0 at /dev/null)."""
+    read, write = os.pipe()
+    os.write(write, b"typed")
+    os.close(write)
+    kept = os.dup(0)
+    os.dup2(read, 0)
+    os.close(read)
+
+    async def go() -> None:
+        async with LocalBots((Bot("i", command=STDIN),), tmp_path, "stdin"):
+            pass
+
+    try:
+        asyncio.run(go())
+    finally:
+        os.dup2(kept, 0)
+        os.close(kept)
+    assert "stdin ''" in (tmp_path / "stdin-i.log").read_text().splitlines()

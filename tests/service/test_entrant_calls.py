@@ -2,11 +2,14 @@
 process on a real store with test_organiser_caps.py's stand-in for the gRPC call's context, so that mutation testing
 sees them (scripts/mutation.py); test_submit.py, test_caps.py and test_auth.py check the same through a spawned
 server. The bots are real processes. What an author sees: each bad request refused naming its field, who may submit
-and retire what, the per-author cap and one author to an address, an unchanged resubmission refused, and the pages
+and retire what, the per-author cap and one author to an address (checked again after the validation game, with the
+validations in flight counted as the test's gates order them), an unchanged resubmission refused, an upload refused
+before it is unpacked, a dial-in bot gone before its check, an accepted bot joining each open ladder, and the pages
 of entrants with each version's private details for its owner alone."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -17,14 +20,18 @@ from structlog.testing import capture_logs
 from referee.errors import BadInput
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import VALIDATION, record_in
+from referee.service import entrants
+from referee.service.auth import Principal
 from referee.service.entrants import MAX_COMMAND_CHARS, _command
 from referee.service.hosted import output_path
 from referee.service.server import RefereeService
 from referee.service.settings import parse
+from referee.store import ladder as ladder_store
 from referee.store import open_store
+from tests.sandbox.conftest import needs_sandbox
 
-from .helpers import start_bot
-from .test_organiser_caps import FIRST, Context, Refused
+from .helpers import config, start_bot
+from .test_organiser_caps import FIRST, HOUSE, Context, Refused
 from .test_tournament_calls import serving
 
 pytestmark = pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees info events
@@ -385,3 +392,150 @@ def test_a_bots_output_is_its_authors_and_the_organisers(tmp_path: Path) -> None
                 "organisers may)"), (game, entrant, r)  # fmt: skip
 
     _run(tmp_path, body)
+
+
+def _full(owner: str, cap: int) -> str:
+    return (f"owner: {owner!r} has {cap} active bots (or bots being validated), the limit per author; retire one, or "
+            "submit a new version of one")  # fmt: skip
+
+
+def test_a_retired_bot_submitted_again_takes_a_place_under_the_cap(tmp_path: Path, bot: str) -> None:
+    async def body(svc: RefereeService) -> None:
+        _add(svc, "one", "alice")
+        svc.registry.retire_bot("one", 1)
+        _add(svc, "two", "alice")
+        r = await _refused(_submit(svc, "one", bot, ALICE))
+        assert (r.code, r.details) == (FULL, _full("alice", 1))
+        assert svc.registry.bot("one").version == 1
+
+    _run(tmp_path, body, per_author=1)
+
+
+def test_an_accepted_bot_joins_each_open_ladder_and_its_validation_game_is_its_authors(
+    tmp_path: Path, bot: str
+) -> None:
+    async def body(svc: RefereeService) -> None:
+        ladder = config("lad", HOUSE, table_size=2, ladder=ref_pb.LadderConfig(open=True))
+        tid = (await svc.CreateTournament(ref_pb.CreateTournamentRequest(config=ladder), Context(FIRST))).tournament_id
+        with capture_logs() as logs:
+            e = await _entered(svc, "mine", bot, ALICE)
+        said = {"event": "bot accepted", "bot": "mine.v1", "owner": "alice", "ladders": [tid], "log_level": "info"}
+        assert said in [{k: x[k] for k in said if k in x} for x in logs]
+        joined = [(x.owner, x.bot, x.version, x.address) for x in ladder_store.entrants(svc.store, tid)
+                  if x.name == "mine.v1"]  # fmt: skip
+        assert joined == [("alice", "mine", 1, bot)]
+        assert svc.output_of(e.validation_game_id, "")[1] == "alice"  # who may read its output there
+
+    _run(tmp_path, body)
+
+
+def test_a_dialin_bot_gone_before_its_check_is_refused_at_hello(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        out = await svc.submit(ref_pb.SubmitBotRequest(name="far", address="dialin:far"), Principal("alice", False))
+        assert (out.refusal.check, out.refusal.reason) == (ref_pb.COMPLIANCE_CHECK_HELLO, "unreachable")
+        assert svc.registry.bot("far") is None and not svc.submitting
+
+    _run(tmp_path, body)
+
+
+def test_an_upload_without_a_command_it_can_read_is_refused_naming_it(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        for command in ("", "python3 'bot"):
+            r = await _refused(_submit(svc, "up", "", ALICE, upload=b"PK", command=command))
+            assert r.code == BAD and r.details.startswith(("command: an upload needs", "command: cannot read")), r
+
+    _run(tmp_path, body)
+
+
+@needs_sandbox()
+def test_an_upload_is_refused_before_it_is_unpacked_when_its_name_is_busy_or_its_author_full(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        svc.submitting["up"] = ("alice", "127.0.0.1:1")
+        r = await _refused(_submit(svc, "up", "", ALICE, upload=b"not a zip", command="python3 bot.py"))
+        assert (r.code, r.details) == (BUSY, "bot 'up' is being validated already; wait for that to finish")
+        del svc.submitting["up"]
+        _add(svc, "one", "alice")
+        r = await _refused(_submit(svc, "two", "", ALICE, upload=b"not a zip", command="python3 bot.py"))
+        assert (r.code, r.details) == (FULL, _full("alice", 1))
+
+    _run(tmp_path, body, per_author=1)
+
+
+def _gated(monkeypatch: pytest.MonkeyPatch) -> dict[str, asyncio.Event]:
+    """Each submission's checks wait for its name's gate, then run for real: the test decides which validation
+    ends first."""
+    gates: dict[str, asyncio.Event] = {}
+    real = entrants.check_bot
+
+    async def check(name: str, *args):
+        await gates.setdefault(name, asyncio.Event()).wait()
+        return await real(name, *args)
+
+    monkeypatch.setattr(entrants, "check_bot", check)
+    return gates
+
+
+async def _validating(svc: RefereeService, name: str, call: asyncio.Task) -> None:
+    """Once ``call`` (submitting ``name``) waits at its gate; its refusal raised if it ends first."""
+
+    async def wait() -> None:
+        while name not in svc.submitting and not call.done():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(wait(), 60)
+    if call.done():
+        call.result()
+        raise AssertionError(f"{name}: its call ended without waiting for its gate")
+
+
+def test_a_new_version_being_validated_takes_no_new_place_under_the_cap(
+    tmp_path: Path, bot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gates = _gated(monkeypatch)
+
+    async def body(svc: RefereeService) -> None:
+        svc.registry.add_bot("a", bot, "alice", "1", "A", "validate-a-0")
+        a = asyncio.create_task(_entered(svc, "a", bot, ALICE, force=True))  # a new version of her first bot
+        await _validating(svc, "a", a)
+        b = asyncio.create_task(_entered(svc, "b", bot, ALICE))  # her second place of 2
+        await _validating(svc, "b", b)
+        r = await _refused(_submit(svc, "c", bot, ALICE))  # b being validated counts as if accepted
+        assert (r.code, r.details) == (FULL, _full("alice", 2))
+        r = await _refused(_submit(svc, "d", bot, BOB))  # and both are at her address
+        assert (r.code, r.details) == (EXISTS, f"address: {bot!r} is where another author's bot is submitted")
+        gates["b"].set()
+        assert (await b).entrant_id == "b.v1"
+        gates["a"].set()
+        assert (await a).entrant_id == "a.v2"
+
+    _run(tmp_path, body, per_author=2)
+
+
+def test_the_cap_and_the_address_are_checked_again_after_the_validation_game(
+    tmp_path: Path, bot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against what is stored when it ends: here bots stored meanwhile by the test, not by a call (every call's
+    validation is counted by the first check)."""
+    gates = _gated(monkeypatch)
+
+    async def body(svc: RefereeService) -> None:
+        d = asyncio.create_task(_submit(svc, "d", bot, BOB))
+        await _validating(svc, "d", d)
+        svc.registry.add_bot("theirs", bot, "alice", "1", "A", "validate-theirs-0")
+        gates["d"].set()
+        r = await _refused(d)
+        assert (r.code, r.details) == (EXISTS, f"address: {bot!r} is where another author's bot is submitted")
+        assert svc.registry.bot("d") is None and not svc.submitting
+        e = asyncio.create_task(_entered(svc, "e", bot, ALICE))
+        await _validating(svc, "e", e)
+        f = asyncio.create_task(_submit(svc, "f", bot, ALICE))  # alice: 1 active and 2 being validated, of 3
+        await _validating(svc, "f", f)
+        _add(svc, "g", "alice")
+        gates["e"].set()
+        assert (await e).entrant_id == "e.v1"  # her third place: after its game, only stored bots count
+        gates["f"].set()
+        r = await _refused(f)
+        assert (r.code, r.details) == (FULL, _full("alice", 3))
+        assert svc.registry.bot("f") is None
+
+    _run(tmp_path, body, per_author=3)
