@@ -113,7 +113,9 @@ def test_stop_kills_the_whole_group_after_the_grace_and_no_sooner_than_needed(
 
     with_child = asyncio.run(go(Bot("g", command=(*SERVER, "1", "child"))))
     child = _child_pid(tmp_path / "stop-g.log")
-    assert not _alive(child)
+    # SIGKILL was sent; on a loaded machine the kernel may take a moment to end it (it ignores SIGTERM: without the
+    # SIGKILL it would run on)
+    assert _gone_within(child, 10)
     assert with_child >= 1.5  # the grace, for the child that ignored SIGTERM
     assert "TERM" in (tmp_path / "stop-g.log").read_text().splitlines()  # SIGTERM came first
     monkeypatch.setattr(bots, "STOP_GRACE_S", 60.0)
