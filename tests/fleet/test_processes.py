@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -18,6 +20,8 @@ from referee.fleet.lineup import Bot, Lineup
 from referee.fleet.processes import ProcessWorker
 from referee.match.spec import EntrantRef, GameSpec
 from referee.records.recordfile import MAGIC
+
+T = TypeVar("T")
 
 # A worker that answers by its prefix (init) and each game's id; at the end of its input it tells its bots'
 # crashes and exits (or, as "stubborn", waits on).
@@ -58,6 +62,13 @@ if prefix == "stubborn":
     time.sleep(60)
 """
 LINEUP = Lineup("t", (Bot("a", policy="random"), Bot("b", policy="greedy")))
+# A started scripted worker answers a frame in milliseconds; an answer that never comes fails the test after this
+# (not after the whole test's 60 s), so a mutant that loses one costs mutation testing seconds, not a minute.
+ANSWER_S = 10.0
+
+
+async def _answer(play: Awaitable[T]) -> T:
+    return await asyncio.wait_for(play, ANSWER_S)
 
 
 def _spec(game_id: str, seed: int = 1) -> GameSpec:
@@ -92,16 +103,16 @@ def test_each_answer_of_a_worker_reaches_its_game(tmp_path: Path, scripted: None
     async def go() -> None:
         worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
         seen: list[bytes] = []
-        assert await worker.play(_spec("g1"), seen.append) == ("result-g1", b"record-g1")
+        assert await _answer(worker.play(_spec("g1"), seen.append)) == ("result-g1", b"record-g1")
         assert seen == [b"d-g1"]
-        assert await worker.play(_spec("g2"), None) == ("result-g2", b"record-g2")
-        assert await worker.play(_spec("stray"), None) == ("result-stray", b"record-stray")
+        assert await _answer(worker.play(_spec("g2"), None)) == ("result-g2", b"record-g2")
+        assert await _answer(worker.play(_spec("stray"), None)) == ("result-stray", b"record-stray")
         with pytest.raises(SeatsAbsent) as absent:
-            await worker.play(_spec("absent"), None)
+            await _answer(worker.play(_spec("absent"), None))
         assert absent.value.absent == {"a": "no Hello"}
         with pytest.raises(FleetError, match=r"^failed in worker w: ValueError\('x'\)$"):
-            await worker.play(_spec("failed"), None)
-        both = await asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None))
+            await _answer(worker.play(_spec("failed"), None))
+        both = await _answer(asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None)))
         assert both == [("result-g3", b"record-g3"), ("result-g4", b"record-g4")]
         assert worker.load == 0 and worker._games == {}
         await worker.close()
@@ -114,8 +125,8 @@ def test_a_worker_that_dies_loses_its_games_in_flight_and_every_later_one(tmp_pa
     async def go() -> None:
         worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
         with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) ended with code 9$"):
-            await worker.play(_spec("dies"), None)
-        await asyncio.wait_for(asyncio.shield(worker._reader), 30)  # type: ignore[arg-type]
+            await _answer(worker.play(_spec("dies"), None))
+        await asyncio.wait_for(asyncio.shield(worker._reader), ANSWER_S)  # type: ignore[arg-type]
         with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) is gone$"):
             await worker.play(_spec("g1"), None)
         assert worker.load == 0
