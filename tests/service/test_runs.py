@@ -6,20 +6,27 @@ for the games in flight or abandons them at the end of its grace, and the watche
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import time
 from pathlib import Path
 
+import pytest
+
 from referee.engine import cards_of, deck_from_seed, new_game, public_view
+from referee.log import configure
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record
 from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_events
 from referee.service.server import RefereeService
 from referee.service.settings import parse
 from referee.store import open_store
+from referee.store.health import HealthRow
 from referee.wire import options_from_pb
+from tests.tournament.test_redeal import _finish, _interrupt
 
 from .test_organiser_caps import FIRST
-from .test_tournament_calls import FINISHED, _create, _on, _until_finished, serving
+from .test_tournament_calls import FINISHED, RUNNING, _create, _on, _until_finished, serving
 
 DELAY_MS = 250
 
@@ -235,3 +242,73 @@ def test_a_live_game_is_followed_as_it_goes_each_item_no_sooner_than_the_delay()
 
 async def _all(live: LiveGame) -> list[ref_pb.GameWatchEvent]:
     return [item async for item in live.follow(0)]
+
+
+def test_a_run_that_deals_an_interrupted_set_again_says_so_and_its_standings_leave_the_void_games(
+    tmp_path: Path,
+) -> None:
+    """A set whose game was cut off (a worker died) is dealt again when the run starts: the log says which games
+    are void, watchers hear the tournament's state before any game starts, and the standings count the games
+    played again, not the void one the board had already counted."""
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "redealt", deals=2)).tournament_id  # two rotations of each deal: 2 sets
+        before = svc.store.slots(tid)
+        _finish(svc.store, tid, 0)  # scores (3, 1): a result no real game of the set replaces by chance
+        _interrupt(svc.store, tid, 1)
+        early = await svc.boards.standings(tid, 1)  # the board has counted the game about to be void
+        assert early.games == 1
+        watcher = svc.hub.subscribe(tid)
+        heard = asyncio.ensure_future(_events(watcher))
+        out = io.StringIO()
+        configure("info", json=True, stream=out)
+        try:
+            await _on(svc, "StartTournament", tid)
+            await _until_finished(svc, tid)
+        finally:
+            configure("warning")
+        events = await asyncio.wait_for(heard, 30)
+        kinds = [e.WhichOneof("event") for e in events]
+        *_, before_games = events[: kinds.index("started")]  # the start's state, then the redeal's
+        assert before_games.tournament.state == RUNNING and before_games.tournament.finished == 0  # void: uncounted
+        lines = [json.loads(x) for x in out.getvalue().splitlines()]
+        (said,) = [x for x in lines if x["event"] == "interrupted deals dealt again; their games are void"]
+        assert said["tournament"] == tid and said["level"] == "warning"
+        assert said["void"] == [before[0].game_id, before[1].game_id]
+        games = svc.store.games(tid)
+        last = await svc.boards.standings(tid, len(games))
+        assert last.games == len(games) == 4
+        for row in last.rows:
+            scores = [s.score for g in games for s in g.seats if s.entrant == row.entrant]
+            assert row.games == 4 and row.avg_score == pytest.approx(sum(scores) / 4)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_ladders_watchers_hear_a_health_change_of_its_own_entrants_only(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "healthy", table_size=2, ladder=ref_pb.LadderConfig(open=True))).tournament_id
+        plain = (await _create(svc, "plain", deals=30)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        await _on(svc, "StartTournament", plain)
+        assert svc.runs[tid].entrant_names() == {"r", "g"} == svc.runs[plain].entrant_names()
+        ladder, other = svc.hub.subscribe(tid), svc.hub.subscribe(plain)
+        svc._health_changed("r", HealthRow("r", "down", since=1.0, missed=2, reason="no Hello", probes=3))
+        svc._health_changed("nobody", HealthRow("nobody", "down"))
+        (told,) = [e for e in _waiting(ladder) if e.HasField("health")]
+        assert (told.health.entrant, told.health.health.status, told.health.health.missed) == ("r", "down", 2)
+        assert not [e for e in _waiting(other) if e.HasField("health")]  # not a ladder: no health events
+        await _on(svc, "StopTournament", tid)
+        await _on(svc, "CancelTournament", plain)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def _waiting(w: Watcher) -> list[ref_pb.TournamentEvent]:
+    """The events waiting in ``w``'s queue now, without waiting for more."""
+    out = []
+    while not w.queue.empty():
+        item = w.queue.get_nowait()
+        if isinstance(item, ref_pb.TournamentEvent):
+            out.append(item)
+    return out
