@@ -6,9 +6,11 @@ for the games in flight or abandons them at the end of its grace, and the watche
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,18 @@ def _service(data: Path) -> RefereeService:
     svc = RefereeService(open_store(data), settings)
     svc.live = _Kept()
     return svc
+
+
+@contextlib.contextmanager
+def _logged() -> Iterator[list[dict]]:
+    """The log lines written inside the block, as the JSON objects they are."""
+    out, lines = io.StringIO(), []
+    configure("info", json=True, stream=out)
+    try:
+        yield lines
+    finally:
+        configure("warning")
+        lines.extend(json.loads(x) for x in out.getvalue().splitlines())
 
 
 async def _events(w: Watcher) -> list[ref_pb.TournamentEvent]:
@@ -136,8 +150,12 @@ async def _playing(svc: RefereeService, name: str) -> tuple[str, Run]:
 
 def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_ends(tmp_path: Path) -> None:
     async def body(svc: RefereeService) -> None:
-        tid, run = await _playing(svc, "drained")
-        await run.drain(0)  # no grace: the games in flight are abandoned
+        with _logged() as lines:  # from before the run: its logger is bound as it starts
+            tid, run = await _playing(svc, "drained")
+            flying = sorted(run.in_flight)
+            await run.drain(0)  # no grace: the games in flight are abandoned
+        (said,) = [x for x in lines if x["event"] == "grace period over; abandoning games in flight"]
+        assert (said["tournament"], said["level"], said["games"]) == (tid, "warning", flying)
         kept = svc.live.every  # type: ignore[attr-defined]
         stored = {g.game_id for g in svc.store.games(tid)}
         abandoned = [live for gid, live in kept.items() if gid not in stored]
@@ -260,18 +278,13 @@ def test_a_run_that_deals_an_interrupted_set_again_says_so_and_its_standings_lea
         assert early.games == 1
         watcher = svc.hub.subscribe(tid)
         heard = asyncio.ensure_future(_events(watcher))
-        out = io.StringIO()
-        configure("info", json=True, stream=out)
-        try:
+        with _logged() as lines:
             await _on(svc, "StartTournament", tid)
             await _until_finished(svc, tid)
-        finally:
-            configure("warning")
         events = await asyncio.wait_for(heard, 30)
         kinds = [e.WhichOneof("event") for e in events]
         *_, before_games = events[: kinds.index("started")]  # the start's state, then the redeal's
         assert before_games.tournament.state == RUNNING and before_games.tournament.finished == 0  # void: uncounted
-        lines = [json.loads(x) for x in out.getvalue().splitlines()]
         (said,) = [x for x in lines if x["event"] == "interrupted deals dealt again; their games are void"]
         assert said["tournament"] == tid and said["level"] == "warning"
         assert said["void"] == [before[0].game_id, before[1].game_id]
@@ -312,3 +325,19 @@ def _waiting(w: Watcher) -> list[ref_pb.TournamentEvent]:
         if isinstance(item, ref_pb.TournamentEvent):
             out.append(item)
     return out
+
+
+def test_a_ladder_stopped_while_it_plays_finishes_its_chosen_rounds_and_chooses_no_more(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "stopped", table_size=2, ladder=ref_pb.LadderConfig(open=True))).tournament_id
+        await _on(svc, "StartTournament", tid)
+        run = svc.runs[tid]
+        async with asyncio.timeout(60):
+            while run.ladder is None or not run.in_flight:  # choosing rounds, one of them in play
+                await asyncio.sleep(0.01)
+        assert (await _on(svc, "StopTournament", tid)).state == RUNNING and run.ladder.stopped
+        async with asyncio.timeout(60):  # an open ladder told nothing would choose rounds for ever
+            await run.task  # type: ignore[misc]
+        assert (await _on(svc, "GetTournament", tid)).state == FINISHED and svc.runs == {}
+
+    serving(lambda: _service(tmp_path / "data"), body)
