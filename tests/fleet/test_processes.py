@@ -6,8 +6,9 @@ bots' crashes as it closes, a death mid-game, a start that fails or hangs, and a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import TypeVar
 
@@ -71,6 +72,22 @@ async def _answer(play: Awaitable[T]) -> T:
     return await asyncio.wait_for(play, ANSWER_S)
 
 
+@contextlib.asynccontextmanager
+async def _started(tmp_path: Path, prefix: str) -> AsyncIterator[ProcessWorker]:
+    """A scripted worker, closed (killed if need be) however the test ends: a worker left waiting on its input
+    would hold asyncio.run's end for ever (the reader's end waits for the worker to exit), so a test that failed
+    would hang instead."""
+    worker = await ProcessWorker.start(LINEUP, tmp_path, prefix)
+    try:
+        yield worker
+    finally:
+        try:
+            await asyncio.wait_for(worker.close(), ANSWER_S)
+        finally:
+            if worker.proc.returncode is None:
+                worker.proc.kill()
+
+
 def _spec(game_id: str, seed: int = 1) -> GameSpec:
     return GameSpec(game_id=game_id, seed=seed, entrants=(EntrantRef("a", policy="random"),
                                                           EntrantRef("b", policy="greedy")))  # fmt: skip
@@ -101,36 +118,36 @@ def test_a_real_worker_plays_a_game_and_sends_its_decisions_and_record(tmp_path:
 
 def test_each_answer_of_a_worker_reaches_its_game(tmp_path: Path, scripted: None) -> None:
     async def go() -> None:
-        worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
-        seen: list[bytes] = []
-        assert await _answer(worker.play(_spec("g1"), seen.append)) == ("result-g1", b"record-g1")
-        assert seen == [b"d-g1"]
-        assert await _answer(worker.play(_spec("g2"), None)) == ("result-g2", b"record-g2")
-        assert await _answer(worker.play(_spec("stray"), None)) == ("result-stray", b"record-stray")
-        with pytest.raises(SeatsAbsent) as absent:
-            await _answer(worker.play(_spec("absent"), None))
-        assert absent.value.absent == {"a": "no Hello"}
-        with pytest.raises(FleetError, match=r"^failed in worker w: ValueError\('x'\)$"):
-            await _answer(worker.play(_spec("failed"), None))
-        both = await _answer(asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None)))
-        assert both == [("result-g3", b"record-g3"), ("result-g4", b"record-g4")]
-        assert worker.load == 0 and worker._games == {}
-        await worker.close()
-        assert worker.crashes == ["bot r ended"] and worker.proc.returncode == 0
+        async with _started(tmp_path, "w") as worker:
+            seen: list[bytes] = []
+            assert await _answer(worker.play(_spec("g1"), seen.append)) == ("result-g1", b"record-g1")
+            assert seen == [b"d-g1"]
+            assert await _answer(worker.play(_spec("g2"), None)) == ("result-g2", b"record-g2")
+            assert await _answer(worker.play(_spec("stray"), None)) == ("result-stray", b"record-stray")
+            with pytest.raises(SeatsAbsent) as absent:
+                await _answer(worker.play(_spec("absent"), None))
+            assert absent.value.absent == {"a": "no Hello"}
+            with pytest.raises(FleetError, match=r"^failed in worker w: ValueError\('x'\)$"):
+                await _answer(worker.play(_spec("failed"), None))
+            both = await _answer(asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None)))
+            assert both == [("result-g3", b"record-g3"), ("result-g4", b"record-g4")]
+            assert worker.load == 0 and worker._games == {}
+            await worker.close()
+            assert worker.crashes == ["bot r ended"] and worker.proc.returncode == 0
 
     asyncio.run(asyncio.wait_for(go(), 60))
 
 
 def test_a_worker_that_dies_loses_its_games_in_flight_and_every_later_one(tmp_path: Path, scripted: None) -> None:
     async def go() -> None:
-        worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
-        with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) ended with code 9$"):
-            await _answer(worker.play(_spec("dies"), None))
-        await asyncio.wait_for(asyncio.shield(worker._reader), ANSWER_S)  # type: ignore[arg-type]
-        with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) is gone$"):
-            await worker.play(_spec("g1"), None)
-        assert worker.load == 0
-        await worker.close()
+        async with _started(tmp_path, "w") as worker:
+            with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) ended with code 9$"):
+                await _answer(worker.play(_spec("dies"), None))
+            await asyncio.wait_for(asyncio.shield(worker._reader), ANSWER_S)  # type: ignore[arg-type]
+            with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) is gone$"):
+                await worker.play(_spec("g1"), None)
+            assert worker.load == 0
+            await worker.close()
 
     asyncio.run(asyncio.wait_for(go(), 60))
 
