@@ -33,7 +33,7 @@ from referee.tournament import progress as progress_module
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
 from referee.tournament.ladder import Meetings, Member, choose
-from referee.tournament.ladder_run import LadderHooks, open_ladder, replay, run_ladder
+from referee.tournament.ladder_run import Book, LadderHooks, open_ladder, replay, run_ladder
 from referee.tournament.runner import GameHooks, standings_of
 
 from .helpers import config_text, in_process_player
@@ -471,3 +471,30 @@ def test_an_ended_tables_entrants_wait_to_mix_for_a_games_length_then_play(tmp_p
         rows = ladder_store.rounds(store, config.tournament_id)
         assert rows[0].in_flight == 0 and rows[1].in_flight == 0  # neither choice kept an ended table apart
         assert all(a == b for _, a, b in replay(store, config))
+
+
+def test_a_game_stored_but_not_logged_is_logged_at_the_next_read_and_a_table_that_sat_together_repeats(
+    tmp_path: Path,
+) -> None:
+    """The referee killed between a game's commit and the ladder's log of it: the next read logs it after those the
+    ladder saw, and the book a resume loads counts it. A table whose entrants were all last seated together is a
+    repeat (what a choice while games play avoids); one that mixes two tables is not."""
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        hooks = LadderHooks(store, config, opened.book, {}, slots=2)
+        first, second = hooks.more_slots() or []
+        hooks.on_done(first, result_of(first))  # seen and logged (its game's commit is not this test's)
+        store.mark_started(tid, second.slot)
+        store.save_game(tid, second, result_of(second, (2, 1, 3)))  # committed, and killed before the log
+        seen = ladder_store.results(store, tid)
+        assert [(r.seq, r.slot, r.seats, r.places) for r in seen] == [
+            (0, first.slot, first.seats, (1, 2, 3)), (1, second.slot, second.seats, (2, 1, 3))]  # fmt: skip
+        book = Book.load(store, config)
+        assert book.seen == 2 and book.repeats(first.seats) and book.repeats(second.seats)
+        assert not book.repeats((first.seats[0], second.seats[0])) and not book.repeats(("nobody", "none"))
+        resumed = LadderHooks(store, config, book, {}, slots=2)
+        third, *_ = resumed.more_slots() or []
+        resumed.on_done(third, result_of(third))  # seen third: logged after the game it was logged now
+        assert [r.slot for r in ladder_store.results(store, tid)] == [first.slot, second.slot, third.slot]
