@@ -14,6 +14,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
 from referee.tournament.ladder import Meetings, Member, choose
 from referee.tournament.ladder_run import Book, LadderHooks, open_ladder, replay, run_ladder
+from referee.tournament.presence import Presence
 from referee.tournament.runner import GameHooks, standings_of
 
 from .helpers import config_text, in_process_player
@@ -498,3 +500,25 @@ def test_a_game_stored_but_not_logged_is_logged_at_the_next_read_and_a_table_tha
         third, *_ = resumed.more_slots() or []
         resumed.on_done(third, result_of(third))  # seen third: logged after the game it was logged now
         assert [r.slot for r in ladder_store.results(store, tid)] == [first.slot, second.slot, third.slot]
+
+
+@pytest.mark.parametrize("fault", ["disconnected", "unreachable"])
+def test_a_seat_retired_because_its_bot_was_gone_stands_aside_and_one_retired_otherwise_does_not(
+    tmp_path: Path, fault: str
+) -> None:
+    config = ladder(tmp_path, None)
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        presence = Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, opened.book, {}, slots=2, presence=presence)
+        first, second = hooks.more_slots() or []
+        gone, bad, fine = first.seats
+        seats = [SeatStats(faults={fault: 1}, retired=True, first_fault=f"{fault} at decision 3"),
+                 SeatStats(faults={"invalid": 3}, retired=True, first_fault="invalid at decision 5"),
+                 SeatStats(faults={fault: 1})]  # fmt: skip
+        hooks.on_done(first, replace(result_of(first), seats=seats))
+        assert not presence.available(gone) and presence.down[gone].why == f"{fault} at decision 3"
+        assert presence.available(bad) and presence.available(fine)  # a bad bot's game is its own; it is there
+        presence.absent(second.seats[0], "no Hello")  # down before, and then it played a game to its end
+        hooks.on_done(second, result_of(second))
+        assert all(presence.available(n) for n in second.seats)  # those that played to the end are up
