@@ -10,8 +10,9 @@ import contextlib
 import io
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -31,6 +32,7 @@ from .test_organiser_caps import FIRST
 from .test_tournament_calls import FINISHED, RUNNING, _create, _on, _until_finished, serving
 
 DELAY_MS = 250
+T = TypeVar("T")
 
 
 class _Kept(dict):
@@ -176,6 +178,11 @@ def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_e
     serving(lambda: _service(tmp_path / "more"), patient)
 
 
+def _now(read: Awaitable[T]) -> T:
+    """What a watcher holds already, read in a loop of its own; 10 s fails a read that would wait for ever."""
+    return asyncio.run(asyncio.wait_for(read, 10))
+
+
 def _game(i: int) -> ref_pb.TournamentEvent:
     return ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=ref_pb.GameSummary(game_id=f"g{i}")))
 
@@ -186,19 +193,19 @@ def test_a_watcher_holds_up_to_its_limit_and_ends_when_told() -> None:
     w.put(None)  # the end counts as no game event
     w.put(_game(2))
     assert not w.dropped and w.games == 2
-    got = asyncio.run(_events(w))
+    got = _now(_events(w))
     assert got == [_game(1)] and w.games == 1  # None ended the stream; the game after it still waits
     w.put(_game(3))
     w.put(_game(4))
     assert w.dropped
     w.put(_game(5))  # a dropped watcher hears nothing more
     w.end()  # nor is its FELL_BEHIND replaced
-    assert asyncio.run(w.get()) is FELL_BEHIND and w.queue.empty()
+    assert _now(w.get()) is FELL_BEHIND and w.queue.empty()
     ended = Watcher(limit=5)
     ended.put(_game(1))
     ended.put(ref_pb.TournamentEvent(tournament=ref_pb.Tournament(finished=1)))
     ended.end()  # the server stops: what waits is dropped, the stream ends
-    assert asyncio.run(ended.get()) is None and ended.queue.empty() and not ended.dropped
+    assert _now(ended.get()) is None and ended.queue.empty() and not ended.dropped
 
 
 def test_the_hub_publishes_to_a_tournaments_watchers_and_starts_and_ends_to_every_list() -> None:
@@ -221,7 +228,7 @@ def test_the_hub_publishes_to_a_tournaments_watchers_and_starts_and_ends_to_ever
     hub.unsubscribe("t2", other)
     assert hub.watched("t2")
     hub.close_all()
-    assert asyncio.run(second.get()) is None and asyncio.run(every.get()) is None
+    assert _now(second.get()) is None and _now(every.get()) is None
 
 
 def test_a_live_game_is_followed_as_it_goes_each_item_no_sooner_than_the_delay() -> None:
@@ -280,7 +287,8 @@ def test_a_run_that_deals_an_interrupted_set_again_says_so_and_its_standings_lea
         heard = asyncio.ensure_future(_events(watcher))
         with _logged() as lines:
             await _on(svc, "StartTournament", tid)
-            await _until_finished(svc, tid)
+            await asyncio.wait_for(asyncio.shield(svc.runs[tid].task), 60)  # type: ignore[arg-type]
+        assert (await _on(svc, "GetTournament", tid)).state == FINISHED  # (a run that failed ends as well)
         events = await asyncio.wait_for(heard, 30)
         kinds = [e.WhichOneof("event") for e in events]
         *_, before_games = events[: kinds.index("started")]  # the start's state, then the redeal's
