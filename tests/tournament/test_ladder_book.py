@@ -416,10 +416,14 @@ def test_games_per_hour_paces_the_starts_and_max_concurrent_caps_the_games_at_on
         hooks.on_start(first[0], GameSpec(game_id=first[0].game_id, seed=1, entrants=()))
         hooks.on_done(first[0], result_of(first[0]))
         assert hooks.more_slots() == []  # the second game may start a second after the first
+        assert hooks.wake_in() == pytest.approx(1.0)  # asked again then, though no game ends meanwhile
         now[0] += 0.999
-        assert hooks.more_slots() == []
+        assert hooks.more_slots() == [] and hooks.wake_in() == pytest.approx(0.001)
         now[0] += 0.002
         assert len(hooks.more_slots() or []) == 1
+        assert hooks.wake_in() == pytest.approx(0.999)  # the third a second after the second
+        now[0] += 5.0  # asked late (no game ended for 5 s): the pace's next second, not a wait since missed
+        assert hooks.wake_in() == pytest.approx(1.0 - 0.001)
     capped = ladder(tmp_path, None, more="max_concurrent = 1\n")
     with open_store(tmp_path / "c") as store:
         hooks = LadderHooks(store, capped, open_ladder(store, capped, "").book, {}, slots=8)
