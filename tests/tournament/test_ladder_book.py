@@ -526,3 +526,23 @@ def test_a_seat_retired_because_its_bot_was_gone_stands_aside_and_one_retired_ot
         presence.absent(second.seats[0], "no Hello")  # down before, and then it played a game to its end
         hooks.on_done(second, result_of(second))
         assert all(presence.available(n) for n in second.seats)  # those that played to the end are up
+
+
+def test_a_round_stored_before_choices_counts_from_its_slots_and_the_choices_after_it_check_out(tmp_path: Path) -> None:
+    """A store from before choices were kept (``add_round``: slots, no tables, nothing of what they were chosen
+    from): its round counts as games and meetings from its slots, and is not recomputed itself."""
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "a") as elsewhere:
+        old = LadderHooks(elsewhere, config, open_ladder(elsewhere, config, "").book, {}, slots=2).more_slots() or []
+    with open_store(tmp_path / "d") as store:
+        open_ladder(store, config, "")
+        ladder_store.add_round(store, tid, 0, old)
+        book = Book.load(store, config)
+        assert book.choices == 1 and sorted(book.games.elements()) == sorted(n for s in old for n in s.seats)
+        assert all(book.repeats(s.seats) for s in old)
+        hooks = LadderHooks(store, config, book, {}, slots=2)
+        for s in old:
+            hooks.on_done(s, result_of(s))
+        assert hooks.more_slots()
+        assert [(choice, stored == again) for choice, stored, again in replay(store, config)] == [(1, True)]
