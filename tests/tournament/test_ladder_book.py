@@ -138,6 +138,7 @@ class Recorder(GameHooks):
     def __init__(self) -> None:
         self.started: list[tuple] = []
         self.done: list[tuple] = []
+        self.absent: list[tuple] = []
         self.go = True
 
     def should_continue(self) -> bool:
@@ -149,6 +150,9 @@ class Recorder(GameHooks):
 
     def on_done(self, slot, result) -> None:
         self.done.append((slot, result))
+
+    def on_absent(self, slot, absent) -> None:
+        self.absent.append((slot, absent))
 
 
 @pytest.fixture
@@ -546,3 +550,24 @@ def test_a_round_stored_before_choices_counts_from_its_slots_and_the_choices_aft
             hooks.on_done(s, result_of(s))
         assert hooks.more_slots()
         assert [(choice, stored == again) for choice, stored, again in replay(store, config)] == [(1, True)]
+
+
+def test_a_table_not_played_for_absent_bots_leaves_the_schedule_and_the_budget_and_its_bots_stand_aside(
+    tmp_path: Path, info_logs: None
+) -> None:
+    config = ladder(tmp_path, 4)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        inner, presence = Recorder(), Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, opened.book, {}, inner, slots=2, presence=presence)
+        first, second = hooks.more_slots() or []
+        absent = {first.seats[0]: "no Hello: connection refused"}
+        with capture_logs() as logs:
+            hooks.on_absent(first, absent)
+        assert [s.slot for s in store.slots(tid)] == [second.slot] and opened.book.budget_left() == 3
+        assert not presence.available(first.seats[0]) and presence.down[first.seats[0]].why == absent[first.seats[0]]
+        assert all(presence.available(n) for n in first.seats[1:])
+        assert [(e["event"], e["game_id"], e["absent"], e["log_level"]) for e in logs] == [
+            ("table not played: bots absent at its start", first.game_id, absent, "warning")]  # fmt: skip
+        assert inner.absent == [(first, absent)]
