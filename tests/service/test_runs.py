@@ -18,9 +18,11 @@ import pytest
 
 from referee.engine import cards_of, deck_from_seed, new_game, public_view
 from referee.log import configure
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record
-from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_events
+from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_decision, public_events
 from referee.service.server import RefereeService
 from referee.service.settings import parse
 from referee.store import open_store
@@ -296,6 +298,8 @@ def test_a_run_that_deals_an_interrupted_set_again_says_so_and_its_standings_lea
         (said,) = [x for x in lines if x["event"] == "interrupted deals dealt again; their games are void"]
         assert said["tournament"] == tid and said["level"] == "warning"
         assert said["void"] == [before[0].game_id, before[1].game_id]
+        (done,) = [x for x in lines if x["event"] == "tournament finished"]
+        assert (done["tournament"], done["games"], done["level"]) == (tid, 4, "info")  # the void games not counted
         games = svc.store.games(tid)
         last = await svc.boards.standings(tid, len(games))
         assert last.games == len(games) == 4
@@ -349,3 +353,12 @@ def test_a_ladder_stopped_while_it_plays_finishes_its_chosen_rounds_and_chooses_
         assert (await _on(svc, "GetTournament", tid)).state == FINISHED and svc.runs == {}
 
     serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_spectator_sees_a_decisions_fault_and_who_chose_it() -> None:
+    """The built-in bots of the tests above never fault: a decision the fallback made after a timeout, as a
+    spectator is sent it."""
+    d = rec_pb.DecisionRecord(seq=7, seat=1, kind=pb.DECISION_KIND_DRAW, chosen_by=rec_pb.CHOOSER_FALLBACK,
+                              fault=rec_pb.FAULT_KIND_TIMEOUT, fault_detail="no answer within 700 ms")  # fmt: skip
+    p = public_decision(d).decision
+    assert (p.seq, p.seat, p.kind, p.chosen_by, p.fault) == (7, 1, d.kind, rec_pb.CHOOSER_FALLBACK, d.fault)
