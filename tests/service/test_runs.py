@@ -16,13 +16,23 @@ from typing import TypeVar
 
 import pytest
 
-from referee.engine import cards_of, deck_from_seed, new_game, public_view
+from referee.engine import Options, cards_of, deck_from_seed, new_game, public_view
 from referee.log import configure
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record
-from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_decision, public_events
+from referee.service.runs import (
+    EVERY,
+    FELL_BEHIND,
+    Hub,
+    LiveGame,
+    Run,
+    Watcher,
+    opening,
+    public_decision,
+    public_events,
+)
 from referee.service.server import RefereeService
 from referee.service.settings import parse
 from referee.store import open_store
@@ -362,3 +372,15 @@ def test_a_spectator_sees_a_decisions_fault_and_who_chose_it() -> None:
                               fault=rec_pb.FAULT_KIND_TIMEOUT, fault_detail="no answer within 700 ms")  # fmt: skip
     p = public_decision(d).decision
     assert (p.seq, p.seat, p.kind, p.chosen_by, p.fault) == (7, 1, d.kind, rec_pb.CHOOSER_FALLBACK, d.fault)
+
+
+def test_an_opening_shows_the_games_options_start_seat_players_and_versions() -> None:
+    """What a spectator is told before the first decision, for a game with rule options, a start seat past 0 and
+    versioned players (the tournaments above play with neither)."""
+    options = Options(draw_one=True, end_on_empty_pile=True)
+    o = opening("g7", "t1", ["a", "b", "c"], ["v1", "", "v3"], options, 5, 2, 250).opening
+    assert (o.game_id, o.tournament_id, o.start_seat, o.delay_ms) == ("g7", "t1", 2, 250)
+    assert options_from_pb(o.options) == options
+    assert [(p.seat, p.name, p.version) for p in o.players] == [(0, "a", "v1"), (1, "b", ""), (2, "c", "v3")]
+    start = public_view(new_game(deck_from_seed(5), 3, options, 2))
+    assert list(o.market) == cards_of(start.market) and list(o.hand_sizes) == list(start.hand_sizes)
