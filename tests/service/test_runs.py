@@ -129,6 +129,7 @@ def test_a_spectator_sees_each_game_from_its_opening_to_its_closing_no_sooner_th
             assert (first.game_id, first.tournament_id, first.start_seat, first.delay_ms) == (
                 g.game_id, tid, h.start_seat, DELAY_MS)  # fmt: skip
             assert [p.name for p in first.players] == list(g.names) and [p.seat for p in first.players] == [0, 1]
+            assert [p.version for p in first.players] == ["", ""]  # a game names no version before its end
             options = options_from_pb(h.options)
             start = public_view(new_game(deck_from_seed(h.seed), len(g.names), options, h.start_seat))
             assert list(first.market) == cards_of(start.market) and list(first.hand_sizes) == list(start.hand_sizes)
@@ -384,3 +385,38 @@ def test_an_opening_shows_the_games_options_start_seat_players_and_versions() ->
     assert [(p.seat, p.name, p.version) for p in o.players] == [(0, "a", "v1"), (1, "b", ""), (2, "c", "v3")]
     start = public_view(new_game(deck_from_seed(5), 3, options, 2))
     assert list(o.market) == cards_of(start.market) and list(o.hand_sizes) == list(start.hand_sizes)
+
+
+class _Outputs:
+    """Stands in for the service's HostedBots (whose bots run sandboxed): what a run tells it of each game."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple] = []
+
+    def game_started(self, game_id: str, seats: tuple[str, ...]) -> None:
+        self.told.append(("started", game_id, tuple(seats)))
+
+    def game_done(self, game_id: str) -> None:
+        self.told.append(("done", game_id))
+
+
+def test_the_hosted_bots_are_told_each_game_as_it_starts_and_ends(tmp_path: Path) -> None:
+    """So that an uploaded bot's output while a game ran is kept for that game (service/hosted.py)."""
+
+    async def body(svc: RefereeService) -> None:
+        real, svc.hosted = svc.hosted, _Outputs()  # type: ignore[assignment]
+        outputs = svc.hosted
+        try:
+            tid = (await _create(svc, "hosted", deals=1)).tournament_id
+            await _on(svc, "StartTournament", tid)
+            await _until_finished(svc, tid)
+            games = svc.store.games(tid)
+            assert sorted(outputs.told) == sorted(
+                [("started", g.game_id, g.names) for g in games] + [("done", g.game_id) for g in games]
+            )
+            for g in games:  # each game's end after its start
+                assert outputs.told.index(("started", g.game_id, g.names)) < outputs.told.index(("done", g.game_id))
+        finally:
+            svc.hosted = real  # the drain closes it
+
+    serving(lambda: _service(tmp_path / "data"), body)
