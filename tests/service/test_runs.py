@@ -16,8 +16,9 @@ from typing import TypeVar
 
 import pytest
 
-from referee.engine import Options, cards_of, deck_from_seed, new_game, public_view
+from referee.engine import EndReason, Options, cards_of, deck_from_seed, new_game, public_view
 from referee.log import configure
+from referee.match.spec import GameResult, GameSpec, SeatStats
 from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
@@ -418,5 +419,25 @@ def test_the_hosted_bots_are_told_each_game_as_it_starts_and_ends(tmp_path: Path
                 assert outputs.told.index(("started", g.game_id, g.names)) < outputs.told.index(("done", g.game_id))
         finally:
             svc.hosted = real  # the drain closes it
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_spectator_sees_who_retired_at_a_games_closing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in bots never retire: a run's hooks called by the test, as play_slots calls them, for a game whose
+    second seat retired."""
+    monkeypatch.setattr(Run, "start", lambda self: None)  # no loop of its own: the test is play_slots
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "retired", deals=1)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        run, slot = svc.runs[tid], svc.store.slots(tid)[0]
+        run.on_start(slot, GameSpec(game_id=slot.game_id, seed=slot.deck_seed, entrants=()))
+        live = svc.live[slot.game_id]
+        seats = [SeatStats(), SeatStats(retired=True, faults={"timeout": 3})]
+        run.on_done(slot, GameResult(slot.game_id, (5, 0), (1, 2), EndReason.EMPTY_HAND, seats, 10, "", None))
+        closing = live.items[-1][1].closing
+        assert (list(closing.scores), list(closing.places), list(closing.retired)) == ([5, 0], [1, 2], [1])
+        assert live.done and slot.game_id not in svc.live and run.in_flight == set()
 
     serving(lambda: _service(tmp_path / "data"), body)
