@@ -571,3 +571,5 @@ def test_a_table_not_played_for_absent_bots_leaves_the_schedule_and_the_budget_a
         assert [(e["event"], e["game_id"], e["absent"], e["log_level"]) for e in logs] == [
             ("table not played: bots absent at its start", first.game_id, absent, "warning")]  # fmt: skip
         assert inner.absent == [(first, absent)]
+        hooks.on_absent(second, {})  # the other table too: the whole budget is left
+        assert store.slots(tid) == [] and opened.book.budget_left() == 4
