@@ -386,13 +386,10 @@ class Run(GameHooks):
             await self.cancel()
 
     async def cancel(self) -> None:
+        """Start no more games and abandon those in flight: play_slots ends each (``on_done`` with no result, which
+        ends its spectators' streams) before the run's task ends."""
         self.taking = False
         if self.task is not None and not self.task.done():
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
-        for gid in list(self.in_flight):
-            game = self.live.pop(gid, None)
-            if game is not None:
-                game.end()
-        self.in_flight.clear()

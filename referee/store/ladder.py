@@ -63,13 +63,6 @@ class ResultRow:
     places: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class DealRow:
-    deal: int
-    deck_seed: int
-    closed: bool
-
-
 def _db(store: SqliteStore) -> sqlite3.Connection:
     """The store's connection: its ladder tables are made by the numbered migrations (store/migrations.py 4, 7)."""
     return store.db
@@ -218,11 +211,6 @@ def results(store: SqliteStore, tid: str) -> list[ResultRow]:
             seen.append(ResultRow(len(seen), g.slot, g.names, g.places))
             add_result(store, tid, seen[-1])
     return seen
-
-
-def deals(store: SqliteStore, tid: str) -> list[DealRow]:
-    q = "SELECT deal, deck_seed, closed FROM ladder_deals WHERE tournament_id = ? ORDER BY deal"
-    return [DealRow(r[0], r[1], bool(r[2])) for r in _db(store).execute(q, (tid,))]
 
 
 def close_deals(store: SqliteStore, tid: str, deal: int | None = None) -> None:

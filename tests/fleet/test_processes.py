@@ -1,13 +1,18 @@
 """The ``processes`` backend's worker (fleet/processes.py) in the test's process, so mutation testing sees it: one
 real worker process playing a real game, and a scripted worker (a real process on real pipes, speaking the same
 frames) for every answer a worker can give: a decision, a result, absent seats, a failure, a reply to no game, its
-bots' crashes as it closes, a death mid-game, a start that fails or hangs, and a worker that will not stop."""
+bots' crashes as it closes, a death mid-game, a frame it cannot read, a start that fails or hangs, and a worker that
+will not stop. The real worker's command bot logs where it was told, and every worker leads its own session."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -18,6 +23,10 @@ from referee.fleet.lineup import Bot, Lineup
 from referee.fleet.processes import ProcessWorker
 from referee.match.spec import EntrantRef, GameSpec
 from referee.records.recordfile import MAGIC
+
+from .test_bots import EXAMPLE
+
+T = TypeVar("T")
 
 # A worker that answers by its prefix (init) and each game's id; at the end of its input it tells its bots'
 # crashes and exits (or, as "stubborn", waits on).
@@ -38,6 +47,9 @@ if prefix == "exits":
 if prefix == "hangs":
     time.sleep(60)
 send(("ready", "entrant x: no answer" if prefix == "refuses" else None))
+if prefix == "garbled":
+    sys.stdout.buffer.write(struct.pack(">I", 3) + b"abc")  # a frame that is no pickle
+    sys.stdout.buffer.flush()
 while (m := read()) is not None:
     _, rid, spec, want = m
     g = spec.game_id
@@ -58,6 +70,29 @@ if prefix == "stubborn":
     time.sleep(60)
 """
 LINEUP = Lineup("t", (Bot("a", policy="random"), Bot("b", policy="greedy")))
+# A started scripted worker answers a frame in milliseconds; an answer that never comes fails the test after this
+# (not after the whole test's 60 s), so a mutant that loses one costs mutation testing seconds, not a minute.
+ANSWER_S = 10.0
+
+
+async def _answer(play: Awaitable[T]) -> T:
+    return await asyncio.wait_for(play, ANSWER_S)
+
+
+@contextlib.asynccontextmanager
+async def _started(tmp_path: Path, prefix: str) -> AsyncIterator[ProcessWorker]:
+    """A scripted worker, closed (killed if need be) however the test ends: a worker left waiting on its input
+    would hold asyncio.run's end for ever (the reader's end waits for the worker to exit), so a test that failed
+    would hang instead."""
+    worker = await ProcessWorker.start(LINEUP, tmp_path, prefix)
+    try:
+        yield worker
+    finally:
+        try:
+            await asyncio.wait_for(worker.close(), ANSWER_S)
+        finally:
+            if worker.proc.returncode is None:
+                worker.proc.kill()
 
 
 def _spec(game_id: str, seed: int = 1) -> GameSpec:
@@ -72,9 +107,11 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_real_worker_plays_a_game_and_sends_its_decisions_and_record(tmp_path: Path) -> None:
     async def go() -> None:
-        worker = await ProcessWorker.start(LINEUP, tmp_path, "t-w0")
+        lineup = Lineup("t", (*LINEUP.bots, Bot("c", command=EXAMPLE)))
+        worker = await ProcessWorker.start(lineup, tmp_path, "t-w0")
         try:
             assert worker.name == "t-w0" and worker.load == 0 and worker.pid == worker.proc.pid
+            assert (tmp_path / "t-w0-c.log").is_file()  # its command bot logs where the worker was told
             seen: list[bytes] = []
             result, record = await worker.play(_spec("t-g1"), seen.append)
             assert result.game_id == "t-g1" and record.startswith(MAGIC) and seen
@@ -90,36 +127,51 @@ def test_a_real_worker_plays_a_game_and_sends_its_decisions_and_record(tmp_path:
 
 def test_each_answer_of_a_worker_reaches_its_game(tmp_path: Path, scripted: None) -> None:
     async def go() -> None:
-        worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
-        seen: list[bytes] = []
-        assert await worker.play(_spec("g1"), seen.append) == ("result-g1", b"record-g1")
-        assert seen == [b"d-g1"]
-        assert await worker.play(_spec("g2"), None) == ("result-g2", b"record-g2")
-        assert await worker.play(_spec("stray"), None) == ("result-stray", b"record-stray")
-        with pytest.raises(SeatsAbsent) as absent:
-            await worker.play(_spec("absent"), None)
-        assert absent.value.absent == {"a": "no Hello"}
-        with pytest.raises(FleetError, match=r"^failed in worker w: ValueError\('x'\)$"):
-            await worker.play(_spec("failed"), None)
-        both = await asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None))
-        assert both == [("result-g3", b"record-g3"), ("result-g4", b"record-g4")]
-        assert worker.load == 0 and worker._games == {}
-        await worker.close()
-        assert worker.crashes == ["bot r ended"] and worker.proc.returncode == 0
+        async with _started(tmp_path, "w") as worker:
+            assert os.getsid(worker.pid) == worker.pid != os.getsid(0)  # a Ctrl-C at the terminal is not its
+            seen: list[bytes] = []
+            assert await _answer(worker.play(_spec("g1"), seen.append)) == ("result-g1", b"record-g1")
+            assert seen == [b"d-g1"]
+            assert await _answer(worker.play(_spec("g2"), None)) == ("result-g2", b"record-g2")
+            assert await _answer(worker.play(_spec("stray"), None)) == ("result-stray", b"record-stray")
+            with pytest.raises(SeatsAbsent) as absent:
+                await _answer(worker.play(_spec("absent"), None))
+            assert absent.value.absent == {"a": "no Hello"}
+            with pytest.raises(FleetError, match=r"^failed in worker w: ValueError\('x'\)$"):
+                await _answer(worker.play(_spec("failed"), None))
+            both = await _answer(asyncio.gather(worker.play(_spec("g3"), None), worker.play(_spec("g4"), None)))
+            assert both == [("result-g3", b"record-g3"), ("result-g4", b"record-g4")]
+            assert worker.load == 0 and worker._games == {}
+            await worker.close()
+            assert worker.crashes == ["bot r ended"] and worker.proc.returncode == 0
 
     asyncio.run(asyncio.wait_for(go(), 60))
 
 
 def test_a_worker_that_dies_loses_its_games_in_flight_and_every_later_one(tmp_path: Path, scripted: None) -> None:
     async def go() -> None:
-        worker = await ProcessWorker.start(LINEUP, tmp_path, "w")
-        with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) ended with code 9$"):
-            await worker.play(_spec("dies"), None)
-        await asyncio.wait_for(asyncio.shield(worker._reader), 30)  # type: ignore[arg-type]
-        with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) is gone$"):
-            await worker.play(_spec("g1"), None)
-        assert worker.load == 0
-        await worker.close()
+        async with _started(tmp_path, "w") as worker:
+            with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) ended with code 9$"):
+                await _answer(worker.play(_spec("dies"), None))
+            await asyncio.wait_for(asyncio.shield(worker._reader), ANSWER_S)  # type: ignore[arg-type]
+            with pytest.raises(WorkerLost, match=rf"^worker w \(pid {worker.pid}\) is gone$"):
+                await worker.play(_spec("g1"), None)
+            assert worker.load == 0 and worker.crashes == []  # a worker that died tells no crashes
+            await worker.close()
+
+    asyncio.run(asyncio.wait_for(go(), 60))
+
+
+def test_a_worker_whose_answer_cannot_be_read_loses_its_games_and_closes_quietly(
+    tmp_path: Path, scripted: None
+) -> None:
+    async def go() -> None:
+        async with _started(tmp_path, "garbled") as worker:
+            game = asyncio.ensure_future(worker.play(_spec("g1"), None))
+            await asyncio.sleep(0.2)
+            await worker.close()  # the reader's error is not the closer's
+            with pytest.raises(WorkerLost, match=rf"^worker garbled \(pid {worker.pid}\) ended with code 0$"):
+                await _answer(game)
 
     asyncio.run(asyncio.wait_for(go(), 60))
 

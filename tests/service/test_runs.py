@@ -6,22 +6,46 @@ for the games in flight or abandons them at the end of its grace, and the watche
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import json
 import time
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
-from referee.engine import cards_of, deck_from_seed, new_game, public_view
+import pytest
+
+from referee.engine import EndReason, Options, cards_of, deck_from_seed, new_game, public_view
+from referee.log import configure
+from referee.match.spec import GameResult, GameSpec, SeatStats
+from referee.proto.abluxxen.v1 import game_pb2 as pb
+from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record
-from referee.service.runs import EVERY, FELL_BEHIND, Hub, LiveGame, Run, Watcher, public_events
+from referee.service.runs import (
+    EVERY,
+    FELL_BEHIND,
+    Hub,
+    LiveGame,
+    Run,
+    Watcher,
+    opening,
+    public_decision,
+    public_events,
+)
 from referee.service.server import RefereeService
 from referee.service.settings import parse
 from referee.store import open_store
+from referee.store.health import HealthRow
 from referee.wire import options_from_pb
+from tests.tournament.test_redeal import _finish, _interrupt
 
 from .test_organiser_caps import FIRST
-from .test_tournament_calls import FINISHED, _create, _on, _until_finished, serving
+from .test_tournament_calls import FINISHED, RUNNING, _create, _on, _until_finished, serving
 
 DELAY_MS = 250
+T = TypeVar("T")
 
 
 class _Kept(dict):
@@ -44,6 +68,18 @@ def _service(data: Path) -> RefereeService:
     svc = RefereeService(open_store(data), settings)
     svc.live = _Kept()
     return svc
+
+
+@contextlib.contextmanager
+def _logged() -> Iterator[list[dict]]:
+    """The log lines written inside the block, as the JSON objects they are."""
+    out, lines = io.StringIO(), []
+    configure("info", json=True, stream=out)
+    try:
+        yield lines
+    finally:
+        configure("warning")
+        lines.extend(json.loads(x) for x in out.getvalue().splitlines())
 
 
 async def _events(w: Watcher) -> list[ref_pb.TournamentEvent]:
@@ -94,6 +130,7 @@ def test_a_spectator_sees_each_game_from_its_opening_to_its_closing_no_sooner_th
             assert (first.game_id, first.tournament_id, first.start_seat, first.delay_ms) == (
                 g.game_id, tid, h.start_seat, DELAY_MS)  # fmt: skip
             assert [p.name for p in first.players] == list(g.names) and [p.seat for p in first.players] == [0, 1]
+            assert [p.version for p in first.players] == ["", ""]  # a game names no version before its end
             options = options_from_pb(h.options)
             start = public_view(new_game(deck_from_seed(h.seed), len(g.names), options, h.start_seat))
             assert list(first.market) == cards_of(start.market) and list(first.hand_sizes) == list(start.hand_sizes)
@@ -129,8 +166,12 @@ async def _playing(svc: RefereeService, name: str) -> tuple[str, Run]:
 
 def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_ends(tmp_path: Path) -> None:
     async def body(svc: RefereeService) -> None:
-        tid, run = await _playing(svc, "drained")
-        await run.drain(0)  # no grace: the games in flight are abandoned
+        with _logged() as lines:  # from before the run: its logger is bound as it starts
+            tid, run = await _playing(svc, "drained")
+            flying = sorted(run.in_flight)
+            await run.drain(0)  # no grace: the games in flight are abandoned
+        (said,) = [x for x in lines if x["event"] == "grace period over; abandoning games in flight"]
+        assert (said["tournament"], said["level"], said["games"]) == (tid, "warning", flying)
         kept = svc.live.every  # type: ignore[attr-defined]
         stored = {g.game_id for g in svc.store.games(tid)}
         abandoned = [live for gid, live in kept.items() if gid not in stored]
@@ -151,6 +192,11 @@ def test_a_drain_waits_for_the_games_in_flight_or_abandons_them_when_its_grace_e
     serving(lambda: _service(tmp_path / "more"), patient)
 
 
+def _now(read: Awaitable[T]) -> T:
+    """What a watcher holds already, read in a loop of its own; 10 s fails a read that would wait for ever."""
+    return asyncio.run(asyncio.wait_for(read, 10))
+
+
 def _game(i: int) -> ref_pb.TournamentEvent:
     return ref_pb.TournamentEvent(finished=ref_pb.GameFinished(game=ref_pb.GameSummary(game_id=f"g{i}")))
 
@@ -161,19 +207,19 @@ def test_a_watcher_holds_up_to_its_limit_and_ends_when_told() -> None:
     w.put(None)  # the end counts as no game event
     w.put(_game(2))
     assert not w.dropped and w.games == 2
-    got = asyncio.run(_events(w))
+    got = _now(_events(w))
     assert got == [_game(1)] and w.games == 1  # None ended the stream; the game after it still waits
     w.put(_game(3))
     w.put(_game(4))
     assert w.dropped
     w.put(_game(5))  # a dropped watcher hears nothing more
     w.end()  # nor is its FELL_BEHIND replaced
-    assert asyncio.run(w.get()) is FELL_BEHIND and w.queue.empty()
+    assert _now(w.get()) is FELL_BEHIND and w.queue.empty()
     ended = Watcher(limit=5)
     ended.put(_game(1))
     ended.put(ref_pb.TournamentEvent(tournament=ref_pb.Tournament(finished=1)))
     ended.end()  # the server stops: what waits is dropped, the stream ends
-    assert asyncio.run(ended.get()) is None and ended.queue.empty() and not ended.dropped
+    assert _now(ended.get()) is None and ended.queue.empty() and not ended.dropped
 
 
 def test_the_hub_publishes_to_a_tournaments_watchers_and_starts_and_ends_to_every_list() -> None:
@@ -196,7 +242,7 @@ def test_the_hub_publishes_to_a_tournaments_watchers_and_starts_and_ends_to_ever
     hub.unsubscribe("t2", other)
     assert hub.watched("t2")
     hub.close_all()
-    assert asyncio.run(second.get()) is None and asyncio.run(every.get()) is None
+    assert _now(second.get()) is None and _now(every.get()) is None
 
 
 def test_a_live_game_is_followed_as_it_goes_each_item_no_sooner_than_the_delay() -> None:
@@ -235,3 +281,163 @@ def test_a_live_game_is_followed_as_it_goes_each_item_no_sooner_than_the_delay()
 
 async def _all(live: LiveGame) -> list[ref_pb.GameWatchEvent]:
     return [item async for item in live.follow(0)]
+
+
+def test_a_run_that_deals_an_interrupted_set_again_says_so_and_its_standings_leave_the_void_games(
+    tmp_path: Path,
+) -> None:
+    """A set whose game was cut off (a worker died) is dealt again when the run starts: the log says which games
+    are void, watchers hear the tournament's state before any game starts, and the standings count the games
+    played again, not the void one the board had already counted."""
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "redealt", deals=2)).tournament_id  # two rotations of each deal: 2 sets
+        before = svc.store.slots(tid)
+        _finish(svc.store, tid, 0)  # scores (3, 1): a result no real game of the set replaces by chance
+        _interrupt(svc.store, tid, 1)
+        early = await svc.boards.standings(tid, 1)  # the board has counted the game about to be void
+        assert early.games == 1
+        watcher = svc.hub.subscribe(tid)
+        heard = asyncio.ensure_future(_events(watcher))
+        with _logged() as lines:
+            await _on(svc, "StartTournament", tid)
+            await asyncio.wait_for(asyncio.shield(svc.runs[tid].task), 60)  # type: ignore[arg-type]
+        assert (await _on(svc, "GetTournament", tid)).state == FINISHED  # (a run that failed ends as well)
+        events = await asyncio.wait_for(heard, 30)
+        kinds = [e.WhichOneof("event") for e in events]
+        *_, before_games = events[: kinds.index("started")]  # the start's state, then the redeal's
+        assert before_games.tournament.state == RUNNING and before_games.tournament.finished == 0  # void: uncounted
+        (said,) = [x for x in lines if x["event"] == "interrupted deals dealt again; their games are void"]
+        assert said["tournament"] == tid and said["level"] == "warning"
+        assert said["void"] == [before[0].game_id, before[1].game_id]
+        (done,) = [x for x in lines if x["event"] == "tournament finished"]
+        assert (done["tournament"], done["games"], done["level"]) == (tid, 4, "info")  # the void games not counted
+        games = svc.store.games(tid)
+        last = await svc.boards.standings(tid, len(games))
+        assert last.games == len(games) == 4
+        for row in last.rows:
+            scores = [s.score for g in games for s in g.seats if s.entrant == row.entrant]
+            assert row.games == 4 and row.avg_score == pytest.approx(sum(scores) / 4)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_ladders_watchers_hear_a_health_change_of_its_own_entrants_only(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "healthy", table_size=2, ladder=ref_pb.LadderConfig(open=True))).tournament_id
+        plain = (await _create(svc, "plain", deals=30)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        await _on(svc, "StartTournament", plain)
+        assert svc.runs[tid].entrant_names() == {"r", "g"} == svc.runs[plain].entrant_names()
+        ladder, other = svc.hub.subscribe(tid), svc.hub.subscribe(plain)
+        svc._health_changed("r", HealthRow("r", "down", since=1.0, missed=2, reason="no Hello", probes=3))
+        svc._health_changed("nobody", HealthRow("nobody", "down"))
+        (told,) = [e for e in _waiting(ladder) if e.HasField("health")]
+        assert (told.health.entrant, told.health.health.status, told.health.health.missed) == ("r", "down", 2)
+        assert not [e for e in _waiting(other) if e.HasField("health")]  # not a ladder: no health events
+        await _on(svc, "StopTournament", tid)
+        await _on(svc, "CancelTournament", plain)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def _waiting(w: Watcher) -> list[ref_pb.TournamentEvent]:
+    """The events waiting in ``w``'s queue now, without waiting for more."""
+    out = []
+    while not w.queue.empty():
+        item = w.queue.get_nowait()
+        if isinstance(item, ref_pb.TournamentEvent):
+            out.append(item)
+    return out
+
+
+def test_a_ladder_stopped_while_it_plays_finishes_its_chosen_rounds_and_chooses_no_more(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "stopped", table_size=2, ladder=ref_pb.LadderConfig(open=True))).tournament_id
+        await _on(svc, "StartTournament", tid)
+        run = svc.runs[tid]
+        async with asyncio.timeout(60):
+            while run.ladder is None or not run.in_flight:  # choosing rounds, one of them in play
+                await asyncio.sleep(0.01)
+        assert (await _on(svc, "StopTournament", tid)).state == RUNNING and run.ladder.stopped
+        async with asyncio.timeout(60):  # an open ladder told nothing would choose rounds for ever
+            await run.task  # type: ignore[misc]
+        assert (await _on(svc, "GetTournament", tid)).state == FINISHED and svc.runs == {}
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_spectator_sees_a_decisions_fault_and_who_chose_it() -> None:
+    """The built-in bots of the tests above never fault: a decision the fallback made after a timeout, as a
+    spectator is sent it."""
+    d = rec_pb.DecisionRecord(seq=7, seat=1, kind=pb.DECISION_KIND_DRAW, chosen_by=rec_pb.CHOOSER_FALLBACK,
+                              fault=rec_pb.FAULT_KIND_TIMEOUT, fault_detail="no answer within 700 ms")  # fmt: skip
+    p = public_decision(d).decision
+    assert (p.seq, p.seat, p.kind, p.chosen_by, p.fault) == (7, 1, d.kind, rec_pb.CHOOSER_FALLBACK, d.fault)
+
+
+def test_an_opening_shows_the_games_options_start_seat_players_and_versions() -> None:
+    """What a spectator is told before the first decision, for a game with rule options, a start seat past 0 and
+    versioned players (the tournaments above play with neither)."""
+    options = Options(draw_one=True, end_on_empty_pile=True)
+    o = opening("g7", "t1", ["a", "b", "c"], ["v1", "", "v3"], options, 5, 2, 250).opening
+    assert (o.game_id, o.tournament_id, o.start_seat, o.delay_ms) == ("g7", "t1", 2, 250)
+    assert options_from_pb(o.options) == options
+    assert [(p.seat, p.name, p.version) for p in o.players] == [(0, "a", "v1"), (1, "b", ""), (2, "c", "v3")]
+    start = public_view(new_game(deck_from_seed(5), 3, options, 2))
+    assert list(o.market) == cards_of(start.market) and list(o.hand_sizes) == list(start.hand_sizes)
+
+
+class _Outputs:
+    """Stands in for the service's HostedBots (whose bots run sandboxed): what a run tells it of each game."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple] = []
+
+    def game_started(self, game_id: str, seats: tuple[str, ...]) -> None:
+        self.told.append(("started", game_id, tuple(seats)))
+
+    def game_done(self, game_id: str) -> None:
+        self.told.append(("done", game_id))
+
+
+def test_the_hosted_bots_are_told_each_game_as_it_starts_and_ends(tmp_path: Path) -> None:
+    """So that an uploaded bot's output while a game ran is kept for that game (service/hosted.py)."""
+
+    async def body(svc: RefereeService) -> None:
+        real, svc.hosted = svc.hosted, _Outputs()  # type: ignore[assignment]
+        outputs = svc.hosted
+        try:
+            tid = (await _create(svc, "hosted", deals=1)).tournament_id
+            await _on(svc, "StartTournament", tid)
+            await _until_finished(svc, tid)
+            games = svc.store.games(tid)
+            assert sorted(outputs.told) == sorted(
+                [("started", g.game_id, g.names) for g in games] + [("done", g.game_id) for g in games]
+            )
+            for g in games:  # each game's end after its start
+                assert outputs.told.index(("started", g.game_id, g.names)) < outputs.told.index(("done", g.game_id))
+        finally:
+            svc.hosted = real  # the drain closes it
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_spectator_sees_who_retired_at_a_games_closing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in bots never retire: a run's hooks called by the test, as play_slots calls them, for a game whose
+    second seat retired."""
+    monkeypatch.setattr(Run, "start", lambda self: None)  # no loop of its own: the test is play_slots
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "retired", deals=1)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        run, slot = svc.runs[tid], svc.store.slots(tid)[0]
+        run.on_start(slot, GameSpec(game_id=slot.game_id, seed=slot.deck_seed, entrants=()))
+        live = svc.live[slot.game_id]
+        seats = [SeatStats(), SeatStats(retired=True, faults={"timeout": 3})]
+        run.on_done(slot, GameResult(slot.game_id, (5, 0), (1, 2), EndReason.EMPTY_HAND, seats, 10, "", None))
+        closing = live.items[-1][1].closing
+        assert (list(closing.scores), list(closing.places), list(closing.retired)) == ([5, 0], [1, 2], [1])
+        assert live.done and slot.game_id not in svc.live and run.in_flight == set()
+
+    serving(lambda: _service(tmp_path / "data"), body)

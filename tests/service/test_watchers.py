@@ -159,10 +159,10 @@ def test_a_lagging_watcher_gets_the_newest_state_once_and_in_order() -> None:
         w.put(game(i))
         w.put(state(i + 1))
         w.put(ref_pb.TournamentEvent(standings=ref_pb.Standings(games=i + 1)))
-    sent = asyncio.run(drain(w))
+    sent = asyncio.run(asyncio.wait_for(drain(w), 10))  # all of it waits already: 10 s fails a get that never ends
     assert [e.WhichOneof("event") for e in sent] == ["finished", "finished", "finished", "tournament", "standings"]
     assert sent[3].tournament.finished == 3 and sent[4].standings.games == 3
     for i in range(4):  # state events never count; the fourth waiting game event drops the watcher
         w.put(game(i))
         w.put(state(9))
-    assert w.dropped and asyncio.run(drain(w)) == [FELL_BEHIND]
+    assert w.dropped and asyncio.run(asyncio.wait_for(drain(w), 10)) == [FELL_BEHIND]

@@ -14,6 +14,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ from referee.tournament import progress as progress_module
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
 from referee.tournament.ladder import Meetings, Member, choose
-from referee.tournament.ladder_run import LadderHooks, open_ladder, replay, run_ladder
+from referee.tournament.ladder_run import Book, LadderHooks, open_ladder, replay, run_ladder
+from referee.tournament.presence import Presence
 from referee.tournament.runner import GameHooks, standings_of
 
 from .helpers import config_text, in_process_player
@@ -136,6 +138,7 @@ class Recorder(GameHooks):
     def __init__(self) -> None:
         self.started: list[tuple] = []
         self.done: list[tuple] = []
+        self.absent: list[tuple] = []
         self.go = True
 
     def should_continue(self) -> bool:
@@ -147,6 +150,9 @@ class Recorder(GameHooks):
 
     def on_done(self, slot, result) -> None:
         self.done.append((slot, result))
+
+    def on_absent(self, slot, absent) -> None:
+        self.absent.append((slot, absent))
 
 
 @pytest.fixture
@@ -414,10 +420,14 @@ def test_games_per_hour_paces_the_starts_and_max_concurrent_caps_the_games_at_on
         hooks.on_start(first[0], GameSpec(game_id=first[0].game_id, seed=1, entrants=()))
         hooks.on_done(first[0], result_of(first[0]))
         assert hooks.more_slots() == []  # the second game may start a second after the first
+        assert hooks.wake_in() == pytest.approx(1.0)  # asked again then, though no game ends meanwhile
         now[0] += 0.999
-        assert hooks.more_slots() == []
+        assert hooks.more_slots() == [] and hooks.wake_in() == pytest.approx(0.001)
         now[0] += 0.002
         assert len(hooks.more_slots() or []) == 1
+        assert hooks.wake_in() == pytest.approx(0.999)  # the third a second after the second
+        now[0] += 5.0  # asked late (no game ended for 5 s): the pace's next second, not a wait since missed
+        assert hooks.wake_in() == pytest.approx(1.0 - 0.001)
     capped = ladder(tmp_path, None, more="max_concurrent = 1\n")
     with open_store(tmp_path / "c") as store:
         hooks = LadderHooks(store, capped, open_ladder(store, capped, "").book, {}, slots=8)
@@ -471,3 +481,95 @@ def test_an_ended_tables_entrants_wait_to_mix_for_a_games_length_then_play(tmp_p
         rows = ladder_store.rounds(store, config.tournament_id)
         assert rows[0].in_flight == 0 and rows[1].in_flight == 0  # neither choice kept an ended table apart
         assert all(a == b for _, a, b in replay(store, config))
+
+
+def test_a_game_stored_but_not_logged_is_logged_at_the_next_read_and_a_table_that_sat_together_repeats(
+    tmp_path: Path,
+) -> None:
+    """The referee killed between a game's commit and the ladder's log of it: the next read logs it after those the
+    ladder saw, and the book a resume loads counts it. A table whose entrants were all last seated together is a
+    repeat (what a choice while games play avoids); one that mixes two tables is not."""
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        hooks = LadderHooks(store, config, opened.book, {}, slots=2)
+        first, second = hooks.more_slots() or []
+        hooks.on_done(first, result_of(first))  # seen and logged (its game's commit is not this test's)
+        store.mark_started(tid, second.slot)
+        store.save_game(tid, second, result_of(second, (2, 1, 3)))  # committed, and killed before the log
+        seen = ladder_store.results(store, tid)
+        assert [(r.seq, r.slot, r.seats, r.places) for r in seen] == [
+            (0, first.slot, first.seats, (1, 2, 3)), (1, second.slot, second.seats, (2, 1, 3))]  # fmt: skip
+        book = Book.load(store, config)
+        assert book.seen == 2 and book.repeats(first.seats) and book.repeats(second.seats)
+        assert not book.repeats((first.seats[0], second.seats[0])) and not book.repeats(("nobody", "none"))
+        resumed = LadderHooks(store, config, book, {}, slots=2)
+        third, *_ = resumed.more_slots() or []
+        resumed.on_done(third, result_of(third))  # seen third: logged after the game it was logged now
+        assert [r.slot for r in ladder_store.results(store, tid)] == [first.slot, second.slot, third.slot]
+
+
+@pytest.mark.parametrize("fault", ["disconnected", "unreachable"])
+def test_a_seat_retired_because_its_bot_was_gone_stands_aside_and_one_retired_otherwise_does_not(
+    tmp_path: Path, fault: str
+) -> None:
+    config = ladder(tmp_path, None)
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        presence = Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, opened.book, {}, slots=2, presence=presence)
+        first, second = hooks.more_slots() or []
+        gone, bad, fine = first.seats
+        seats = [SeatStats(faults={fault: 1}, retired=True, first_fault=f"{fault} at decision 3"),
+                 SeatStats(faults={"invalid": 3}, retired=True, first_fault="invalid at decision 5"),
+                 SeatStats(faults={fault: 1})]  # fmt: skip
+        hooks.on_done(first, replace(result_of(first), seats=seats))
+        assert not presence.available(gone) and presence.down[gone].why == f"{fault} at decision 3"
+        assert presence.available(bad) and presence.available(fine)  # a bad bot's game is its own; it is there
+        presence.absent(second.seats[0], "no Hello")  # down before, and then it played a game to its end
+        hooks.on_done(second, result_of(second))
+        assert all(presence.available(n) for n in second.seats)  # those that played to the end are up
+
+
+def test_a_round_stored_before_choices_counts_from_its_slots_and_the_choices_after_it_check_out(tmp_path: Path) -> None:
+    """A store from before choices were kept (``add_round``: slots, no tables, nothing of what they were chosen
+    from): its round counts as games and meetings from its slots, and is not recomputed itself."""
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "a") as elsewhere:
+        old = LadderHooks(elsewhere, config, open_ladder(elsewhere, config, "").book, {}, slots=2).more_slots() or []
+    with open_store(tmp_path / "d") as store:
+        open_ladder(store, config, "")
+        ladder_store.add_round(store, tid, 0, old)
+        book = Book.load(store, config)
+        assert book.choices == 1 and sorted(book.games.elements()) == sorted(n for s in old for n in s.seats)
+        assert all(book.repeats(s.seats) for s in old)
+        hooks = LadderHooks(store, config, book, {}, slots=2)
+        for s in old:
+            hooks.on_done(s, result_of(s))
+        assert hooks.more_slots()
+        assert [(choice, stored == again) for choice, stored, again in replay(store, config)] == [(1, True)]
+
+
+def test_a_table_not_played_for_absent_bots_leaves_the_schedule_and_the_budget_and_its_bots_stand_aside(
+    tmp_path: Path, info_logs: None
+) -> None:
+    config = ladder(tmp_path, 4)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        opened = open_ladder(store, config, "")
+        inner, presence = Recorder(), Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, opened.book, {}, inner, slots=2, presence=presence)
+        first, second = hooks.more_slots() or []
+        absent = {first.seats[0]: "no Hello: connection refused"}
+        with capture_logs() as logs:
+            hooks.on_absent(first, absent)
+        assert [s.slot for s in store.slots(tid)] == [second.slot] and opened.book.budget_left() == 3
+        assert not presence.available(first.seats[0]) and presence.down[first.seats[0]].why == absent[first.seats[0]]
+        assert all(presence.available(n) for n in first.seats[1:])
+        assert [(e["event"], e["game_id"], e["absent"], e["log_level"]) for e in logs] == [
+            ("table not played: bots absent at its start", first.game_id, absent, "warning")]  # fmt: skip
+        assert inner.absent == [(first, absent)]
+        hooks.on_absent(second, {})  # the other table too: the whole budget is left
+        assert store.slots(tid) == [] and opened.book.budget_left() == 4
