@@ -16,6 +16,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +82,23 @@ class PrivateRoot:
             yield
         finally:
             os.umask(old)
+
+    def kill_processes(self) -> list[int]:
+        """SIGKILL this user's processes whose command line names this root (the ones a local Ray started in it:
+        its GCS server, raylet, monitors), after a start that failed half-way; their pids."""
+        needle = str(self.path).encode()
+        killed = []
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or entry.name == str(os.getpid()):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid != os.getuid():
+                    continue
+                with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                    if needle in f.read():
+                        os.kill(int(entry.name), signal.SIGKILL)
+                        killed.append(int(entry.name))
+        return killed
 
     def close(self) -> None:
         if self._set:

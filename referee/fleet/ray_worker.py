@@ -160,18 +160,58 @@ def connect(settings: WorkerSettings) -> None:
                 except (ConnectionError, RuntimeError, ValueError) as e:
                     raise WorkerError(f"cannot join the Ray cluster at {settings.ray_address}: {e}") from None
             else:
-                cpus = max(os.cpu_count() or 1, settings.count)
-                root = PrivateRoot()
-                try:
-                    with root.starting():
-                        ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
-                                 _temp_dir=str(root.temp_dir), **quiet)  # fmt: skip
-                except BaseException:
-                    root.close()
-                    raise
-                _root = root
+                _root = _start_local(max(os.cpu_count() or 1, settings.count), quiet)
             _owned = True
         _users += 1
+
+
+# A local Ray's start: Ray waits 30 s for its GCS server to write its port, which a loaded machine has been seen
+# to miss (docs/scale.md "Ray"); the wait is longer unless the user set it, and a start that fails is tried once more
+# from nothing, after its processes are killed.
+GCS_PORT_WAIT = "RAY_gcs_server_port_wait_time_s"
+GCS_PORT_WAIT_S = 120
+LOCAL_START_ATTEMPTS = 2
+
+
+def _start_local(cpus: int, quiet: dict[str, Any]) -> PrivateRoot:
+    """Start a local Ray in a fresh private root, up to LOCAL_START_ATTEMPTS times; the root it runs in."""
+    os.environ.setdefault(GCS_PORT_WAIT, str(GCS_PORT_WAIT_S))
+    why = ""
+    for _ in range(LOCAL_START_ATTEMPTS):
+        root = PrivateRoot()
+        try:
+            with root.starting():
+                ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
+                         _temp_dir=str(root.temp_dir), **quiet)  # fmt: skip
+            return root
+        except RuntimeError as e:  # Ray's own start failures (a port file not written in time, a process gone)
+            why = f"{e}{_gcs_log_tail(root)}"
+            _abandon(root)
+        except BaseException:
+            _abandon(root)
+            raise
+    raise WorkerError(f"the local Ray did not start ({LOCAL_START_ATTEMPTS} attempts); the last: {why}")
+
+
+def _gcs_log_tail(root: PrivateRoot, chars: int = 600) -> str:
+    """The end of the GCS server's logs in ``root``, for the error a failed start gives."""
+    logs = root.temp_dir / "session_latest" / "logs"
+    tails = []
+    for name in ("gcs_server.err", "gcs_server.out"):
+        with contextlib.suppress(OSError):
+            text = (logs / name).read_text(errors="replace").strip()
+            if text:
+                tails.append(f"\n{name}: ...{text[-chars:]}")
+    return "".join(tails)
+
+
+def _abandon(root: PrivateRoot) -> None:
+    """After a failed start: Ray's driver state reset, and every process Ray started in ``root`` killed (their
+    command lines name it), then the root removed."""
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    root.kill_processes()
+    root.close()
 
 
 def disconnect() -> None:
