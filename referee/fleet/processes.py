@@ -65,6 +65,7 @@ class ProcessWorker:
 
     async def _read(self) -> None:
         assert self.proc.stdout is not None
+        lost = ""
         try:
             while (message := await read_frame(self.proc.stdout)) is not None:
                 kind, rid = message[0], message[1]
@@ -83,11 +84,16 @@ class ProcessWorker:
                     future.set_exception(SeatsAbsent(message[2]))
                 else:  # "failed": the game raised in the worker (a referee failure, as inline)
                     future.set_exception(FleetError(f"failed in worker {self.name}: {message[2]}"))
+        except Exception as e:  # a frame that cannot be read: the stream is lost, and with it the worker
+            lost = f"sent a frame that could not be read ({type(e).__name__}) and was killed"
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
         finally:
             code = await self.proc.wait()
+            why = lost or f"ended with code {code}"
             for future, _ in self._games.values():
                 if not future.done():
-                    future.set_exception(WorkerLost(f"worker {self.name} (pid {self.pid}) ended with code {code}"))
+                    future.set_exception(WorkerLost(f"worker {self.name} (pid {self.pid}) {why}"))
 
     async def play(self, spec: GameSpec, on_decision: Callable[[bytes], None] | None) -> tuple[GameResult, bytes]:
         if self._reader is None or self._reader.done():
