@@ -21,7 +21,7 @@ from referee.errors import BadInput
 from referee.records.paths import DEFAULT_DATA_DIR, RECORDS
 from referee.records.private import private_folder, tighten
 
-from .migrations import StoreTooNew, migrate, refuse_newer
+from .migrations import migrate, refuse_newer
 
 if TYPE_CHECKING:
     from referee.match.spec import GameResult
@@ -179,11 +179,14 @@ class SqliteStore:
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         self._rows_mark: tuple[int, int] = (-1, -1)  # tournament(): the database's state its rows were read in
         self._rows: dict[str, TournamentRow | None] = {}
-        try:
-            refuse_newer(self.db, self.path)  # before anything is written to it, the journal mode included
-        except StoreTooNew:
+        try:  # a store that cannot be opened (too new, not a database, locked) leaves no connection open
+            self._prepare()
+        except BaseException:
             self.db.close()
             raise
+
+    def _prepare(self) -> None:
+        refuse_newer(self.db, self.path)  # before anything is written to it, the journal mode included
         # SQLite gives the -wal and -shm files the database file's mode: that one is made owner-only first.
         private_files(self.path)
         self.db.execute("PRAGMA journal_mode=WAL")

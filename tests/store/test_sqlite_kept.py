@@ -4,6 +4,8 @@ file's own settings (WAL, owner-only) that let ``abluxx standings`` read while a
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sqlite3
 import threading
@@ -148,6 +150,7 @@ def test_a_folder_that_cannot_hold_a_store_is_refused_naming_it(tmp_path: Path) 
     broken = f"{tmp_path}/d/abluxx.db: not a usable abluxx database (file is not a database)"
     with pytest.raises(StoreError, match=f"^{re.escape(broken)}$"):
         open_store(tmp_path / "d")
+    assert _open(tmp_path / "d" / "abluxx.db") == []  # a store refused leaves no connection open to it
 
 
 def test_a_set_dealt_again_reads_back_with_its_attempt_and_fresh_deck(tmp_path: Path) -> None:
@@ -173,6 +176,17 @@ def test_files_an_older_referee_left_readable_are_made_owner_only_when_opened(tm
             f.chmod(0o644)
         with open_store(tmp_path):
             assert [f.stat().st_mode & 0o777 for f in files] == [0o600] * 3
+
+
+def _open(path: Path) -> list[str]:
+    """This process's open files that are ``path`` or its -wal or -shm."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(path)):
+                found.append(target)
+    return found
 
 
 def test_a_store_newer_than_the_code_is_refused_naming_its_file(tmp_path: Path) -> None:
@@ -204,7 +218,7 @@ def test_a_store_a_newer_abluxx_upgrades_while_it_opens_is_refused_naming_its_fi
     """Another process holds the write lock while it writes a newer schema version: this store reads the old
     version first, waits for the lock to migrate, and must then refuse the store instead."""
     path = tmp_path / "abluxx.db"
-    with sqlite3.connect(path) as db:  # a store of the first release, in WAL mode as every store is
+    with contextlib.closing(sqlite3.connect(path)) as db, db:  # a store of the first release, in WAL mode
         db.execute("PRAGMA journal_mode=WAL")
         for statement in migrations.statements(migrations.MIGRATIONS[0].sql):
             db.execute(statement)
@@ -220,3 +234,4 @@ def test_a_store_a_newer_abluxx_upgrades_while_it_opens_is_refused_naming_its_fi
     finally:
         release.join()
         newer.close()
+    assert _open(path) == []  # refused after it had begun to migrate: its connection is closed all the same
