@@ -4,6 +4,7 @@ tables that fit a phone."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -29,6 +30,12 @@ def _sign_in(page, url: str, token: str) -> None:
     page.fill("input[name=token]", token)
     page.click("form.signin button")
     page.wait_for_load_state()
+
+
+def _follow(page, link: str, url: str) -> None:
+    """Click ``link`` and wait until the page it opens (its address matching the pattern ``url``) has loaded."""
+    page.click(link)
+    page.wait_for_url(re.compile(url), timeout=SLOW)  # waits for the new page's load event
 
 
 def _games_shown(page, above: int, timeout_s: float = 120) -> int:
@@ -220,11 +227,13 @@ def test_a_ladder_shows_through_the_same_pages_with_its_versions(tmp_path: Path,
         shown = page.locator("#board-table td.name a").all_inner_texts()
         assert "ag.v2" in shown and "ag.v1" not in shown
         assert page.locator("#board-table a", has_text="ag v2").count() == 1  # its version, linked to the bot
-        page.click("a:text-is('every version')")
+        # each click loads a page: read it once it has loaded (a loaded machine saw the old page, or a new one
+        # not yet parsed, when the read came straight after the click)
+        _follow(page, "a:text-is('every version')", r"/t/[^/]+\?all=1$")
         assert {"ag.v1", "ag.v2"} <= set(page.locator("#board-table td.name a").all_inner_texts())
-        page.click("#board-table a:text-is('ag.v1')")
+        _follow(page, "#board-table a:text-is('ag.v1')", r"/e/ag\.v1$")
         assert page.locator("h1").inner_text().startswith("ag.v1")
-        page.click("a:text-is('ag v1')")
+        _follow(page, "a:text-is('ag v1')", r"/bots/ag$")
         assert [v.strip() for v in page.locator("table.versions td.num").all_inner_texts()] == ["2", "1"]
         assert page.errors == []
     finally:
