@@ -237,11 +237,13 @@ def test_a_faulty_message_during_the_wait_is_the_decisions_fault_charged_the_tim
     async def go() -> None:
         stream = FakeStream()
         seat = await _stream_seat(stream)
-        asyncio.get_running_loop().call_later(0.1, stream.send, said)
+        # the message comes 1 s after the send is planned; the decision's clock starts a moment later (a loaded
+        # machine was seen to take 15 ms): charged at least half of that second, and not the 5 s allowed
+        asyncio.get_running_loop().call_later(1.0, stream.send, said)
         answer = await seat.decide(b"", 1, 5.0)
         assert (answer.reply, answer.fault, answer.fatal) == (None, fault, False), answer
         assert answer.detail.startswith(detail), answer.detail
-        assert 90_000 <= answer.bot_us < 5_000_000, answer.bot_us
+        assert 500_000 <= answer.bot_us < 5_000_000, answer.bot_us
         await seat.finish(None)
 
     asyncio.run(go())

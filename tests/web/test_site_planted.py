@@ -89,16 +89,18 @@ def test_a_game_in_play_shows_its_moves_a_spectator_delay_behind(tmp_path: Path)
     site = start_site(tmp_path / "data", tmp_path, delay_ms=1500)
     try:
         organiser = {"cookie": _sign_in(site, ORGANISER)}  # the deal is still to be played: organisers see it
+        asked = time.monotonic()  # before the tournament is created: its first move is made after this
         _, game_id = slow_game_in_play(site, slow.address)
-        first_seen = time.monotonic()
         while True:
             body = get(f"{site.url}/g/{game_id}", organiser)[2]
             if 'class="events"' in body and "<li" in body.split('class="events"', 1)[1]:
                 break
             assert "in play" in body, "the game ended and its page never showed a move"
             time.sleep(0.1)
-        # the first move shown is at least the delay old; the game was in play since before first_seen
-        assert time.monotonic() - first_seen >= 1.5 - 1.0
+        # the first move shown is at least the delay old, and it was made after ``asked`` (a bound that holds
+        # however late a loaded machine lets this test see the game in play; with no delay it fails on a machine
+        # that starts the game within the delay)
+        assert time.monotonic() - asked >= 1.5
     finally:
         site.stop()
         slow.stop()
