@@ -216,6 +216,13 @@ def test_a_worker_that_does_not_stop_is_killed(tmp_path: Path, scripted: None, m
 
     async def go() -> ProcessWorker:
         worker = await ProcessWorker.start(LINEUP, tmp_path, "stubborn")
+        # its input ends, and it tells its crashes before the stop's short limit starts: under load a worker can
+        # take longer than 1 s to say them, and the test is about the kill, not a race with it
+        assert worker.proc.stdin is not None
+        worker.proc.stdin.close()
+        async with asyncio.timeout(ANSWER_S):
+            while not worker.crashes:
+                await asyncio.sleep(0.01)
         await worker.close()
         await worker.close()  # twice is harmless
         return worker
