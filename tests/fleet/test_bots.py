@@ -52,6 +52,21 @@ EXAMPLE = (sys.executable, "-c", "import sys; from referee.cli import main; sys.
            "--port", "0")  # fmt: skip
 
 
+# The stop's grace in the tests where a bot must write "TERM" before the SIGKILL: a bot a loaded machine leaves
+# unscheduled for seconds still answers SIGTERM well inside it (a child that ignores SIGTERM makes the stop wait all
+# of it, so it is not longer).
+GRACE_S = 5.0
+# Exits with code 2 once the log named by its argument holds the line "after" (up to 60 s)
+FAILS_AFTER = (sys.executable, "-c", """
+import os, sys, time
+for _ in range(3000):
+    if os.path.exists(sys.argv[1]) and "after" in open(sys.argv[1]).read().splitlines():
+        break
+    time.sleep(0.02)
+sys.exit(2)
+""")  # fmt: skip
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie does not)."""
     try:
@@ -72,6 +87,14 @@ def _gone_within(pid: int, seconds: float) -> bool:
     return not _alive(pid)
 
 
+async def _logged(log: Path, lines: set[str]) -> None:
+    """Wait (up to 60 s) until ``lines`` are in a bot's log: the lines before its address are flushed with the
+    first one after it."""
+    async with asyncio.timeout(60):
+        while not lines <= set(log.read_text().splitlines()):
+            await asyncio.sleep(0.02)
+
+
 def test_a_bot_is_reached_at_the_address_it_prints_and_everything_it_writes_is_logged(tmp_path: Path) -> None:
     """Only the command entrants start; their address goes to ``addresses`` and the shared dict; stdout (before and
     after the address) and stderr go to ``<prefix>-<name>.log``; on leaving, the bot is stopped."""
@@ -81,10 +104,7 @@ def test_a_bot_is_reached_at_the_address_it_prints_and_everything_it_writes_is_l
     async def go() -> tuple[dict[str, str], int]:
         async with LocalBots(entrants, tmp_path, "run1", shared=shared) as local:
             assert [e.name for e in local.entrants] == ["b"]
-            log = tmp_path / "run1-b.log"
-            async with asyncio.timeout(30):  # its last lines reach the log
-                while not {"after", "to stderr"} <= set(log.read_text().splitlines()):
-                    await asyncio.sleep(0.02)
+            await _logged(tmp_path / "run1-b.log", {"after", "to stderr"})  # its last lines reach the log
             return dict(local.addresses), local.procs["b"].pid
 
     addresses, pid = asyncio.run(go())
@@ -101,7 +121,7 @@ def test_stop_kills_the_whole_group_after_the_grace_and_no_sooner_than_needed(
 ) -> None:
     """A child that ignores SIGTERM keeps the group alive: it is killed once the grace is over. A bot that ends on
     SIGTERM is not waited for the whole grace."""
-    monkeypatch.setattr(bots, "STOP_GRACE_S", 1.5)
+    monkeypatch.setattr(bots, "STOP_GRACE_S", GRACE_S)
 
     async def go(entrant: Bot) -> float:
         async with LocalBots((entrant,), tmp_path, "stop") as local:
@@ -116,7 +136,7 @@ def test_stop_kills_the_whole_group_after_the_grace_and_no_sooner_than_needed(
     # SIGKILL was sent; on a loaded machine the kernel may take a moment to end it (it ignores SIGTERM: without the
     # SIGKILL it would run on)
     assert _gone_within(child, 10)
-    assert with_child >= 1.5  # the grace, for the child that ignored SIGTERM
+    assert with_child >= GRACE_S  # the grace, for the child that ignored SIGTERM
     assert "TERM" in (tmp_path / "stop-g.log").read_text().splitlines()  # SIGTERM came first
     monkeypatch.setattr(bots, "STOP_GRACE_S", 60.0)
     assert asyncio.run(go(Bot("q", command=(*SERVER, "2")))) < 30.0  # it ended at SIGTERM: not the 60 s grace
@@ -165,9 +185,12 @@ def test_a_bot_that_cannot_start_is_named_with_why(
 
 
 def test_a_failed_start_stops_the_bots_already_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bots, "STOP_GRACE_S", 1.5)
+    monkeypatch.setattr(bots, "STOP_GRACE_S", GRACE_S)
     good = Bot("good", command=(*SERVER, "1", "child"))
-    bad = Bot("bad", command=(sys.executable, "-c", "import time; time.sleep(1); raise SystemExit(2)"))
+    log = tmp_path / "half-good.log"
+    # "bad" fails once "good" is started (its first line after the address is in its log), however slow the machine
+    # makes good's start: the two start side by side
+    bad = Bot("bad", command=(*FAILS_AFTER, str(log)))
 
     async def go() -> None:
         async with LocalBots((good, bad), tmp_path, "half"):
@@ -175,7 +198,6 @@ def test_a_failed_start_stops_the_bots_already_started(tmp_path: Path, monkeypat
 
     with pytest.raises(EntrantError, match=r"entrant bad: .* exited with code 2"):
         asyncio.run(go())
-    log = tmp_path / "half-good.log"
     assert "TERM" in log.read_text().splitlines()
     assert _gone_within(_child_pid(log), 10)
 
@@ -269,7 +291,7 @@ def test_the_watchdog_kills_every_group_when_the_referee_is_gone(tmp_path: Path)
     async def go() -> tuple[int, int]:
         local = LocalBots((Bot("w", command=(*SERVER, "1", "child")),), tmp_path, "dog")
         async with local:
-            await asyncio.sleep(0.2)
+            await _logged(tmp_path / "dog-w.log", {"after"})  # with it, the child's pid
             pid = local.procs["w"].pid
             assert local._watchdog is not None  # a signal to the referee's process group (a Ctrl-C) spares it
             assert os.getpgid(local._watchdog.pid) == local._watchdog.pid != os.getpgid(0)
