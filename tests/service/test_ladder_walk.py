@@ -137,7 +137,7 @@ def test_a_killed_bot_stands_aside_and_comes_back(tmp_path: Path) -> None:
 
 
 def test_a_slow_bot_delays_only_its_own_games(tmp_path: Path) -> None:
-    """A legal bot that takes 0.9 s on every second decision (within its time, after a quick validation game):
+    """A legal bot that takes 0.9 s on every second decision (within its 5 s, after a quick validation game):
     while one of its games is played, the others' games go on starting and finishing beside it."""
     site = start_site(tmp_path / "data", tmp_path)
     # five quick bots: while the slow one and its opponent play, four are left to pair in new ways (the ladder seats
@@ -146,7 +146,10 @@ def test_a_slow_bot_delays_only_its_own_games(tmp_path: Path) -> None:
     bots.append(start_bot("bad:slow", "--delay-ms", "900", "--every", "2", "--after", "80"))
     try:
         s = stub(site.address)
-        c = config("slow", [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True))
+        # 0.9 s is well within its time however busy the machine (the service's 1 s would leave the bot 0.1 s, and
+        # a loaded machine's delays could spend its bank and fault it out of the ladder)
+        c = config("slow", [], table_size=2, concurrency=2, ladder=ref_pb.LadderConfig(open=True),
+                   time_control=ref_pb.TimeControlConfig(decision_ms=5000))  # fmt: skip
         tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
         s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
         names_ = [("a", "alice"), ("b", "bob"), ("c", "carol"), ("d", "dave"), ("e", "erin"), ("slow", "sam")]
