@@ -103,6 +103,9 @@ def record_times(data: Path) -> dict[str, int]:
 def test_sigterm_mid_tournament_drains_and_a_restart_finishes_it(tmp_path: Path) -> None:
     data, settings = tmp_path / "data", write_settings(tmp_path, grace_s=60)
     slow = start_bot("bad:slow", "--delay-ms", "40", "--policy", "biggest")  # a game takes a second or more
+    # its first decision takes 30 s (the rest are quick): the game in flight at a SIGTERM with no grace is still in
+    # flight however long the loaded machine takes to deliver the signal
+    held = start_bot("bad:slow", "--delay-ms", "30000", "--bad-count", "1", "--policy", "biggest")
     srv = start_server(data, settings)
     try:
         s = stub(srv.address)
@@ -149,7 +152,8 @@ def test_sigterm_mid_tournament_drains_and_a_restart_finishes_it(tmp_path: Path)
         short = write_settings(tmp_path, grace_s=0)
         srv = start_server(data, short)
         s = stub(srv.address)
-        c2 = config("abandon", [{"name": "slow", "address": slow.address}, {"policy": "greedy"}], concurrency=1)
+        c2 = config("abandon", [{"name": "held", "address": held.address}, {"policy": "greedy"}], concurrency=1,
+                    time_control=ref_pb.TimeControlConfig(decision_ms=60_000))  # fmt: skip
         tid2 = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c2), metadata=auth(ORGANISER)).tournament_id
         s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid2), metadata=auth(ORGANISER))
         while s.GetTournament(ref_pb.GetTournamentRequest(tournament_id=tid2)).in_flight == 0:
@@ -163,4 +167,5 @@ def test_sigterm_mid_tournament_drains_and_a_restart_finishes_it(tmp_path: Path)
         assert s.GetStandings(ref_pb.GetStandingsRequest(tournament_id=tid2)).games == 2
     finally:
         slow.stop()
+        held.stop()
         srv.stop()
