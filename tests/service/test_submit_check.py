@@ -40,11 +40,13 @@ from .helpers import start_bot
 pytestmark = pytest.mark.usefixtures("every_log_level")  # tests/conftest.py: capture_logs sees info events
 
 HELLO, GAME = ref_pb.COMPLIANCE_CHECK_HELLO, ref_pb.COMPLIANCE_CHECK_VALIDATION_GAME
-QUICK = TimeControl(decision_ms=300, bank_ms=200, grace_ms=100)
+# Generous for the good answers a validation game needs before its fault (a loaded machine can hold a bot's answer
+# for a second), and short enough that a hanging bot is refused in 3.5 s
+TC = TimeControl(decision_ms=2000, bank_ms=1000, grace_ms=500)
 
 
 def _settings(**fields) -> Settings:
-    return Settings(time_control=QUICK, **fields)
+    return Settings(time_control=TC, **fields)
 
 
 class _Abort(grpc.GenericRpcHandler):
@@ -151,7 +153,7 @@ def _refused(mode: str, folder: Path, *extra: str, owner: str | None = "alice") 
     record = read_record(record_in(folder, out.game_id))
     assert record.header.game_id == out.game_id and record.header.max_strikes == 1
     tc = record.header.time_control
-    assert (tc.decision_ms, tc.bank_ms, tc.grace_ms) == (QUICK.decision_ms, QUICK.bank_ms, QUICK.grace_ms)
+    assert (tc.decision_ms, tc.bank_ms, tc.grace_ms) == (TC.decision_ms, TC.bank_ms, TC.grace_ms)
     # the first fault that costs a strike: on a loaded machine the referee's own stalls come first (no strike)
     faulted = next(d for d in record.decisions if d.seat == 0 and d.fault not in (0, rec_pb.FAULT_KIND_REFEREE))
     assert (faulted.seq, faulted.kind, faulted.fault) == (out.seq, out.kind, out.fault)
@@ -161,7 +163,7 @@ def _refused(mode: str, folder: Path, *extra: str, owner: str | None = "alice") 
     assert said["fault"] in out.reason
     kind = {1: "play", 2: "take_or_decline", 3: "reclaim_or_discard", 4: "draw", 5: "draw_one"}[out.kind]
     tail = f": {faulted.fault_detail}" if faulted.fault_detail else ""
-    words = _time_words(QUICK, faulted.bank_left_ms) if out.fault == rec_pb.FAULT_KIND_TIMEOUT else ""
+    words = _time_words(TC, faulted.bank_left_ms) if out.fault == rec_pb.FAULT_KIND_TIMEOUT else ""
     assert (
         out.reason
         == f"validation game {out.game_id}: fault {said['fault']} at decision {out.seq} ({kind}){tail}{words}"
@@ -181,13 +183,13 @@ def test_an_invalid_answer_refuses_the_bot_naming_the_decision_and_its_error(tmp
 
 def test_a_timeout_names_the_time_control_and_the_bank_left(tmp_path: Path) -> None:
     out = _refused("hang", tmp_path / "v")
-    assert out.fault == rec_pb.FAULT_KIND_TIMEOUT and out.reason.endswith(_time_words(QUICK, 0))
-    assert _time_words(QUICK, 0) == (
-        "; the time control: 300 ms free a decision, a 200 ms bank a game that a slower decision draws on, 100 ms "
+    assert out.fault == rec_pb.FAULT_KIND_TIMEOUT and out.reason.endswith(_time_words(TC, 0))
+    assert _time_words(TC, 0) == (
+        "; the time control: 2000 ms free a decision, a 1000 ms bank a game that a slower decision draws on, 500 ms "
         "transport grace; the bank left: 0 ms (empty: every decision now has its free time and the grace only)"
     )
-    assert _time_words(QUICK, 150) == (
-        "; the time control: 300 ms free a decision, a 200 ms bank a game that a slower decision draws on, 100 ms "
+    assert _time_words(TC, 150) == (
+        "; the time control: 2000 ms free a decision, a 1000 ms bank a game that a slower decision draws on, 500 ms "
         "transport grace; the bank left: 150 ms"
     )
 
