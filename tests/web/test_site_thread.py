@@ -39,7 +39,9 @@ def _run(main) -> tuple[object, int]:
     return out[0], thread.ident or 0
 
 
-async def _call(app, method: str, path: str, body: bytes = b"", leave_after_s: float = 3600) -> tuple[int, bytes]:
+async def _call(app, method: str, path: str, body: bytes = b"", leaves: bool = False) -> tuple[int, bytes]:
+    """The app's answer to one request; a client that ``leaves`` goes once a piece of the body reached it (up to
+    60 s), one that does not stays for an hour."""
     scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "query_string": b"",
              "headers": [], "http_version": "1.1", "scheme": "http", "root_path": ""}  # fmt: skip
     sent: list[dict] = []
@@ -48,7 +50,11 @@ async def _call(app, method: str, path: str, body: bytes = b"", leave_after_s: f
     async def receive() -> dict:
         nonlocal asked
         if asked:
-            await asyncio.sleep(leave_after_s)  # the client stays this long, then goes
+            if not leaves:
+                await asyncio.sleep(3600)
+            async with asyncio.timeout(60):
+                while not any(m.get("body") for m in sent):
+                    await asyncio.sleep(0.01)
             return {"type": "http.disconnect"}
         asked = True
         return {"type": "http.request", "body": body, "more_body": False}
@@ -125,7 +131,7 @@ def test_a_stream_its_reader_leaves_is_closed_on_the_services_loop_and_methods_h
     app = Router([on_service(loop, Route("/s", endless)), on_service(loop, Route("/p", posted, methods=["POST"]))])
 
     async def main() -> tuple[tuple[int, bytes], tuple[int, bytes], tuple[int, bytes]]:
-        left = await _call(app, "GET", "/s", leave_after_s=0.3)
+        left = await _call(app, "GET", "/s", leaves=True)
         return left, await _call(app, "POST", "/s"), await _call(app, "POST", "/p")
 
     ((status, body), (refused, _), post), _ = _run(main)
