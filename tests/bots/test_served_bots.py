@@ -189,7 +189,8 @@ def test_signal_stops_the_server_cleanly(sig):
     served = ServedBot.example("random").wait_ready()
     StreamSeat(served.stub, "random")  # an open stream must not hold the server up
     play([UnarySeat(served.stub, "random") for _ in range(4)], 9, "before-stop")
-    assert served.stop(sig, timeout=8) == 0
+    # a bound, not a measure: the server's 2 s grace and its exit on a loaded machine; a held server never ends
+    assert served.stop(sig, timeout=60) == 0
 
 
 def test_the_minimal_bot_in_the_docs_plays_over_grpc(tmp_path, servers):
