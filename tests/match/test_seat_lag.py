@@ -69,10 +69,12 @@ def first_of_seat_0(rec: rec_pb.GameRecord) -> rec_pb.DecisionRecord:
 
 
 def test_an_answer_that_came_while_the_referee_stalled_counts_and_costs_no_bank(tmp_path) -> None:
-    # The bot answers at once; the referee's loop stalls 10x the allowance before it reads the answer.
-    tc = TimeControl(decision_ms=300, bank_ms=200, grace_ms=100)
+    # The bot answers at once; the referee's loop stalls twice the allowance before it reads the answer. The
+    # allowance is generous for the game's other answers, which must all count too: a loaded machine can hold one for
+    # most of a second.
+    tc = TimeControl(decision_ms=1000, bank_ms=1000, grace_ms=500)
     allowance_s = (tc.decision_ms + tc.bank_ms + tc.grace_ms) / 1000
-    stall_s = 10 * allowance_s
+    stall_s = 2 * allowance_s
     with bot_process("--mode", "ok") as staller, bot_process("--mode", "ok") as other:
         rec = play_stalled(staller, other, tc, stall_s, tmp_path / "g.abluxx")
     first = first_of_seat_0(rec)
