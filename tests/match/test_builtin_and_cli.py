@@ -130,6 +130,9 @@ def test_match_names_a_bot_seat_by_its_hello_name_with_the_address_as_detail(tmp
     assert f"seat 0: ok at {bot} (" in capsys.readouterr().out
 
 
+STALL_S = 4.0  # the referee's stall in _StalledSeat's first answer
+
+
 class _StalledSeat:
     """Answers the first legal action in 20 ms, but its first answer is read late: the referee's loop stalled."""
 
@@ -151,21 +154,21 @@ class _StalledSeat:
         await asyncio.sleep(0.02)  # the bot answers in 20 ms...
         if self.stalls:
             self.stalls -= 1
-            time.sleep(1.5)  # ...but the referee's event loop is busy for 1.5 s before it reads the reply
+            time.sleep(STALL_S)  # ...but the referee's event loop is busy before it reads the reply
         return SeatAnswer(bot_pb.DecisionReply(seq=seq, index=0), bot_us=int((time.perf_counter() - t0) * 1e6))
 
 
 def test_a_referee_stall_is_not_taken_from_the_bank():
-    # 1.5 s of stall against 1 s of decision time: the bank would lose 0.5 s and more if the stall counted, and
-    # keeps all of it unless the machine delays the 20 ms answer by a further second.
-    tc = TimeControl(decision_ms=1000, bank_ms=1000, grace_ms=50)
+    # 4 s of stall against 3 s of decision time: the bank would lose 1 s if the stall counted, and keeps all of it
+    # unless the machine delays the 20 ms answer by a further 3 s.
+    tc = TimeControl(decision_ms=3000, bank_ms=1000, grace_ms=50)
     spec = GameSpec("stall", 4, (EntrantRef("stalled", policy="fallback"), EntrantRef("greedy", policy="greedy")),
                     time_control=tc)  # fmt: skip
     seen: list[rec_pb.DecisionRecord] = []
     seats = [_StalledSeat(), BuiltinSeat.from_policy("greedy", "greedy", 4)]
     asyncio.run(play_game(spec, seats, on_decision=lambda d: seen.append(rec_pb.DecisionRecord.FromString(d))))
     first = next(d for d in seen if d.seat == 0)
-    assert first.bot_us >= 1_500_000 and first.fault == 0
+    assert first.bot_us >= STALL_S * 1e6 and first.fault == 0
     assert first.bank_left_ms == 1000
 
 
