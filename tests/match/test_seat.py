@@ -59,8 +59,10 @@ def test_a_write_the_bot_never_takes_is_a_timeout_that_names_its_allowance_and_r
                                         "flow-control window)"), stalled.fault_detail  # fmt: skip
         assert ALLOWANCE_MS * 1000 <= stalled.bot_us < 10 * ALLOWANCE_MS * 1000, stalled.bot_us
     else:
-        assert stalled.fault_detail == (f"the Play stream to {staller} took no GameStart within "
-                                        f"{TC.decision_ms + TC.grace_ms} ms (the bot grants no flow-control window)")
+        assert stalled.fault_detail == (
+            f"the Play stream to {staller} took no GameStart within "
+            f"{TC.decision_ms + TC.grace_ms} ms (the bot grants no flow-control window)"
+        )
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT and d.fault == 0 for d in rec.decisions if d.seat != 0)
 
 
@@ -235,9 +237,11 @@ def test_a_seats_timer_that_fires_between_its_decisions_lapses_quietly(slow_seat
     last deadline (slow seat second: its first decision's; slow seat first: its GameStart's, as its first decision
     comes only after the slow seat's), fires while the slow seat thinks: with nothing of the quick seat waiting it
     lapses, with no error in the organiser's log. The slow seat's timeout is charged the time it waited."""
-    tc = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=1000)
+    # the quick seat's answers have 3 s each (a loaded machine may hold one for a second); the slow one comes 4 s
+    # after its 4.5 s allowance, so a stall of the referee that extends the wait does not let it count
+    tc = TimeControl(decision_ms=3000, bank_ms=500, grace_ms=1000)
     allowance_us = (tc.decision_ms + tc.bank_ms + tc.grace_ms) * 1000  # its first decision: the whole bank
-    with bot_process("--mode", "slow", "--delay-ms", "5500", "--bad-count", "1", "--transports", "stream") as slow:
+    with bot_process("--mode", "slow", "--delay-ms", "8500", "--bad-count", "1", "--transports", "stream") as slow:
         entrants = [EntrantRef("good", good_bot), EntrantRef("good", good_bot)]
         entrants[slow_seat] = EntrantRef("slow", slow)
         spec = GameSpec("lapse", 5, tuple(entrants), time_control=tc)
