@@ -136,10 +136,12 @@ def test_while_a_bot_thinks_the_seats_timer_wakes_the_referee_at_the_deadline_an
 def test_a_decision_nobody_answers_times_out_with_the_wait_as_its_time() -> None:
     async def go() -> None:
         seat = await _stream_seat(FakeStream())
-        answer = await seat.decide(b"", 1, 0.2)
+        # up to ten times the allowance: a loaded machine that holds the test's process for L seconds adds about 2L
+        # (the late timer, then the wait extended by the stall it saw), so the allowance is 1 s, not 0.2
+        answer = await seat.decide(b"", 1, 1.0)
         assert answer.fault == TIMEOUT and not answer.fatal, answer
-        assert answer.detail == "no reply to seq 1 within 200 ms", answer.detail
-        assert 200_000 <= answer.bot_us < 2_000_000, answer.bot_us
+        assert answer.detail == "no reply to seq 1 within 1000 ms", answer.detail
+        assert 1_000_000 <= answer.bot_us < 10_000_000, answer.bot_us
         await seat.finish(None)
 
     asyncio.run(go())
