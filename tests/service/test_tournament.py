@@ -118,9 +118,11 @@ def test_a_tournament_created_started_and_watched_to_the_end(tmp_path: Path) -> 
 def test_a_spectator_of_a_live_game_never_sees_a_hidden_card(tmp_path: Path, workers: tuple[str, ...]) -> None:
     # on worker processes (docs/scale.md) each decision reaches the spectator from the worker as it is made
     srv = start_server(tmp_path / "data", write_settings(tmp_path, delay_ms=150), *workers)
-    # A game lasts a second or two; the bot draws from the pile whenever it may, so the game has hidden draws
+    # A game lasts several seconds: the test reads the first game's record and starts watching the last one while
+    # that one plays, even if a loaded machine holds the test up for a few seconds in between (at 30 ms a decision a
+    # game lasted a second or two). The bot draws from the pile whenever it may, so the game has hidden draws
     # whatever the (secret) deal.
-    slow = start_bot("bad:slow", "--delay-ms", "30", "--policy", "biggest", "--draw", "pile")
+    slow = start_bot("bad:slow", "--delay-ms", "100", "--policy", "biggest", "--draw", "pile")
     try:
         s = stub(srv.address)
         c = config(
