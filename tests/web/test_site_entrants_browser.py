@@ -158,7 +158,10 @@ OBSERVE = """() => {
 
 
 def test_the_rating_plot_and_the_games_being_played_follow_a_running_tournament(tmp_path: Path, page_for) -> None:
-    slow = start_bot("bad:slow", "--delay-ms", "40")  # a game of it lasts long enough to be seen in play
+    # its first game lasts seconds (15 decisions of 0.3 s, the rest at once), long enough to be listed in play: the
+    # page fetches the list when a game starts, and a loaded machine can take a second or two over that fetch (at
+    # 40 ms a decision a game was over in a second or two)
+    slow = start_bot("bad:slow", "--delay-ms", "300", "--bad-count", "15")
     site = start_site(tmp_path / "data", tmp_path)
     try:
         s = stub(site.address)
