@@ -86,11 +86,12 @@ def test_a_reply_sent_before_its_request_does_not_count(tmp_path: Path) -> None:
 
 def _stale_flood(tmp_path: Path, count: int) -> list[rec_pb.DecisionRecord]:
     """The flooder's decisions in a game where it sends ``count`` stale replies after its first answer, while the
-    other seat thinks 1.5 s (time for all of them to arrive before the flooder's next request)."""
-    tc = TimeControl(decision_ms=5000, bank_ms=0, grace_ms=100)
+    other seat thinks 4 s (time for all of them to arrive before the flooder's next request, even from a flooder a
+    loaded machine holds up for seconds)."""
+    tc = TimeControl(decision_ms=10_000, bank_ms=0, grace_ms=100)
     with (
         bot_process("--mode", "flood", "--bad-count", "1", "--flood", str(count)) as flooder,
-        bot_process("--mode", "slow", "--delay-ms", "1500", "--bad-count", "1") as thinker,
+        bot_process("--mode", "slow", "--delay-ms", "4000", "--bad-count", "1") as thinker,
     ):
         spec = GameSpec("g", 3, (EntrantRef("flood", address=flooder), EntrantRef("slow", address=thinker)),
                         time_control=tc, max_strikes=100)  # fmt: skip
@@ -114,12 +115,13 @@ def test_answers_sent_before_the_first_request_are_faults_and_too_many_close_the
     tmp_path: Path, guesses: int, seq: int
 ) -> None:
     # The eager bot (seat 1) sends its guesses of the answer to its first request (seq 2: seat 0's first decision
-    # is seq 1), or to seat 0's (seq 1), as soon as its GameStart comes, while seat 0 thinks 1 s: before any
-    # request to it. None of them counts as the answer (nothing was asked yet), each leaves a fault for a decision,
-    # and one more than MAX_STALE_REPLIES closes the stream before the first decision, as between two requests.
-    tc = TimeControl(decision_ms=2000, bank_ms=2000, grace_ms=1000)
+    # is seq 1), or to seat 0's (seq 1), as soon as its GameStart comes, while seat 0 thinks 3 s: before any
+    # request to it, even from an eager bot a loaded machine holds up for seconds. None of them counts as the answer
+    # (nothing was asked yet), each leaves a fault for a decision, and one more than MAX_STALE_REPLIES closes the
+    # stream before the first decision, as between two requests.
+    tc = TimeControl(decision_ms=5000, bank_ms=2000, grace_ms=1000)
     with (
-        bot_process("--mode", "slow", "--delay-ms", "1000", "--bad-count", "1") as thinker,
+        bot_process("--mode", "slow", "--delay-ms", "3000", "--bad-count", "1") as thinker,
         bot_process("--mode", "eager", "--flood", str(guesses), "--guess-seq", str(seq)) as eager,
     ):
         spec = GameSpec("g", 11, (EntrantRef("slow", address=thinker), EntrantRef("eager", address=eager)),
@@ -135,7 +137,9 @@ def test_answers_sent_before_the_first_request_are_faults_and_too_many_close_the
         return
     faulted = mine[:guesses]  # each guess leaves its fault for one decision, in turn
     assert all(d.fault == rec_pb.FAULT_KIND_INVALID and not d.retired for d in faulted), faulted
-    assert all(d.fault_detail == f"reply with seq {seq} came before any request with that seq: it answers no question"
-               for d in faulted)
+    assert all(
+        d.fault_detail == f"reply with seq {seq} came before any request with that seq: it answers no question"
+        for d in faulted
+    )
     assert all(d.chosen_by == rec_pb.CHOOSER_BOT for d in mine[guesses:])
     assert not rec.footer.retired
