@@ -18,6 +18,7 @@ import secrets
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,22 +84,33 @@ class PrivateRoot:
         finally:
             os.umask(old)
 
-    def kill_processes(self) -> list[int]:
+    def kill_processes(self, wait_s: float = 10.0) -> list[int]:
         """SIGKILL this user's processes whose command line names this root (the ones a local Ray started in it:
-        its GCS server, raylet, monitors), after a start that failed half-way; their pids."""
+        its GCS server, raylet, monitors), after a start that failed half-way, and wait up to ``wait_s`` until none
+        is left (a killed process takes a moment to end on a loaded machine); their pids."""
+        killed: list[int] = []
+        deadline = time.monotonic() + wait_s
+        while found := self._processes():
+            for pid in found:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            killed += [pid for pid in found if pid not in killed]
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        return killed
+
+    def _processes(self) -> list[int]:
+        """This user's processes, but this one, whose command line names this root (an ended one has none)."""
         needle = str(self.path).encode()
-        killed = []
+        found = []
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit() or entry.name == str(os.getpid()):
                 continue
             with contextlib.suppress(OSError):
-                if entry.stat().st_uid != os.getuid():
-                    continue
-                with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                    if needle in f.read():
-                        os.kill(int(entry.name), signal.SIGKILL)
-                        killed.append(int(entry.name))
-        return killed
+                if entry.stat().st_uid == os.getuid() and needle in Path(entry.path, "cmdline").read_bytes():
+                    found.append(int(entry.name))
+        return found
 
     def close(self) -> None:
         if self._set:
