@@ -572,3 +572,14 @@ def test_a_run_that_fails_says_so_in_the_log_even_while_it_drains(
         assert (await _on(svc, "GetTournament", tid)).state == RUNNING
 
     serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_ladder_whose_games_budget_is_played_finishes(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        ladder = ref_pb.LadderConfig(games=3)
+        tid = (await _create(svc, "budget", table_size=2, ladder=ladder)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        t = await _until_finished(svc, tid)
+        assert t.finished == t.games == 3 and len(svc.store.games(tid)) == 3 and svc.runs == {}
+
+    serving(lambda: _service(tmp_path / "data"), body)
