@@ -44,7 +44,7 @@ from referee.store.health import HealthRow
 from referee.wire import options_from_pb
 from tests.tournament.test_redeal import _finish, _interrupt
 
-from .test_organiser_caps import FIRST
+from .test_organiser_caps import FIRST, HOUSE
 from .test_tournament_calls import FINISHED, RUNNING, _create, _on, _until_finished, serving
 
 DELAY_MS = 250
@@ -581,5 +581,22 @@ def test_a_ladder_whose_games_budget_is_played_finishes(tmp_path: Path) -> None:
         await _on(svc, "StartTournament", tid)
         t = await _until_finished(svc, tid)
         assert t.finished == t.games == 3 and len(svc.store.games(tid)) == 3 and svc.runs == {}
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_ladder_seats_no_entrant_the_servers_health_has_down(tmp_path: Path) -> None:
+    """The server's bot health, not a ladder's own: an entrant down there is down in every ladder, so a ladder of
+    three whose entrant r is down plays its two games without r (the one with the fewest games, who would go
+    first)."""
+
+    async def body(svc: RefereeService) -> None:
+        entrants = [*HOUSE, {"name": "x", "policy": "random"}]
+        ladder = ref_pb.LadderConfig(games=2)
+        tid = (await _create(svc, "down", entrants, table_size=2, ladder=ladder)).tournament_id
+        svc.health.absent("r", "no Hello")  # no prober runs here (resume_running starts it): it stays down
+        await _on(svc, "StartTournament", tid)
+        await _until_finished(svc, tid)
+        assert [sorted(g.names) for g in svc.store.games(tid)] == [["g", "x"], ["g", "x"]]
 
     serving(lambda: _service(tmp_path / "data"), body)
