@@ -39,8 +39,10 @@ from referee.service.runs import (
 )
 from referee.service.server import RefereeService
 from referee.service.settings import parse
+from referee.store import ladder as ladder_store
 from referee.store import open_store
 from referee.store.health import HealthRow
+from referee.store.ladder import LadderEntrant
 from referee.wire import options_from_pb
 from tests.tournament.test_redeal import _finish, _interrupt
 
@@ -525,10 +527,7 @@ def test_a_run_whose_bot_is_away_asks_again_until_a_drain_ends_it_quietly(
     monkeypatch.setattr(runs_module, "RETRY_S", 0.2)
 
     async def body(svc: RefereeService) -> None:
-        with socket.socket() as s:  # a port nothing listens on
-            s.bind(("127.0.0.1", 0))
-            address = f"127.0.0.1:{s.getsockname()[1]}"
-        svc.registry.add_bot("away", address, "alice", "1", "Al", "g1")
+        svc.registry.add_bot("away", _nowhere(), "alice", "1", "Al", "g1")
         tid = (await _create(svc, "waiting", [{"bot": "away"}, {"policy": "random"}])).tournament_id
         svc.registry.set_state(tid, registry.RUNNING)  # as a server restarted while it ran finds it
         with _logging() as so_far:
@@ -600,3 +599,30 @@ def test_a_ladder_seats_no_entrant_the_servers_health_has_down(tmp_path: Path) -
         assert [sorted(g.names) for g in svc.store.games(tid)] == [["g", "x"], ["g", "x"]]
 
     serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_bot_that_joins_a_running_ladder_is_dialled_at_its_address(tmp_path: Path) -> None:
+    """Submitted while the ladder plays (here straight into the store, at an address nothing listens on): the
+    ladder dials it there when it seats it, finds it absent, and the server's health marks it down with the dial's
+    reason, while the ladder plays on."""
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "joined", table_size=2, ladder=ref_pb.LadderConfig(open=True))).tournament_id
+        await _on(svc, "StartTournament", tid)
+        run = svc.runs[tid]
+        ladder_store.submit(svc.store, tid, LadderEntrant("new.v1", "alice", "new", 1, address=_nowhere()))
+        async with asyncio.timeout(60):
+            while svc.health.status("new.v1") == "up":
+                assert not run.task.done()  # type: ignore[union-attr]
+                await asyncio.sleep(0.05)
+        assert "new.v1" not in {n for g in svc.store.games(tid) for n in g.names}
+        await _on(svc, "StopTournament", tid)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def _nowhere() -> str:
+    """An address on this machine that nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
