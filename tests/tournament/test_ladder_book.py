@@ -731,3 +731,22 @@ def test_a_round_stored_before_choices_keeps_its_meetings_in_the_choices_replaye
         by_name = {e.name: e for e in ladder_store.entrants(store, tid)}
         unmet.choices = 2
         assert tuple(unmet.choose([by_name[n] for n in row.idle or ()], row.free or 0)) != stored
+
+
+def test_the_wait_to_mix_follows_the_last_32_games_not_older_ones(tmp_path: Path) -> None:
+    """Four entrants at two tables of 2: 40 games of 3 s, then 33 of 1 s, the last one's table-mate still playing.
+    The last 32 games' median is 1 s, so the ended table's entrants wait 1 s to mix, though the median of every
+    game so far is 3 s."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2)
+    now = [100.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2, clock=lambda: now[0])
+        for length, ending in [(3.0, 2)] * 20 + [(1.0, 2)] * 16 + [(1.0, 1)]:
+            pair = hooks.more_slots() or []
+            assert len(pair) == 2
+            for s in pair:
+                hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+            now[0] += length
+            for s in pair[:ending]:
+                hooks.on_done(s, result_of(s, (1, 2)))
+        assert hooks.more_slots() == [] and hooks.wake_in() == 1.0
