@@ -734,14 +734,14 @@ def test_a_round_stored_before_choices_keeps_its_meetings_in_the_choices_replaye
 
 
 def test_the_wait_to_mix_follows_the_last_32_games_not_older_ones(tmp_path: Path) -> None:
-    """Four entrants at two tables of 2: 40 games of 3 s, then 33 of 1 s, the last one's table-mate still playing.
-    The last 32 games' median is 1 s, so the ended table's entrants wait 1 s to mix, though the median of every
-    game so far is 3 s."""
+    """Four entrants at two tables of 2, 71 games: the last 32 are 16 of 1 s and 16 of 3 s (the last one's
+    table-mate still playing), and every older one took 3 s. An ended table's entrants wait the last 32 games'
+    median, 2 s, to mix: not 3 s, the median of 33 or of every game so far."""
     config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2)
     now = [100.0]
     with open_store(tmp_path / "d") as store:
         hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2, clock=lambda: now[0])
-        for length, ending in [(3.0, 2)] * 20 + [(1.0, 2)] * 16 + [(1.0, 1)]:
+        for length, ending in [(3.0, 2)] * 20 + [(1.0, 2)] * 8 + [(3.0, 2)] * 7 + [(3.0, 1)]:
             pair = hooks.more_slots() or []
             assert len(pair) == 2
             for s in pair:
@@ -749,4 +749,42 @@ def test_the_wait_to_mix_follows_the_last_32_games_not_older_ones(tmp_path: Path
             now[0] += length
             for s in pair[:ending]:
                 hooks.on_done(s, result_of(s, (1, 2)))
-        assert hooks.more_slots() == [] and hooks.wake_in() == 1.0
+        assert hooks.more_slots() == [] and hooks.wake_in() == 2.0
+
+
+def test_a_resumed_ladder_closes_the_sets_an_earlier_run_left_open(tmp_path: Path) -> None:
+    """A set that could still take tables when the run stopped takes none after: its deck is no longer kept
+    secret for tables to come, only for its own games not yet played."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2, more="deal_tables = 3\n")
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2)
+        first, second = hooks.more_slots() or []
+        store.save_game(config.tournament_id, first, result_of(first, (1, 2)))
+        assert store.deal_in_play(first.deck_seed, second.game_id) == 1  # its set may take more tables
+        LadderHooks(store, config, Book.load(store, config), {}, slots=2)  # the next run's
+        assert store.deal_in_play(first.deck_seed, second.game_id) == 0
+
+
+def test_a_table_chosen_and_not_yet_started_counts_against_the_pace_and_is_no_reason_to_wait(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None, more="games_per_hour = 3600\n")
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=8, clock=lambda: 100.0)
+        assert len(hooks.more_slots() or []) == 1
+        assert hooks.more_slots() == [] and hooks.waiting is None  # the pace, not the entrants, holds it back
+
+
+def test_the_last_choice_of_a_budget_seats_only_the_games_left(tmp_path: Path) -> None:
+    config = ladder(tmp_path, 1)
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=4)
+        assert len(hooks.more_slots() or []) == 1  # seven idle entrants and four slots: two tables, but one left
+
+
+def test_a_choice_counts_a_missed_game_for_each_entrant_down_and_none_for_those_up(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None)
+    with open_store(tmp_path / "d") as store:
+        presence = Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=4, presence=presence)
+        presence.absent("rnd", "no Hello")
+        assert len(hooks.more_slots() or []) == 2
+        assert presence.missed_games == Counter({"rnd": 1})
