@@ -788,3 +788,21 @@ def test_a_choice_counts_a_missed_game_for_each_entrant_down_and_none_for_those_
         presence.absent("rnd", "no Hello")
         assert len(hooks.more_slots() or []) == 2
         assert presence.missed_games == Counter({"rnd": 1})
+
+
+def test_a_resumed_book_counts_the_games_chosen_and_not_played_and_the_tables_not_played(tmp_path: Path) -> None:
+    """Twelve entrants, two tables of 3 chosen and still to play when the run stopped, one table before them not
+    played for an absent bot: the next run's book counts the two as taking their slots and their entrants (with two
+    slots nothing more is seated; with four, only the six others), and the absent table's entrants as chosen once."""
+    config = small_ladder(tmp_path, [f"p{i}" for i in range(12)], 3)
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=3)
+        gone, *pending = hooks.more_slots() or []
+        hooks.on_absent(gone, {gone.seats[0]: "no Hello"})
+        assert len(pending) == 2 and Book.load(store, config).games == Counter(
+            n for s in [gone, *pending] for n in s.seats
+        )
+        assert LadderHooks(store, config, Book.load(store, config), {}, slots=2).more_slots() == []
+        more = LadderHooks(store, config, Book.load(store, config), {}, slots=4).more_slots() or []
+        playing = {n for s in pending for n in s.seats}
+        assert len(more) == 2 and not playing & {n for s in more for n in s.seats}
