@@ -806,3 +806,16 @@ def test_a_resumed_book_counts_the_games_chosen_and_not_played_and_the_tables_no
         more = LadderHooks(store, config, Book.load(store, config), {}, slots=4).more_slots() or []
         playing = {n for s in pending for n in s.seats}
         assert len(more) == 2 and not playing & {n for s in more for n in s.seats}
+
+
+def test_each_table_recorded_is_a_table_of_its_own_and_choose_alone_lets_a_table_repeat(tmp_path: Path) -> None:
+    """Three tables recorded in one choice: entrants of two of them were not seated together, so a table of them
+    is no repeat. ``Book.choose`` without the games in flight (as scripts/bench_ladder.py asks) seats a table that
+    sat together last time."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d", "e", "f"], 2)
+    with open_store(tmp_path / "d") as store:
+        book = open_ladder(store, config, "").book
+        book.record([("a", "b"), ("c", "d"), ("e", "f")])
+        assert not book.repeats(("c", "e")) and not book.repeats(("a", "c")) and book.repeats(("e", "f"))
+        pair = [e for e in ladder_store.entrants(store, config.tournament_id) if e.name in ("e", "f")]
+        assert [set(t) for t in book.choose(pair, 1)] == [{"e", "f"}]
