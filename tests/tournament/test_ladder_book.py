@@ -811,7 +811,7 @@ def test_a_resumed_book_counts_the_games_chosen_and_not_played_and_the_tables_no
 def test_each_table_recorded_is_a_table_of_its_own_and_choose_alone_lets_a_table_repeat(tmp_path: Path) -> None:
     """Three tables recorded in one choice: entrants of two of them were not seated together, so a table of them
     is no repeat. ``Book.choose`` without the games in flight (as scripts/bench_ladder.py asks) seats a table that
-    sat together last time."""
+    sat together last time; two entrants never seated are no repeat."""
     config = small_ladder(tmp_path, ["a", "b", "c", "d", "e", "f"], 2)
     with open_store(tmp_path / "d") as store:
         book = open_ladder(store, config, "").book
@@ -819,3 +819,5 @@ def test_each_table_recorded_is_a_table_of_its_own_and_choose_alone_lets_a_table
         assert not book.repeats(("c", "e")) and not book.repeats(("a", "c")) and book.repeats(("e", "f"))
         pair = [e for e in ladder_store.entrants(store, config.tournament_id) if e.name in ("e", "f")]
         assert [set(t) for t in book.choose(pair, 1)] == [{"e", "f"}]
+        fresh = Book(config)  # never seated: no repeat, even while games play
+        assert [set(t) for t in fresh.choose(pair, 1, in_flight=1)] == [{"e", "f"}]
