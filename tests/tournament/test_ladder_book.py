@@ -821,3 +821,8 @@ def test_each_table_recorded_is_a_table_of_its_own_and_choose_alone_lets_a_table
         assert [set(t) for t in book.choose(pair, 1)] == [{"e", "f"}]
         fresh = Book(config)  # never seated: no repeat, even while games play
         assert [set(t) for t in fresh.choose(pair, 1, in_flight=1)] == [{"e", "f"}]
+
+
+def test_a_new_book_has_the_whole_budget_left(tmp_path: Path) -> None:
+    """As scripts/bench_ladder.py builds one, without a store: nothing scheduled yet."""
+    assert Book(ladder(tmp_path, 5)).budget_left() == 5 and Book(ladder(tmp_path, None)).budget_left() is None
