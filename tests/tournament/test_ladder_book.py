@@ -826,3 +826,36 @@ def test_each_table_recorded_is_a_table_of_its_own_and_choose_alone_lets_a_table
 def test_a_new_book_has_the_whole_budget_left(tmp_path: Path) -> None:
     """As scripts/bench_ladder.py builds one, without a store: nothing scheduled yet."""
     assert Book(ladder(tmp_path, 5)).budget_left() == 5 and Book(ladder(tmp_path, None)).budget_left() is None
+
+
+def test_results_keep_the_order_the_ladder_saw_them_and_a_mended_one_its_place(tmp_path: Path) -> None:
+    """Three tables: the last one's game ends first, then the first's; the second's is committed and the referee
+    killed before the ladder logged it. Its result is logged at the next read, third, and stays third after a
+    later result; each row's seq is its place in that order, not its slot."""
+    config = ladder(tmp_path, None, names=[f"p{i}" for i in range(9)])
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=3)
+        a, b, c = hooks.more_slots() or []
+        for s in (c, a):  # as play_slots does: the game committed, then the ladder told
+            store.save_game(tid, s, result_of(s))
+            hooks.on_done(s, result_of(s))
+        store.mark_started(tid, b.slot)
+        store.save_game(tid, b, result_of(b))
+        assert [(r.seq, r.slot) for r in ladder_store.results(store, tid)] == [(0, c.slot), (1, a.slot), (2, b.slot)]
+        resumed = LadderHooks(store, config, Book.load(store, config), {}, slots=3)
+        (d, *_) = resumed.more_slots() or []
+        store.save_game(tid, d, result_of(d))
+        resumed.on_done(d, result_of(d))
+        assert [r.slot for r in ladder_store.results(store, tid)] == [c.slot, a.slot, b.slot, d.slot]
+
+
+def test_a_choice_stored_before_in_flight_was_kept_keeps_its_tables(tmp_path: Path) -> None:
+    """A store an older referee wrote: its choices' in_flight is NULL (the column came later), their tables not."""
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        first = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2).more_slots() or []
+        store.db.execute("UPDATE ladder_rounds SET in_flight = NULL WHERE tournament_id = ?", (tid,))
+        (row,) = ladder_store.rounds(store, tid)
+        assert row.in_flight is None and row.tables == tuple(s.seats for s in first)
