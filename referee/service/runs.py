@@ -221,7 +221,7 @@ class Run(GameHooks):
         snapshot: Callable[[str], ref_pb.Tournament],
         boards: Boards,
         standings_pb: Callable[[Standings], ref_pb.Standings],
-        workers: WorkerSettings | None = None,
+        workers: WorkerSettings,
         health: Health | None = None,
         outputs: HostedBots | None = None,
     ) -> None:
@@ -237,7 +237,7 @@ class Run(GameHooks):
         self.snapshot = snapshot
         self.boards = boards
         self.standings_pb = standings_pb
-        self.workers = workers or WorkerSettings()  # where its games are played (abluxx serve --workers, docs/scale.md)
+        self.workers = workers  # where its games are played (abluxx serve --workers, docs/scale.md)
         self.in_flight: set[str] = set()
         self.ladder: LadderHooks | None = None  # a ladder's round chooser, while it runs
         self.stopping = False  # a ladder told to stop: no more rounds

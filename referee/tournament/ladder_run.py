@@ -178,7 +178,7 @@ class LadderHooks(GameHooks):
         addresses: dict[str, str],
         inner: GameHooks | None = None,
         *,
-        slots: int = 8,
+        slots: int,
         presence: Attendance | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

@@ -9,13 +9,15 @@ import asyncio
 import contextlib
 import io
 import json
+import socket
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
+import referee.service.runs as runs_module
 from referee.engine import EndReason, Options, cards_of, deck_from_seed, new_game, public_view
 from referee.log import configure
 from referee.match.spec import GameResult, GameSpec, SeatStats
@@ -23,6 +25,7 @@ from referee.proto.abluxxen.v1 import game_pb2 as pb
 from referee.proto.abluxxen.v1 import record_pb2 as rec_pb
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records import read_record
+from referee.service import registry
 from referee.service.runs import (
     EVERY,
     FELL_BEHIND,
@@ -36,12 +39,14 @@ from referee.service.runs import (
 )
 from referee.service.server import RefereeService
 from referee.service.settings import parse
+from referee.store import ladder as ladder_store
 from referee.store import open_store
 from referee.store.health import HealthRow
+from referee.store.ladder import LadderEntrant
 from referee.wire import options_from_pb
 from tests.tournament.test_redeal import _finish, _interrupt
 
-from .test_organiser_caps import FIRST
+from .test_organiser_caps import FIRST, HOUSE
 from .test_tournament_calls import FINISHED, RUNNING, _create, _on, _until_finished, serving
 
 DELAY_MS = 250
@@ -71,15 +76,25 @@ def _service(data: Path) -> RefereeService:
 
 
 @contextlib.contextmanager
-def _logged() -> Iterator[list[dict]]:
-    """The log lines written inside the block, as the JSON objects they are."""
-    out, lines = io.StringIO(), []
+def _logging() -> Iterator[Callable[[], list[dict]]]:
+    """Inside the block, the log lines written so far, as the JSON objects they are."""
+    out = io.StringIO()
     configure("info", json=True, stream=out)
     try:
-        yield lines
+        yield lambda: [json.loads(x) for x in out.getvalue().splitlines()]
     finally:
         configure("warning")
-        lines.extend(json.loads(x) for x in out.getvalue().splitlines())
+
+
+@contextlib.contextmanager
+def _logged() -> Iterator[list[dict]]:
+    """The log lines written inside the block, once it ends."""
+    lines: list[dict] = []
+    with _logging() as so_far:
+        try:
+            yield lines
+        finally:
+            lines.extend(so_far())
 
 
 async def _events(w: Watcher) -> list[ref_pb.TournamentEvent]:
@@ -441,3 +456,173 @@ def test_a_spectator_sees_who_retired_at_a_games_closing(tmp_path: Path, monkeyp
         assert live.done and slot.game_id not in svc.live and run.in_flight == set()
 
     serving(lambda: _service(tmp_path / "data"), body)
+
+
+async def _heard_live(svc: RefereeService, tid: str, key: str) -> list[ref_pb.TournamentEvent]:
+    """What a watcher of ``key`` (a tournament's id, or EVERY) subscribed alone hears while ``tid`` plays to its end,
+    read as it comes (a state or standings read late is superseded by its newer copy)."""
+    w = svc.hub.subscribe(key)
+    heard: list[ref_pb.TournamentEvent] = []
+
+    async def read() -> None:
+        while isinstance(e := await w.get(), ref_pb.TournamentEvent):
+            heard.append(e)
+
+    reader = asyncio.ensure_future(read())
+    await _on(svc, "StartTournament", tid)
+    await _until_finished(svc, tid)
+    svc.hub.unsubscribe(key, w)
+    w.end()
+    await asyncio.wait_for(reader, 10)
+    return heard
+
+
+def test_a_tournaments_watcher_alone_hears_each_game_end_with_the_standings_and_the_state_after_it(
+    tmp_path: Path,
+) -> None:
+    """No list of the games being played listens here (the test above has one): the tournament's own watcher still
+    hears each finished game, then the standings (built before the start, so each game brings them) and the
+    tournament's state counting it, while the tournament runs."""
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "alone", deals=3)).tournament_id  # 6 games, 3 at a time: a state between them
+        assert (await _on(svc, "GetStandings", tid)).games == 0
+        heard = await _heard_live(svc, tid, tid)
+        games = svc.store.games(tid)
+        assert all(e.WhichOneof("event") is not None for e in heard)
+        finished = [e.finished.game for e in heard if e.HasField("finished")]
+        assert sorted(g.game_id for g in finished) == sorted(g.game_id for g in games) and len(games) == 6
+        assert {g.tournament_id for g in finished} == {tid}
+        standings = [e.standings for e in heard if e.HasField("standings")]
+        assert standings and standings[-1].tournament_id == tid and standings[-1].games == len(games)
+        assert {r.entrant for r in standings[-1].rows} == {"r", "g"}
+        states = [e.tournament for e in heard if e.HasField("tournament")]
+        assert states[-1].state == FINISHED
+        assert [s for s in states if s.state == RUNNING and 0 < s.finished < len(games)]
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_the_lists_of_games_being_played_alone_hear_each_game_start_and_end(tmp_path: Path) -> None:
+    """No watcher of the tournament listens: the site's lists still hear each game finish, named with its
+    tournament, and nothing but starts and ends."""
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "listed", deals=1)).tournament_id
+        heard = await _heard_live(svc, tid, EVERY)
+        ids = sorted(g.game_id for g in svc.store.games(tid))
+        assert sorted(e.started.game_id for e in heard if e.HasField("started")) == ids
+        finished = [e.finished.game for e in heard if e.HasField("finished")]
+        assert sorted(g.game_id for g in finished) == ids and {g.tournament_id for g in finished} == {tid}
+        assert len(heard) == 2 * len(ids)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_run_whose_bot_is_away_asks_again_until_a_drain_ends_it_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run resumed while a bot is down does not fault every game of it: it asks the bot again every RETRY_S (here
+    0.2 s) for as long as the run takes games, and a drain then ends it without an error in the log."""
+    monkeypatch.setattr(runs_module, "RETRY_S", 0.2)
+
+    async def body(svc: RefereeService) -> None:
+        svc.registry.add_bot("away", _nowhere(), "alice", "1", "Al", "g1")
+        tid = (await _create(svc, "waiting", [{"bot": "away"}, {"policy": "random"}])).tournament_id
+        svc.registry.set_state(tid, registry.RUNNING)  # as a server restarted while it ran finds it
+        with _logging() as so_far:
+            svc.resume_running()
+            run = svc.runs[tid]
+            async with asyncio.timeout(60):
+                while sum(x["event"] == "entrants unreachable; retrying" for x in so_far()) < 3:
+                    assert not run.task.done()  # type: ignore[union-attr]
+                    await asyncio.sleep(0.05)
+            await run.drain(10)  # it stops asking within RETRY_S: no need to abandon it at the grace's end
+            lines = so_far()
+        retries = [x for x in lines if x["event"] == "entrants unreachable; retrying"]
+        assert len(retries) >= 3 and {x["retry_s"] for x in retries} == {0.2}
+        assert not [x for x in lines if x["level"] == "error" or x["event"].startswith("grace period over")]
+        assert run.task.done() and svc.store.games(tid) == []  # type: ignore[union-attr]
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_run_that_fails_says_so_in_the_log_even_while_it_drains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a run stopped while its bots were away ends quietly: any other failure is an error in the log, naming
+    it, also when the server was draining (and the tournament resumes at the next start)."""
+
+    async def broken(*args, hooks: Run, **kwargs) -> None:  # play_slots, failing once the run takes no more games
+        while hooks.should_continue():
+            await asyncio.sleep(0.01)
+        raise RuntimeError("the disk is gone")
+
+    monkeypatch.setattr(runs_module, "play_slots", broken)
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "broken", deals=1)).tournament_id
+        with _logged() as lines:
+            await _on(svc, "StartTournament", tid)
+            await svc.runs[tid].drain(10)
+        (said,) = [x for x in lines if x["level"] == "error"]
+        assert said["event"] == "tournament run failed; it resumes at the next start" and said["tournament"] == tid
+        assert said["error"] == repr(RuntimeError("the disk is gone"))
+        assert (await _on(svc, "GetTournament", tid)).state == RUNNING
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_ladder_whose_games_budget_is_played_finishes(tmp_path: Path) -> None:
+    async def body(svc: RefereeService) -> None:
+        ladder = ref_pb.LadderConfig(games=3)
+        tid = (await _create(svc, "budget", table_size=2, ladder=ladder)).tournament_id
+        await _on(svc, "StartTournament", tid)
+        t = await _until_finished(svc, tid)
+        assert t.finished == t.games == 3 and len(svc.store.games(tid)) == 3 and svc.runs == {}
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_ladder_seats_no_entrant_the_servers_health_has_down(tmp_path: Path) -> None:
+    """The server's bot health, not a ladder's own: an entrant down there is down in every ladder, so a ladder of
+    three whose entrant r is down plays its two games without r (the one with the fewest games, who would go
+    first)."""
+
+    async def body(svc: RefereeService) -> None:
+        entrants = [*HOUSE, {"name": "x", "policy": "random"}]
+        ladder = ref_pb.LadderConfig(games=2)
+        tid = (await _create(svc, "down", entrants, table_size=2, ladder=ladder)).tournament_id
+        svc.health.absent("r", "no Hello")  # no prober runs here (resume_running starts it): it stays down
+        await _on(svc, "StartTournament", tid)
+        await _until_finished(svc, tid)
+        assert [sorted(g.names) for g in svc.store.games(tid)] == [["g", "x"], ["g", "x"]]
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def test_a_bot_that_joins_a_running_ladder_is_dialled_at_its_address(tmp_path: Path) -> None:
+    """Submitted while the ladder plays (here straight into the store, at an address nothing listens on): the
+    ladder dials it there when it seats it, finds it absent, and the server's health marks it down with the dial's
+    reason, while the ladder plays on."""
+
+    async def body(svc: RefereeService) -> None:
+        tid = (await _create(svc, "joined", table_size=2, ladder=ref_pb.LadderConfig(open=True))).tournament_id
+        await _on(svc, "StartTournament", tid)
+        run = svc.runs[tid]
+        ladder_store.submit(svc.store, tid, LadderEntrant("new.v1", "alice", "new", 1, address=_nowhere()))
+        async with asyncio.timeout(60):
+            while svc.health.status("new.v1") == "up":
+                assert not run.task.done()  # type: ignore[union-attr]
+                await asyncio.sleep(0.05)
+        assert "new.v1" not in {n for g in svc.store.games(tid) for n in g.names}
+        await _on(svc, "StopTournament", tid)
+
+    serving(lambda: _service(tmp_path / "data"), body)
+
+
+def _nowhere() -> str:
+    """An address on this machine that nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"

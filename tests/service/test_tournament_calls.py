@@ -74,8 +74,14 @@ def _on(svc: RefereeService, call: str, tid: str, token: str = FIRST):
 
 
 async def _until_finished(svc: RefereeService, tid: str) -> ref_pb.Tournament:
+    """The finished tournament; fails at once if its run ended without finishing it (a failed run resumes only at
+    the next start, so waiting longer would only reach the time bound)."""
     async with asyncio.timeout(120):
         while (t := await _on(svc, "GetTournament", tid)).state != FINISHED:
+            run = svc.runs.get(tid)
+            if run is not None and run.task is not None and run.task.done():  # finishing would have let it go
+                t = await _on(svc, "GetTournament", tid)
+                assert t.state == FINISHED, f"the run of {tid} failed"
             await asyncio.sleep(0.05)
     return t
 

@@ -179,8 +179,8 @@ def test_more_slots_seats_the_idle_entrants_as_slots_free_and_stops_at_the_budge
         assert first is not None and len(first) == 2
         assert {s.deck_seed for s in first} == {first[0].deck_seed}  # one deal set: owners apart, no one twice
         assert all(s.game_id.startswith(f"{tid}-t0-d{s.deal}-o") for s in first)
-        assert [(e["event"], e["choice"], e["tables"], e["idle"], e["present"], e["tournament"], e["log_level"])
-                for e in logs] == [("ladder tables chosen", 0, 2, 7, 7, tid, "info")]  # fmt: skip
+        assert [(e["event"], e["choice"], e["tables"], e["idle"], e["present"], e["results_seen"], e["tournament"],
+                 e["log_level"]) for e in logs] == [("ladder tables chosen", 0, 2, 7, 7, 0, tid, "info")]  # fmt: skip
         assert hooks.more_slots() == []  # one idle entrant: more may come once a game ends
         assert hooks.waiting is not None and "1 idle entrants" in hooks.waiting
         hooks.on_done(first[0], result_of(first[0]))
@@ -225,7 +225,7 @@ def test_a_bot_submitted_while_the_ladder_runs_is_dialled_at_its_address(tmp_pat
         ladder_store.submit(store, tid, LadderEntrant("new.v1", "alice", "new", 1, address="10.0.0.9:1"))
         ladder_store.submit(store, tid, LadderEntrant("old.v1", "bob", "old", 1, address="10.0.0.8:1"))
         addresses = {"old.v1": "10.0.0.7:1"}  # known already: kept as it is
-        LadderHooks(store, config, opened.book, addresses).more_slots()
+        LadderHooks(store, config, opened.book, addresses, slots=8).more_slots()
         # the built-in entrants have no address and get none
         assert addresses == {"old.v1": "10.0.0.7:1", "new.v1": "10.0.0.9:1"}
 
@@ -240,7 +240,7 @@ def test_too_few_entrants_end_a_closed_ladder_and_leave_an_open_one_waiting(tmp_
     config = load(tmp_path / "ladder.toml")
     with open_store(tmp_path / "d") as store:
         opened = open_ladder(store, config, "")
-        assert LadderHooks(store, config, opened.book, {}).more_slots() == ([] if is_open else None)
+        assert LadderHooks(store, config, opened.book, {}, slots=8).more_slots() == ([] if is_open else None)
         assert ladder_store.rounds(store, config.tournament_id) == []
 
 
@@ -256,7 +256,7 @@ def test_a_ladder_creates_its_secret_key_once_and_a_public_one_none(tmp_path: Pa
     with open_store(tmp_path / "p") as store:
         open_ladder(store, public, "")
         assert store.deal_key(public.tournament_id) is None
-        hooks = LadderHooks(store, public, open_ladder(store, public, "").book, {})
+        hooks = LadderHooks(store, public, open_ladder(store, public, "").book, {}, slots=8)
         s = (hooks.more_slots() or [])[0]
         assert s.deck_seed == deck_seed(PublicDeals(4), public.tournament_id, s.table, 0)
 
@@ -573,3 +573,289 @@ def test_a_table_not_played_for_absent_bots_leaves_the_schedule_and_the_budget_a
         assert inner.absent == [(first, absent)]
         hooks.on_absent(second, {})  # the other table too: the whole budget is left
         assert store.slots(tid) == [] and opened.book.budget_left() == 4
+
+
+def small_ladder(tmp_path: Path, names: list[str], table_size: int, more: str = "",
+                 owners: dict[str, str] | None = None) -> TournamentConfig:  # fmt: skip
+    """A ladder of ``names`` at tables of ``table_size``, each entrant its own owner unless ``owners`` says."""
+    ladder(tmp_path, None, names=names, more=more)
+    text = (tmp_path / "ladder.toml").read_text().replace("table_size = 3", f"table_size = {table_size}")
+    for n, o in (owners or {}).items():
+        text = text.replace(f'name = "{n}"', f'name = "{n}"\nowner = "{o}"')
+    (tmp_path / "ladder.toml").write_text(text)
+    return load(tmp_path / "ladder.toml")
+
+
+def test_why_a_ladder_waits_names_its_idle_entrants_owners_and_those_down(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None)
+    with open_store(tmp_path / "d") as store:
+        presence = Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=4, presence=presence)
+        first = hooks.more_slots() or []
+        idle = set(NAMES) - {n for s in first for n in s.seats}
+        presence.absent(first[0].seats[0], "no Hello")
+        assert len(first) == 2 and hooks.more_slots() == []
+        assert hooks.waiting == (f"{len(idle)} idle entrants of {len(idle)} owners (7 entrants, 1 down); a table of 3"
+                                 " needs 3 idle entrants of 3 owners")  # fmt: skip
+
+
+def test_a_closed_ladder_whose_owners_fill_exactly_one_table_waits_for_a_bot_that_is_down(tmp_path: Path) -> None:
+    """Three entrants of three owners at tables of 3, one of them down: no table now, but one once it is back, so
+    the closed ladder waits ([]) rather than ending (None)."""
+    config = small_ladder(tmp_path, ["a", "b", "c"], 3)
+    with open_store(tmp_path / "d") as store:
+        presence = Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2, presence=presence)
+        presence.absent("a", "no Hello")
+        assert hooks.more_slots() == []
+
+
+def test_the_wait_to_mix_is_a_second_before_any_games_length_is_known_then_the_games_length(tmp_path: Path) -> None:
+    """As in the test above, but a game's length measured on a clock that does not start at 0, and a table whose
+    game's start the ladder never saw (a resumed run's): the wait is then 1 s."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2)
+    now = [100.0]
+    for started, wait in ((True, 0.5), (False, 1.0)):
+        now[0] = 100.0
+        with open_store(tmp_path / f"d{started}") as store:
+            book = open_ladder(store, config, "").book
+            hooks = LadderHooks(store, config, book, {}, slots=2, clock=lambda: now[0])
+            first = hooks.more_slots() or []
+            for s in first if started else []:
+                hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+            now[0] = 100.5
+            hooks.on_done(first[0], result_of(first[0], (1, 2)))
+            assert hooks.more_slots() == [] and hooks.wake_in() == wait, started
+
+
+def test_deal_tables_one_gives_each_table_its_own_deck_and_a_full_set_reveals_its_deck_at_its_games_end(
+    tmp_path: Path,
+) -> None:
+    """deal_tables = 1: two tables chosen together are two deal sets, numbered on, each full at once, so that no
+    other game keeps its deck secret once its own game is over. Without deal_tables, five owners at tables of 3
+    make sets of 5 // 3 = 1 table: full at once too."""
+    config = ladder(tmp_path, None, more="deal_tables = 1\n")
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=4)
+        first = hooks.more_slots() or []
+        assert [s.deal for s in first] == [0, 1] and first[0].deck_seed != first[1].deck_seed
+        assert [s.deal for s in hooks.more_slots() or []] == [] and hooks.open == {}
+        assert all(store.deal_in_play(s.deck_seed, s.game_id) == 0 for s in first)
+    five = small_ladder(tmp_path, NAMES[:5], 3)
+    with open_store(tmp_path / "e") as store:
+        hooks = LadderHooks(store, five, open_ladder(store, five, "").book, {}, slots=4)
+        (only,) = hooks.more_slots() or []
+        assert store.deal_in_play(only.deck_seed, only.game_id) == 0 and hooks.open == {}
+
+
+def test_a_sets_last_game_closes_that_set_alone(tmp_path: Path) -> None:
+    """Two tables of 2 that share an owner cannot share a deal set: two sets, each open for more tables (deal_tables
+    = 3). The end of one's only game closes it; the other's deck stays secret while its set may take tables. Two
+    tables of four owners share one set, which stays open while one of its games plays."""
+    owners = {"a": "x", "b": "x", "c": "y", "d": "y"}
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2, more="deal_tables = 3\n", owners=owners)
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2)
+        first, second = hooks.more_slots() or []
+        assert first.deal != second.deal and sorted(hooks.open) == [first.deal, second.deal]
+        store.save_game(config.tournament_id, first, result_of(first, (1, 2)))
+        hooks.on_done(first, result_of(first, (1, 2)))
+        assert list(hooks.open) == [second.deal] and store.deal_in_play(first.deck_seed, first.game_id) == 0
+        assert store.deal_in_play(second.deck_seed, second.game_id) == 1  # its open set
+    apart = small_ladder(tmp_path, ["a", "b", "c", "d"], 2, more="deal_tables = 3\n")
+    with open_store(tmp_path / "e") as store:  # four owners: both tables join one set, which outlives one game
+        hooks = LadderHooks(store, apart, open_ladder(store, apart, "").book, {}, slots=2)
+        first, second = hooks.more_slots() or []
+        assert first.deal == second.deal
+        store.save_game(apart.tournament_id, first, result_of(first, (1, 2)))
+        hooks.on_done(first, result_of(first, (1, 2)))
+        assert list(hooks.open) == [first.deal] and store.deal_in_play(second.deck_seed, second.game_id) == 1
+
+
+def test_a_ladder_never_plays_more_games_at_once_than_its_slots(tmp_path: Path) -> None:
+    """Twelve entrants at tables of 3 and two slots: after a game ends and a new table takes its slot, both slots
+    are taken again, though six entrants are idle."""
+    config = small_ladder(tmp_path, [f"p{i}" for i in range(12)], 3)
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2)
+        first = hooks.more_slots() or []
+        assert len(first) == 2
+        hooks.on_done(first[0], result_of(first[0]))
+        assert len(hooks.more_slots() or []) == 1
+        assert hooks.more_slots() == []
+
+
+def test_the_pace_counts_every_game_started(tmp_path: Path) -> None:
+    """3,600 games an hour: two games started by 1.5 s, the pace allows none more until the clock reaches 2 s."""
+    config = ladder(tmp_path, None, more="games_per_hour = 3600\n")
+    now = [100.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=8, clock=lambda: now[0])
+        for at in (100.0, 101.0):
+            now[0] = at
+            (s,) = hooks.more_slots() or []
+            hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+            hooks.on_done(s, result_of(s))
+        now[0] = 101.5
+        assert hooks.more_slots() == []
+        now[0] = 102.0
+        assert len(hooks.more_slots() or []) == 1
+
+
+def test_a_round_stored_before_choices_keeps_its_meetings_in_the_choices_replayed_after_it(tmp_path: Path) -> None:
+    """Two rounds stored before choices, then a choice with max_meetings = 1: the pairs that met in the old rounds
+    may not meet again, so the choice depends on them, and replay, recomputing it from the store, agrees."""
+    config = ladder(tmp_path, None, more="max_meetings = 1\nmeeting_window = 5\n")
+    tid = config.tournament_id
+    with open_store(tmp_path / "a") as elsewhere:
+        old_hooks = LadderHooks(elsewhere, config, open_ladder(elsewhere, config, "").book, {}, slots=2)
+        old = [old_hooks.more_slots() or []]
+        for s in old[0]:
+            old_hooks.on_done(s, result_of(s))
+        old.append(old_hooks.more_slots() or [])
+    with open_store(tmp_path / "d") as store:
+        open_ladder(store, config, "")
+        for number, slots in enumerate(old):
+            ladder_store.add_round(store, tid, number, slots)
+        book = Book.load(store, config)
+        hooks = LadderHooks(store, config, book, {}, slots=2)
+        for s in old[0] + old[1]:
+            hooks.on_done(s, result_of(s))
+        hooks.more_slots()
+        again = replay(store, config)
+        assert [(choice, stored == recomputed) for choice, stored, recomputed in again] == [(2, True)]
+        unmet = Book(config)  # the same choice made as if the old rounds had not met
+        (_, stored, _), row = again[0], ladder_store.rounds(store, tid)[2]
+        for r in ladder_store.results(store, tid)[: row.results_seen]:
+            unmet.add_result(r.seats, r.places)
+        by_name = {e.name: e for e in ladder_store.entrants(store, tid)}
+        unmet.choices = 2
+        assert tuple(unmet.choose([by_name[n] for n in row.idle or ()], row.free or 0)) != stored
+
+
+def test_the_wait_to_mix_follows_the_last_32_games_not_older_ones(tmp_path: Path) -> None:
+    """Four entrants at two tables of 2, 71 games: the last 32 are 16 of 1 s and 16 of 3 s (the last one's
+    table-mate still playing), and every older one took 3 s. An ended table's entrants wait the last 32 games'
+    median, 2 s, to mix: not 3 s, the median of 33 or of every game so far."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2)
+    now = [100.0]
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2, clock=lambda: now[0])
+        for length, ending in [(3.0, 2)] * 20 + [(1.0, 2)] * 8 + [(3.0, 2)] * 7 + [(3.0, 1)]:
+            pair = hooks.more_slots() or []
+            assert len(pair) == 2
+            for s in pair:
+                hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+            now[0] += length
+            for s in pair[:ending]:
+                hooks.on_done(s, result_of(s, (1, 2)))
+        assert hooks.more_slots() == [] and hooks.wake_in() == 2.0
+
+
+def test_a_resumed_ladder_closes_the_sets_an_earlier_run_left_open(tmp_path: Path) -> None:
+    """A set that could still take tables when the run stopped takes none after: its deck is no longer kept
+    secret for tables to come, only for its own games not yet played."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2, more="deal_tables = 3\n")
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2)
+        first, second = hooks.more_slots() or []
+        store.save_game(config.tournament_id, first, result_of(first, (1, 2)))
+        assert store.deal_in_play(first.deck_seed, second.game_id) == 1  # its set may take more tables
+        LadderHooks(store, config, Book.load(store, config), {}, slots=2)  # the next run's
+        assert store.deal_in_play(first.deck_seed, second.game_id) == 0
+
+
+def test_a_table_chosen_and_not_yet_started_counts_against_the_pace_and_is_no_reason_to_wait(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None, more="games_per_hour = 3600\n")
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=8, clock=lambda: 100.0)
+        assert len(hooks.more_slots() or []) == 1
+        assert hooks.more_slots() == [] and hooks.waiting is None  # the pace, not the entrants, holds it back
+
+
+def test_the_last_choice_of_a_budget_seats_only_the_games_left(tmp_path: Path) -> None:
+    config = ladder(tmp_path, 1)
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=4)
+        assert len(hooks.more_slots() or []) == 1  # seven idle entrants and four slots: two tables, but one left
+
+
+def test_a_choice_counts_a_missed_game_for_each_entrant_down_and_none_for_those_up(tmp_path: Path) -> None:
+    config = ladder(tmp_path, None)
+    with open_store(tmp_path / "d") as store:
+        presence = Presence(clock=lambda: 100.0)
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=4, presence=presence)
+        presence.absent("rnd", "no Hello")
+        assert len(hooks.more_slots() or []) == 2
+        assert presence.missed_games == Counter({"rnd": 1})
+
+
+def test_a_resumed_book_counts_the_games_chosen_and_not_played_and_the_tables_not_played(tmp_path: Path) -> None:
+    """Twelve entrants, two tables of 3 chosen and still to play when the run stopped, one table before them not
+    played for an absent bot: the next run's book counts the two as taking their slots and their entrants (with two
+    slots nothing more is seated; with four, only the six others), and the absent table's entrants as chosen once."""
+    config = small_ladder(tmp_path, [f"p{i}" for i in range(12)], 3)
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=3)
+        gone, *pending = hooks.more_slots() or []
+        hooks.on_absent(gone, {gone.seats[0]: "no Hello"})
+        assert len(pending) == 2 and Book.load(store, config).games == Counter(
+            n for s in [gone, *pending] for n in s.seats
+        )
+        assert LadderHooks(store, config, Book.load(store, config), {}, slots=2).more_slots() == []
+        more = LadderHooks(store, config, Book.load(store, config), {}, slots=4).more_slots() or []
+        playing = {n for s in pending for n in s.seats}
+        assert len(more) == 2 and not playing & {n for s in more for n in s.seats}
+
+
+def test_each_table_recorded_is_a_table_of_its_own_and_choose_alone_lets_a_table_repeat(tmp_path: Path) -> None:
+    """Three tables recorded in one choice: entrants of two of them were not seated together, so a table of them
+    is no repeat. ``Book.choose`` without the games in flight (as scripts/bench_ladder.py asks) seats a table that
+    sat together last time; two entrants never seated are no repeat."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d", "e", "f"], 2)
+    with open_store(tmp_path / "d") as store:
+        book = open_ladder(store, config, "").book
+        book.record([("a", "b"), ("c", "d"), ("e", "f")])
+        assert not book.repeats(("c", "e")) and not book.repeats(("a", "c")) and book.repeats(("e", "f"))
+        pair = [e for e in ladder_store.entrants(store, config.tournament_id) if e.name in ("e", "f")]
+        assert [set(t) for t in book.choose(pair, 1)] == [{"e", "f"}]
+        fresh = Book(config)  # never seated: no repeat, even while games play
+        assert [set(t) for t in fresh.choose(pair, 1, in_flight=1)] == [{"e", "f"}]
+
+
+def test_a_new_book_has_the_whole_budget_left(tmp_path: Path) -> None:
+    """As scripts/bench_ladder.py builds one, without a store: nothing scheduled yet."""
+    assert Book(ladder(tmp_path, 5)).budget_left() == 5 and Book(ladder(tmp_path, None)).budget_left() is None
+
+
+def test_results_keep_the_order_the_ladder_saw_them_and_a_mended_one_its_place(tmp_path: Path) -> None:
+    """Three tables: the last one's game ends first, then the first's; the second's is committed and the referee
+    killed before the ladder logged it. Its result is logged at the next read, third, and stays third after a
+    later result; each row's seq is its place in that order, not its slot."""
+    config = ladder(tmp_path, None, names=[f"p{i}" for i in range(9)])
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=3)
+        a, b, c = hooks.more_slots() or []
+        for s in (c, a):  # as play_slots does: the game committed, then the ladder told
+            store.save_game(tid, s, result_of(s))
+            hooks.on_done(s, result_of(s))
+        store.mark_started(tid, b.slot)
+        store.save_game(tid, b, result_of(b))
+        assert [(r.seq, r.slot) for r in ladder_store.results(store, tid)] == [(0, c.slot), (1, a.slot), (2, b.slot)]
+        resumed = LadderHooks(store, config, Book.load(store, config), {}, slots=3)
+        (d, *_) = resumed.more_slots() or []
+        store.save_game(tid, d, result_of(d))
+        resumed.on_done(d, result_of(d))
+        assert [r.slot for r in ladder_store.results(store, tid)] == [c.slot, a.slot, b.slot, d.slot]
+
+
+def test_a_choice_stored_before_in_flight_was_kept_keeps_its_tables(tmp_path: Path) -> None:
+    """A store an older referee wrote: its choices' in_flight is NULL (the column came later), their tables not."""
+    config = ladder(tmp_path, None)
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        first = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=2).more_slots() or []
+        store.db.execute("UPDATE ladder_rounds SET in_flight = NULL WHERE tournament_id = ?", (tid,))
+        (row,) = ladder_store.rounds(store, tid)
+        assert row.in_flight is None and row.tables == tuple(s.seats for s in first)
