@@ -22,7 +22,7 @@ from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, Worker
 
 from referee.errors import SeatsAbsent
 from referee.gc_policy import tune_gc
-from referee.log import configure, json_lines
+from referee.log import configure, get_logger, json_lines
 from referee.match.spec import GameResult, GameSpec
 
 from . import ray_private
@@ -167,9 +167,10 @@ def connect(settings: WorkerSettings) -> None:
 
 # A local Ray's start: Ray waits 30 s for its GCS server to write its port, which a loaded machine has been seen
 # to miss (docs/scale.md "Ray"); the wait is longer unless the user set it, and a start that fails is tried once more
-# from nothing, after its processes are killed.
+# from nothing, after its processes are killed. A GCS server that misses even the longer wait has been seen to start
+# at once on the second try (a loaded run's first try used all of 120 s): so not longer still.
 GCS_PORT_WAIT = "RAY_gcs_server_port_wait_time_s"
-GCS_PORT_WAIT_S = 120
+GCS_PORT_WAIT_S = 60
 LOCAL_START_ATTEMPTS = 2
 
 
@@ -187,6 +188,7 @@ def _start_local(cpus: int, quiet: dict[str, Any]) -> PrivateRoot:
         except RuntimeError as e:  # Ray's own start failures (a port file not written in time, a process gone)
             why = f"{e}{_gcs_log_tail(root)}"
             _abandon(root)
+            get_logger().warning("the local Ray did not start", error=why)
         except BaseException:
             _abandon(root)
             raise

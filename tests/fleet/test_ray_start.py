@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from referee.fleet import WorkerError, WorkerSettings
 
@@ -48,6 +49,7 @@ def roots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return made
 
 
+@pytest.mark.usefixtures("every_log_level")
 def test_a_start_that_fails_once_is_made_again_from_nothing(roots: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     real_init = ray.init
     waits: list[str] = []
@@ -61,8 +63,11 @@ def test_a_start_that_fails_once_is_made_again_from_nothing(roots: list[Path], m
     monkeypatch.delenv(ray_worker.GCS_PORT_WAIT, raising=False)
     monkeypatch.setattr(ray, "init", init)
     assert not ray.is_initialized()
-    ray_worker.connect(WorkerSettings("ray", 1))
+    with capture_logs() as logs:
+        ray_worker.connect(WorkerSettings("ray", 1))
     try:
+        failed = [e["error"] for e in logs if e["event"] == "the local Ray did not start"]
+        assert len(failed) == 1 and "gcs_server_port" in failed[0], logs  # the first try's failure, logged
         assert waits == ["0", str(ray_worker.GCS_PORT_WAIT_S)]
         assert ray.is_initialized() and len(roots) == 2
         assert ray_worker._root is not None and ray_worker._root.path == roots[1]
@@ -76,7 +81,7 @@ def test_a_start_that_fails_once_is_made_again_from_nothing(roots: list[Path], m
 def test_a_start_that_keeps_failing_says_why_and_leaves_nothing(
     roots: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(ray_worker.GCS_PORT_WAIT, "0")  # the user's own setting wins over the fleet's 120 s
+    monkeypatch.setenv(ray_worker.GCS_PORT_WAIT, "0")  # the user's own setting wins over the fleet's 60 s
     with pytest.raises(WorkerError, match=r"^the local Ray did not start \(2 attempts\); the last: .*gcs_server_port"):
         ray_worker.connect(WorkerSettings("ray", 1))
     assert not ray.is_initialized() and ray_worker._users == 0
