@@ -167,8 +167,8 @@ def connect(settings: WorkerSettings) -> None:
 
 # A local Ray's start: Ray waits 30 s for its GCS server to write its port, which a loaded machine has been seen
 # to miss (docs/scale.md "Ray"); the wait is longer unless the user set it, and a start that fails is tried once more
-# from nothing, after its processes are killed. A GCS server that misses even the longer wait has been seen to start
-# at once on the second try (a loaded run's first try used all of 120 s): so not longer still.
+# from nothing, after its processes are killed. Not longer than 60 s: in a loaded run a Ray test of 4.5 s took 128 s,
+# which fits a first try that used all of a 120 s wait and a second that started at once.
 GCS_PORT_WAIT = "RAY_gcs_server_port_wait_time_s"
 GCS_PORT_WAIT_S = 60
 LOCAL_START_ATTEMPTS = 2
