@@ -84,21 +84,16 @@ class PrivateRoot:
         finally:
             os.umask(old)
 
-    def kill_processes(self, wait_s: float = 10.0) -> list[int]:
+    def kill_processes(self, wait_s: float = 10.0) -> None:
         """SIGKILL this user's processes whose command line names this root (the ones a local Ray started in it:
         its GCS server, raylet, monitors), after a start that failed half-way, and wait up to ``wait_s`` until none
-        is left (a killed process takes a moment to end on a loaded machine); their pids."""
-        killed: list[int] = []
+        is left (a killed process takes a moment to end on a loaded machine)."""
         deadline = time.monotonic() + wait_s
-        while found := self._processes():
+        while (found := self._processes()) and time.monotonic() <= deadline:
             for pid in found:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-            killed += [pid for pid in found if pid not in killed]
-            if time.monotonic() > deadline:
-                break
             time.sleep(0.05)
-        return killed
 
     def _processes(self) -> list[int]:
         """This user's processes, but this one, whose command line names this root (an ended one has none)."""
