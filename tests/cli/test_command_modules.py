@@ -55,3 +55,32 @@ def test_a_name_no_command_has_is_refused_with_every_command_listed(capsys: pyte
     assert "invalid choice: 'standing'" in said
     for commands in COMMAND_MODULES.values():
         assert all(f"'{command}'" in said for command in commands)
+
+
+def test_main_reads_the_command_line_and_imports_only_the_module_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``abluxx restore b`` (the console script calls ``main()``, which reads ``sys.argv``): the backup module
+    alone is imported, and its command runs with the line's arguments."""
+    from referee.cli import backup
+
+    ran: list[str] = []
+    monkeypatch.setattr(backup, "run_restore", lambda args: ran.append(str(args.backup)) or 4)
+    monkeypatch.setattr(sys, "argv", ["abluxx", "restore", "b"])
+    imported: list[str] = []
+    real = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module", lambda name: imported.append(name) or real(name))
+    assert main() == 4
+    assert imported == ["referee.cli.backup"] and ran == ["b"]
+
+
+def test_help_version_and_a_missing_command_say_what_the_docs_say(capsys: pytest.CaptureFixture[str]) -> None:
+    from referee import __version__
+
+    for argv, code in ((["--help"], 0), (["--version"], 0), ([], 2)):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == code
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: abluxx [-h] [--version] COMMAND ...\n")
+    assert "\nReferee for Abluxxen (Linko!) bot competitions.\n" in out
+    assert out.endswith(f"abluxx {__version__}\n")
+    assert err.splitlines()[-1] == "abluxx: error: the following arguments are required: COMMAND"
