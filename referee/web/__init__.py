@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import socket
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -96,9 +95,6 @@ def starter(http: HttpSettings, open_browser: bool = False) -> Callable[[Referee
             proxy_headers=bool(http.trusted_proxies), forwarded_allow_ips=list(http.trusted_proxies),
         )  # fmt: skip
         server = Server(config)
-        # The standings' intervals need scipy, whose first import takes seconds on a busy machine: imported here,
-        # before the site answers, it cannot stall the first live update (the loop computes standings then).
-        await loop.run_in_executor(None, importlib.import_module, "scipy.special")
         for row in service.store.tournaments()[-WARM_BOARDS:]:
             service.boards.ready(row.id)  # built off the loop, one at a time, while the site starts
         task = asyncio.wrap_future(_on_thread(server, sock, site))
