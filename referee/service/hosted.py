@@ -1,7 +1,11 @@
 """The uploaded bots the server runs itself (docs/sandbox.md): each active version in its sandbox, one process
 reused by every game of every ladder it plays (started again if it crashes, up to MAX_RESTARTS times), at a
 stable address: ``unix:<links>/<bot>.v<N>.sock``, a link the server points at the sandbox's socket each time the
-bot starts. Its files are ``<data>/uploads/<bot>/<N>/`` (uploads.py), its output ``<data>/logs/hosted-*.log``.
+bot starts. ``<links>`` is a folder in the system's temporary folder named after the data folder (an address is
+stored, so it must be the same after a restart): it must be the server's own, owner-only folder, or no hosted bot
+starts (another user of the machine who made it first could point the links at their own sockets), and the server
+removes it when it stops. Its files are ``<data>/uploads/<bot>/<N>/`` (uploads.py), its output
+``<data>/logs/hosted-*.log``.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -89,12 +94,25 @@ class HostedBots:
         async with LocalBots((self.bot(key, command, files),), self.data / "logs", "upload") as bots:
             yield bots.addresses[key]
 
+    def links_folder(self) -> Path:
+        """The links' folder, made owner-only; EntrantError if it is not a folder of this user's that only they
+        may enter (made by someone else first, or a link): the links in it would not be the server's alone."""
+        private_folder(self.links)
+        st = self.links.lstat()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise EntrantError(f"{self.links} is not an owner-only folder of this user's: hosted bots are not started")
+        return self.links
+
     async def start(self, bot: BotVersion) -> None:
         """Run ``bot`` (an uploaded version) at its address; a bot that does not start is logged (its health
         probes find it down)."""
         assert bot.command is not None
-        private_folder(self.links)
-        link = _Link(self.links / f"{bot.entrant_id}.sock")
+        try:
+            folder = self.links_folder()
+        except (EntrantError, OSError) as e:
+            self.log.error("hosted bot did not start", bot=bot.entrant_id, error=str(e))
+            return
+        link = _Link(folder / f"{bot.entrant_id}.sock")
         command = tuple(json.loads(bot.command))
         local = LocalBots((self.bot(bot.entrant_id, command, files_of(self.data, bot.name, bot.version)),),
                           self.data / "logs", "hosted", restart="on-crash", max_restarts=MAX_RESTARTS,
@@ -134,5 +152,8 @@ class HostedBots:
                 (self.links / f"{entrant_id}.sock").unlink()
 
     async def close(self) -> None:
+        """Stop every hosted bot, and remove the links' folder (left if anything else is in it)."""
         for entrant_id in list(self.running):
             await self.stop(entrant_id)
+        with contextlib.suppress(OSError):
+            self.links.rmdir()

@@ -16,8 +16,10 @@ import grpc
 import pytest
 
 from referee.errors import BadInput
+from referee.fleet.sandbox import Limits
 from referee.proto.abluxxen.v1 import bot_pb2, bot_pb2_grpc
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+from referee.service.hosted import HostedBots
 from referee.service.uploads import UploadSettings, unpack
 from tests.builds import build_cpp_bot
 from tests.sandbox.conftest import needs_sandbox
@@ -188,9 +190,11 @@ def test_uploaded_python_and_cpp_bots_play_a_ladder_in_their_sandboxes(tmp_path:
         assert code_of(s.GetBotOutput, validation, timeout=30) == grpc.StatusCode.NOT_FOUND
         # a restarted server runs its uploaded bots again, at the addresses it stored
         assert terminate(srv) == 0
+        assert not HostedBots(tmp_path / "data", Limits(), 0).links.exists()  # the links' folder went with it
         srv = start_server(tmp_path / "data", write_settings(tmp_path))
         hello = bot_pb2_grpc.BotStub(grpc.insecure_channel(reply.entrant.address)).Hello
         said = wait_for("the C++ bot to serve again", lambda: _hello(hello), timeout=120)
         assert said.name == "cpp-largest"
+        assert terminate(srv) == 0
     finally:
         srv.stop()
