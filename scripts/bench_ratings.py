@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -132,6 +134,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     data = args.data or Path(tempfile.mkdtemp(prefix="bench-ratings-"))
+    if args.data is None:  # a store of this size is not left behind in the temporary folder
+        atexit.register(shutil.rmtree, data, True)
     t0 = time.perf_counter()
     tid = build(data, args.games, args.entrants, args.updates)
     out: dict[str, Any] = {"games": args.games, "entrants": args.entrants, "store_built_s": time.perf_counter() - t0}

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import gc
 import itertools
 import json
@@ -430,7 +431,8 @@ async def measure(s: float) -> dict[str, float]:
     measured before and after the referee's stream figures and averaged: on a shared machine the floor drifts by
     a third within a minute, and the ratio should compare like with like."""
     out: dict[str, float] = {}
-    tmp = tempfile.mkdtemp()
+    tmp = tempfile.mkdtemp(prefix="bench-referee-")
+    atexit.register(shutil.rmtree, tmp, True)  # not left behind in the temporary folder
     unix = f"unix:{tmp}/bot.sock"
     with Subprocess("echo") as echo, Subprocess("bot", env={"BENCH_UNIX": unix}) as bot:
         eid, bid = echo.proc.pid, bot.proc.pid

@@ -121,9 +121,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    import atexit
+    import shutil
     import tempfile
 
     data = args.data or Path(tempfile.mkdtemp(prefix="bench-site-"))
+    if args.data is None:  # not left behind in the temporary folder
+        atexit.register(shutil.rmtree, data, True)
     t0 = time.perf_counter()
     tid = build(data, args.games)
     built_s = time.perf_counter() - t0

@@ -14,11 +14,13 @@ and prints each phase's median, p99 and worst in ms, and the pages served a seco
 from __future__ import annotations
 
 import argparse
+import atexit
 import http.client
 import json
 import multiprocessing
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -124,6 +126,8 @@ def on_stored(args: argparse.Namespace) -> None:
     import bench_site
 
     data = args.data or Path(tempfile.mkdtemp(prefix="site-latency-"))
+    if args.data is None:  # not left behind in the temporary folder
+        atexit.register(shutil.rmtree, data, True)
     tid = bench_site.build(data, args.stored)
     with open_store(data) as store:
         game_id = store.recent_games(tid, None, 1)[0].game_id
@@ -153,6 +157,7 @@ def main() -> None:
     if args.stored:
         return on_stored(args)
     data = Path(tempfile.mkdtemp(prefix="site-latency-"))
+    atexit.register(shutil.rmtree, data, True)  # not left behind in the temporary folder
     proc, site, grpc_at = serve(data)
     try:
         stub = ref_grpc.RefereeStub(grpc.insecure_channel(grpc_at))
