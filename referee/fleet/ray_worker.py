@@ -165,13 +165,14 @@ def connect(settings: WorkerSettings) -> None:
         _users += 1
 
 
-# A local Ray's start: Ray waits 30 s for its GCS server to write its port, which a loaded machine has been seen
-# to miss (docs/scale.md "Ray"); the wait is longer unless the user set it, and a start that fails is tried once more
-# from nothing, after its processes are killed. Not longer than 60 s: in a loaded run a Ray test of 4.5 s took 128 s,
-# which fits a first try that used all of a 120 s wait and a second that started at once.
+# A local Ray's start: Ray waits 30 s for its GCS server to write its port, and 30 s (fixed) for its raylet to
+# register, which a loaded machine has been seen to miss, each (docs/scale.md "Ray"); the port wait is longer unless
+# the user set it, and a start that fails is tried again from nothing, after its processes are killed. Not longer
+# than 60 s: in a loaded run a Ray test of 4.5 s took 128 s, which fits a first try that used all of a 120 s wait and
+# a second that started at once.
 GCS_PORT_WAIT = "RAY_gcs_server_port_wait_time_s"
 GCS_PORT_WAIT_S = 60
-LOCAL_START_ATTEMPTS = 2
+LOCAL_START_ATTEMPTS = 3
 
 
 def _start_local(cpus: int, quiet: dict[str, Any]) -> PrivateRoot:
@@ -185,7 +186,8 @@ def _start_local(cpus: int, quiet: dict[str, Any]) -> PrivateRoot:
                 ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
                          _temp_dir=str(root.temp_dir), **quiet)  # fmt: skip
             return root
-        except RuntimeError as e:  # Ray's own start failures (a port file not written in time, a process gone)
+        except Exception as e:  # Ray's own start failures: RuntimeError (a port file not written in time, a process
+            # gone), or a bare Exception (Ray 2.60's raylet not registered within its fixed 30 s)
             why = f"{e}{_gcs_log_tail(root)}"
             _abandon(root)
             get_logger().warning("the local Ray did not start", error=why)

@@ -67,24 +67,54 @@ def test_a_start_that_fails_once_is_made_again_from_nothing(roots: list[Path], m
         ray_worker.connect(WorkerSettings("ray", 1))
     try:
         failed = [e["error"] for e in logs if e["event"] == "the local Ray did not start"]
-        assert len(failed) == 1 and "gcs_server_port" in failed[0], logs  # the first try's failure, logged
-        assert waits == ["0", str(ray_worker.GCS_PORT_WAIT_S)]
-        assert ray.is_initialized() and len(roots) == 2
-        assert ray_worker._root is not None and ray_worker._root.path == roots[1]
-        assert not roots[0].exists() and _processes_naming(roots[0]) == []  # the failed start left nothing
+        assert failed and "gcs_server_port" in failed[0], logs  # the first try's failure, logged
+        # the next try waits the fleet's 60 s; on a loaded machine Ray's own fixed raylet wait may fail it too (the
+        # test below), and the third try starts
+        assert waits[0] == "0" and waits[1:] == [str(ray_worker.GCS_PORT_WAIT_S)] * (len(waits) - 1)
+        assert ray.is_initialized() and len(roots) == len(waits) == len(failed) + 1
+        assert ray_worker._root is not None and ray_worker._root.path == roots[-1]
+        for root in roots[:-1]:
+            assert not root.exists() and _processes_naming(root) == []  # a failed start left nothing
         assert ray.get(ray.put(7)) == 7  # the Ray that started works
     finally:
         ray_worker.disconnect()
-    assert not ray.is_initialized() and not roots[1].exists()
+    assert not ray.is_initialized() and not roots[-1].exists()
+
+
+def test_a_start_whose_raylet_does_not_register_in_time_is_made_again(
+    roots: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ray 2.60 gives its raylet a fixed 30 s to register with the GCS and then raises a bare Exception, not a
+    RuntimeError: a loaded machine saw it. The first start here fails so, before it starts anything; the next is
+    real."""
+    real_init = ray.init
+    calls = []
+
+    def init(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs["_temp_dir"])
+        if len(calls) == 1:
+            raise Exception("The current node timed out during startup.")  # Ray's own words and type
+        return real_init(*args, **kwargs)
+
+    monkeypatch.setattr(ray, "init", init)
+    with capture_logs() as logs:
+        ray_worker.connect(WorkerSettings("ray", 1))
+    try:
+        failed = [e["error"] for e in logs if e["event"] == "the local Ray did not start"]
+        assert failed[0].startswith("The current node timed out during startup."), logs
+        assert ray.is_initialized() and len(roots) >= 2 and not roots[0].exists()
+        assert ray.get(ray.put(7)) == 7
+    finally:
+        ray_worker.disconnect()
 
 
 def test_a_start_that_keeps_failing_says_why_and_leaves_nothing(
     roots: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ray_worker.GCS_PORT_WAIT, "0")  # the user's own setting wins over the fleet's 60 s
-    with pytest.raises(WorkerError, match=r"^the local Ray did not start \(2 attempts\); the last: .*gcs_server_port"):
+    with pytest.raises(WorkerError, match=r"^the local Ray did not start \(3 attempts\); the last: .*gcs_server_port"):
         ray_worker.connect(WorkerSettings("ray", 1))
     assert not ray.is_initialized() and ray_worker._users == 0
-    assert len(roots) == 2
+    assert len(roots) == 3
     for root in roots:
         assert not root.exists() and _processes_naming(root) == []
