@@ -81,6 +81,7 @@ def test_a_start_that_fails_once_is_made_again_from_nothing(roots: list[Path], m
     assert not ray.is_initialized() and not roots[-1].exists()
 
 
+@pytest.mark.usefixtures("every_log_level")
 def test_a_start_whose_raylet_does_not_register_in_time_is_made_again(
     roots: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
