@@ -18,6 +18,7 @@ and that pickle can copy to a render process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -71,11 +72,20 @@ async def _read_there(loop: asyncio.AbstractEventLoop, body: AsyncIterable[Any])
         while (item := await run_on(loop, step())) is not _DONE:
             yield item
     finally:  # not awaited: a reader who left cancels every wait here (Starlette's cancel scope), not the close
-        closing = close()
-        try:
-            asyncio.run_coroutine_threadsafe(closing, loop)
-        except RuntimeError:  # the service's loop is closed: nothing is left to close
-            closing.close()
+        # the close is made there, when the loop runs it: a loop that stops first leaves no close unawaited; a
+        # closed loop refuses it (RuntimeError), and nothing is left to close
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_start, close)
+
+
+_CLOSING: set[asyncio.Task[None]] = set()  # closes under way (a loop holds its tasks only weakly)
+
+
+def _start(close: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``close()`` as a task of the running loop, held until it ends."""
+    task = asyncio.get_running_loop().create_task(close())
+    _CLOSING.add(task)
+    task.add_done_callback(_CLOSING.discard)
 
 
 def on_service(loop: asyncio.AbstractEventLoop, route: BaseRoute) -> BaseRoute:
