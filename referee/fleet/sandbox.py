@@ -15,13 +15,16 @@ docs/sandbox.md is the user's page.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import fcntl
 import functools
 import importlib.util
 import itertools
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -215,6 +218,65 @@ class Started:
 
 _cpus = itertools.count()
 
+SESSION_PREFIX = "abluxx-sandboxes-"  # in the temporary folder: one folder per referee process, its sandboxes' in it
+_LOCK = "lock"  # in a session folder: held (flock) by its process while it lives, freed by the kernel when it dies
+_session: tuple[str, int, int] | None = None  # this process's session folder, its lock's descriptor, its pid
+
+
+def session_folder() -> str:
+    """This process's folder of sandbox folders, made on first use. Its lock file is held (``flock``) until the
+    process exits, however it exits: the kernel frees the lock of a process killed by SIGKILL, which has no chance
+    to remove its folders. The folders of processes gone so (their lock free) are removed first (``sweep``). A lock
+    is the test rather than a pid, which another PID namespace may reuse for a live referee."""
+    global _session
+    if _session is None or _session[2] != os.getpid():  # a forked child makes its own
+        sweep()
+        path = tempfile.mkdtemp(prefix=SESSION_PREFIX)
+        os.chmod(path, 0o711)  # a bot's uid passes through it to its folders (not listed: their names are private)
+        fd = os.open(os.path.join(path, _LOCK + ".new"), os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(os.path.join(path, _LOCK + ".new"), os.path.join(path, _LOCK))  # a sweep sees it locked already
+        _session = (path, fd, os.getpid())
+        atexit.register(_leave, path, os.getpid())
+    return _session[0]
+
+
+def _leave(path: str, pid: int) -> None:
+    """At a normal exit: this process's session folder removed (not a forked child's exit: ``pid`` its maker)."""
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep(base: str | None = None) -> list[str]:
+    """Remove the session folders in ``base`` (the temporary folder) of processes that are gone: this user's,
+    whose lock file is not held. A folder being made (no lock file yet) or in use (its lock held) is left.
+    Returns the folders removed."""
+    base = base or tempfile.gettempdir()
+    try:
+        names = sorted(n for n in os.listdir(base) if n.startswith(SESSION_PREFIX))
+    except OSError:
+        return []
+    gone = []
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st = os.lstat(path)
+            if not (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()):
+                continue
+            fd = os.open(os.path.join(path, _LOCK), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its process lives
+            continue
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(path)
+        finally:
+            os.close(fd)
+    return gone
+
 
 def next_cpu() -> int | None:
     """The CPU the next sandbox is pinned to: round robin over the ones this process may use; None on one CPU."""
@@ -233,8 +295,9 @@ def start(command: tuple[str, ...], box: Sandbox, cpu: int | None, private: Path
         raise SandboxUnavailable(f"the data folder {private} is inside {shown[0]}, which the sandbox shows its bot "
                                  "(the referee's Python or source, or the bot's own files): keep the data folder "
                                  "elsewhere")  # fmt: skip
-    socket_dir = tempfile.mkdtemp(prefix="abluxx-sb-")
-    stage_dir = tempfile.mkdtemp(prefix="abluxx-rt-")
+    session = session_folder()  # removed by the next referee's sweep if this one dies before ``remove``
+    socket_dir = tempfile.mkdtemp(prefix="sb-", dir=session)
+    stage_dir = tempfile.mkdtemp(prefix="rt-", dir=session)
     os.chmod(stage_dir, 0o755)  # the bot's uid passes through it to the mount points in it
     staged = [*runtime_paths(), *([box.files] if box.files is not None else [])]
     dests = [*runtime_paths(), *([FILES_DIR] if box.files is not None else [])]
