@@ -207,3 +207,12 @@ def run(main: Coroutine[Any, Any, T], *, debug: bool | None = None) -> T:
     factory = RefereeLoop if supported() else None  # None: asyncio's own
     with asyncio.Runner(debug=debug, loop_factory=factory) as runner:
         return runner.run(main)
+
+
+async def wait_for(work: Awaitable[T], timeout: float | None) -> T:
+    """``await work``, raising TimeoutError after ``timeout`` seconds (None: no limit): ``asyncio.wait_for`` without
+    Python 3.11's fault, which loses a cancel that comes as ``work`` finishes (it returns the result, and the
+    cancelled task runs on: a ladder's game player stopped just as a game freed a seat kept playing or waited
+    forever; CPython gh-86296, fixed in 3.12). ``asyncio.timeout`` lets every cancel but its own through."""
+    async with asyncio.timeout(timeout):
+        return await work

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
+from pathlib import Path
 from typing import Any
 
-from referee.event_loop import RefereeLoop, as_game_work, game_work, run
+import referee
+from referee.event_loop import RefereeLoop, as_game_work, game_work, run, wait_for
 from referee.match import ChannelPool, EntrantRef, GameSpec, make_seats, play_game
 
 
@@ -106,7 +109,6 @@ def test_a_game_plays_to_the_end_on_the_referee_loop() -> None:
 
     a, b = run(two())
     assert a == b > 0
-
 
 
 def test_work_a_game_splits_over_tasks_steps_after_the_prompt_lane() -> None:
@@ -226,3 +228,63 @@ def test_a_python_whose_asyncio_changed_plays_on_asyncios_own_loop(monkeypatch) 
     assert not event_loop.supported(module=types.SimpleNamespace(**constants))
     monkeypatch.setattr(event_loop, "supported", lambda: False)
     assert run(kind()) != "RefereeLoop"
+
+
+def _cancelled_as_it_is_freed(wait) -> list[int]:
+    """The loop turns after a notify at which a cancel of a task that ``wait``s on that condition was lost: the
+    task was cancelled (``cancel()`` said True) and ended without CancelledError."""
+
+    async def main() -> list[int]:
+        lost = []
+        for turns in range(8):
+            freed = asyncio.Condition()
+
+            async def waiter(c: asyncio.Condition = freed) -> None:
+                async with c:
+                    await wait(c.wait(), 60.0)
+
+            task = asyncio.create_task(waiter())
+            for _ in range(2):
+                await asyncio.sleep(0)
+            async with freed:
+                freed.notify_all()
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            if task.cancel():
+                try:
+                    await task
+                    lost.append(turns)
+                except asyncio.CancelledError:
+                    pass
+        return lost
+
+    return asyncio.run(main())
+
+
+def test_a_cancel_that_comes_as_the_wait_ends_is_never_lost() -> None:
+    """``wait_for`` (every timed wait of the referee's) lets a cancel through however it falls against the end of
+    what it waits for. ``asyncio.wait_for`` on Python 3.11 returned the result instead (CPython gh-86296): a ladder
+    stopped as one of its games freed a seat kept a game player running, which waited forever."""
+    assert _cancelled_as_it_is_freed(wait_for) == []
+    if sys.version_info < (3, 12):  # the fault the helper is there for, seen on the interpreter that has it
+        assert _cancelled_as_it_is_freed(asyncio.wait_for) != []
+
+
+def test_wait_for_gives_the_result_or_times_out() -> None:
+    async def main() -> tuple[int, bool]:
+        got = await wait_for(asyncio.sleep(0, 7), 5.0)
+        try:
+            await wait_for(asyncio.Event().wait(), 0.01)
+        except TimeoutError:
+            return got, True
+        return got, False
+
+    assert asyncio.run(main()) == (7, True)
+
+
+def test_no_timed_wait_of_the_referee_uses_asyncio_wait_for() -> None:
+    """Every timed wait goes through ``referee.event_loop.wait_for`` (above): the ladder's game players, the health
+    prober, a seat's exit, the site's pages and live streams, the dial-in gateway."""
+    root = Path(referee.__file__).parent
+    uses = [str(p.relative_to(root)) for p in root.rglob("*.py") if "asyncio.wait_for(" in p.read_text()]
+    assert uses == []

@@ -13,6 +13,8 @@ import signal
 import time
 from collections.abc import Callable
 
+from referee.event_loop import wait_for
+
 WAIT_S = 1.0  # how long a broken seat waits to hear that its process ended (both are seen within milliseconds)
 # ... when its process is already gone: its end is certain to be told, only late on a busy machine
 DEAD_WAIT_S = 30.0
@@ -78,7 +80,7 @@ async def ended_since(address: str, since: float, wait_s: float = WAIT_S) -> tup
     if not w.ended.is_set() and w.alive is not None and not w.alive():
         wait_s = max(wait_s, DEAD_WAIT_S)
     try:
-        await asyncio.wait_for(w.ended.wait(), wait_s)
+        await wait_for(w.ended.wait(), wait_s)
     except TimeoutError:
         return None
     return (w.how, w.at < since) if w.how else None

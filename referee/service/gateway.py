@@ -20,6 +20,7 @@ import asyncio
 import grpc
 
 from referee.errors import AlreadyExists, Busy, Denied, NotFound, Precondition, Unavailable
+from referee.event_loop import wait_for
 from referee.match import dialin
 from referee.proto.abluxxen.v1 import bot_pb2 as bot_pb
 from referee.proto.abluxxen.v1 import gateway_pb2 as gw_pb
@@ -70,7 +71,7 @@ class GatewayCalls(EntrantCalls):
     async def _write(self, context: grpc.aio.ServicerContext, message: gw_pb.GatewayMessage) -> None:
         """Write ``message`` on Connect; a bot that takes none for ``dialin_hello_s`` is closed (a slow reader)."""
         try:
-            await asyncio.wait_for(context.write(message.SerializeToString()), self.settings.dialin_hello_s)
+            await wait_for(context.write(message.SerializeToString()), self.settings.dialin_hello_s)
         except TimeoutError:
             raise Unavailable(f"the bot took no message on Connect for {self.settings.dialin_hello_s} s") from None
 
@@ -79,7 +80,7 @@ class GatewayCalls(EntrantCalls):
             context, gw_pb.GatewayMessage(hello=bot_pb.HelloRequest(protocol_version=bot_pb.PROTOCOL_VERSION_1))
         )
         try:
-            raw = await asyncio.wait_for(context.read(), self.settings.dialin_hello_s)
+            raw = await wait_for(context.read(), self.settings.dialin_hello_s)
         except TimeoutError:
             raise Precondition(f"no DialIn within {self.settings.dialin_hello_s} s of connecting") from None
         return dialin.dial_in(raw)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from referee import metrics
+from referee.event_loop import wait_for
 from referee.log import get_logger
 from referee.match.hello import HelloError, hello
 from referee.store import SqliteStore
@@ -167,7 +168,7 @@ class Health:
 
     async def _probe(self, name: str, down: _Down) -> None:
         try:
-            good = await asyncio.wait_for(self.hello(name), self.settings.probe_timeout_s)
+            good = await wait_for(self.hello(name), self.settings.probe_timeout_s)
         except Exception as e:  # a probe that fails in any way is a failed probe
             log.debug("health probe failed", entrant=name, error=str(e))
             good = False
@@ -188,4 +189,4 @@ class Health:
             self._wake.clear()
             if wait > 0:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
+                    await wait_for(self._wake.wait(), wait)

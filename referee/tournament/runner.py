@@ -19,6 +19,7 @@ from typing import TextIO
 
 from referee import metrics
 from referee.errors import GameLost, NoTournament, Precondition, RefereeError, SeatsAbsent
+from referee.event_loop import wait_for
 from referee.fleet import Addresses, Crash, OnDecision, PlayerFactory, PlayFn, WorkerSettings
 from referee.log import get_logger
 from referee.match.spec import EntrantRef, GameResult, GameSpec
@@ -253,7 +254,7 @@ class _Pending:
     async def _wait(self, timeout: float | None) -> None:
         """Until a game finishes, or ``timeout`` seconds (None: no limit) have passed."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.freed.wait(), timeout)
+            await wait_for(self.freed.wait(), timeout)
 
     async def finished(self, slot: Slot) -> None:
         """``slot``'s game is over (or failed): the games that waited for it may start."""

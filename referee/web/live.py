@@ -5,7 +5,6 @@ service's Hub, as a gRPC WatchTournament does, and streams are capped in total a
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
@@ -18,6 +17,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from referee.errors import Exhausted
+from referee.event_loop import wait_for
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.service.registry import CANCELLED, FINISHED
 from referee.service.runs import EVERY, FELL_BEHIND
@@ -45,7 +45,7 @@ class _Stream(StreamingResponse):
 
     async def stream_response(self, send: Send) -> None:
         async def timed(message: Message) -> None:
-            await asyncio.wait_for(send(message), self.write_timeout_s)
+            await wait_for(send(message), self.write_timeout_s)
 
         with contextlib.suppress(TimeoutError):
             await super().stream_response(timed)
@@ -108,7 +108,7 @@ class Live:
             yield f"retry: {RETRY_MS}\n\n"
             while True:
                 try:
-                    event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                    event = await wait_for(queue.get(), KEEPALIVE_S)
                 except TimeoutError:
                     yield ": still here\n\n"
                     continue

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from referee.event_loop import wait_for
 from referee.records import FAULT_PB, RecordError, read_record
 from referee.records.paths import VALIDATION, record_in
 from referee.service import ladders
@@ -118,7 +119,7 @@ class Pages:
         """The standings, or 503 (the page reloads itself) while they are first built from a big store: the build
         goes on, off the event loop, for the next reader."""
         try:
-            return await asyncio.wait_for(self.service.boards.standings(row.id, row.done, shown), BUILD_WAIT_S)
+            return await wait_for(self.service.boards.standings(row.id, row.done, shown), BUILD_WAIT_S)
         except TimeoutError:
             raise HTTPException(503, f"The standings of these {row.done} games are being computed; this page "
                                      "reloads itself.") from None  # fmt: skip
