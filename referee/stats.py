@@ -38,7 +38,10 @@ no estimate of the truth's: the normal LLR then stopped at pair 30 with near cer
 (docs/notes/2026-12-06-duel-ties.md). No variance floor can stand in for the differing pairs: the truth's variance
 is that of the rare differences, which no fixed scale bounds. The test waits for them; the first look, and the
 overshoot's ladder, start at the first pair count with both MIN_PAIRS pairs and MIN_SPREAD spread pairs (as many,
-STAND_IN_SPREAD, where the normal LLR stands in).
+STAND_IN_SPREAD, where the normal LLR stands in). How often the bots differ is then estimated with one pseudo-pair
+(SPREAD_PRIOR) added to the spread pairs, (spread + 1) / (n + 1): a test that stops on the pairs seen stops
+soonest for "not better" where they differed less often than the bots do, and with spread / n alone the wrong H1
+was 0.03 for 0.05 at 94% to 99% ties.
 """
 
 from __future__ import annotations
@@ -48,10 +51,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import numpy as np
+from referee.likelihood import empirical_llr, with_spread_prior
 
 MIN_PAIRS = 30  # no verdict before this many pairs: the empirical distribution of fewer is too rough to stop on
 MIN_SPREAD = 3  # no verdict before this many pairs differ from the most common difference (docs/duel.md, "Ties")
@@ -60,6 +61,10 @@ STAND_IN_SPREAD = MIN_SPREAD  # (docs/notes/2026-12-06-duel-ties-and-mark.md)
 # the LLR's skewness term, SKEW_WEIGHT * g1 * M / sd (docs/duel.md, "Skewed differences"): measured on real skewed
 # pairs, it brings the error the skew favours and the other one both to alpha (0.058 and 0.038 without it)
 SKEW_WEIGHT = 0.75
+# pseudo-pairs the empirical LLR adds to the spread pairs, in their own proportions: the share of pairs that differ
+# from the most common difference is estimated as (spread + 1) / (n + 1), Laplace's "add one", rather than spread / n
+# (docs/duel.md, "Ties"; measured in docs/notes/2026-12-07-duel-tie-share.md)
+SPREAD_PRIOR = 1.0
 # the normal GSPRT (METHODS' "normal"): a finite LLR for pairs with no spread; no verdict is given on such pairs
 # (MIN_SPREAD), so the floor never decides one
 VARIANCE_FLOOR = 1e-6
@@ -89,6 +94,7 @@ class Sprt:
     min_spread: int = MIN_SPREAD
     stand_in_spread: int = STAND_IN_SPREAD
     skew_weight: float = SKEW_WEIGHT  # of the empirical LLR's skewness term; 0 leaves it out
+    spread_prior: float = SPREAD_PRIOR  # pseudo-pairs added to the spread pairs (``with_spread_prior``); 0: none
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
@@ -132,59 +138,6 @@ class Sprt:
         if llr <= lower:
             return Verdict.H0
         return Verdict.INCONCLUSIVE
-
-
-def tilt(xs: np.ndarray, cs: np.ndarray, s: float, start: float = 0.0) -> tuple[float, float]:
-    """The adjusted empirical likelihood of mean ``s`` for the values ``xs`` seen ``cs`` times: (λ, sum_i c_i
-    log(1 + λ y_i)) over y_i = x_i - s and one pseudo-value -a_n ȳ (ȳ their mean, a_n = max(1, log(n) / 2)), λ
-    the root of sum_i c_i y_i / (1 + λ y_i) = 0, found by Newton's method from ``start``, kept inside the bracket
-    where every weight 1 / (1 + λ y_i) is positive. The log-likelihood ratio of mean s to the empirical
-    distribution is minus that sum. The pseudo-value corrects the small sample's optimism (Chen, Variyath and
-    Abraham 2008); it is kept within the range of the values seen, or a mean far from the sample's would be
-    explained by the pseudo-value alone (Emerson and Owen 2009: the adjusted ratio is bounded) and a clear lead
-    never decided. Every value s: (0, 0)."""
-    import numpy as np  # here, as scipy below: every `abluxx` command imports this module
-
-    n = float(cs.sum())
-    ys = xs - s
-    pseudo = -max(1.0, math.log(n) / 2) * float(cs @ ys) / n
-    # kept within the values seen: beyond them the pseudo-value alone would carry any mean far from the sample's
-    # (the adjusted ratio is bounded), and a clear lead would never reach a bound
-    pseudo = min(max(pseudo, float(ys.min())), float(ys.max()))
-    ys, cs = np.append(ys, pseudo), np.append(cs, 1.0)
-    low_y, high_y = float(ys.min()), float(ys.max())
-    if not low_y < 0 < high_y:  # every value is s (or rounding puts s at an edge): the empirical law has mean s
-        return 0.0, 0.0
-    lo, hi = -1 / high_y, -1 / low_y
-    lam = min(max(start, lo + (hi - lo) * 1e-9), hi - (hi - lo) * 1e-9)
-    for _ in range(100):
-        yw = ys / (1 + lam * ys)
-        g, dg = float(cs @ yw), float(cs @ (yw * yw))
-        if g > 0:
-            lo = lam
-        else:
-            hi = lam
-        step = lam + g / dg
-        if abs(step - lam) <= 1e-13 * (1 + abs(lam)):
-            lam = step if lo < step < hi else lam
-            break
-        lam = step if lo < step < hi else (lo + hi) / 2
-    return lam, float(cs @ np.log1p(lam * ys))
-
-
-def empirical_llr(counts: dict[float, int], margin: float, start: tuple[float, float] = (0.0, 0.0)
-                  ) -> tuple[float, tuple[float, float]] | None:  # fmt: skip
-    """The adjusted empirical-likelihood LLR of mean ``margin`` against mean 0 for the values seen ``counts``
-    times, and the two λ (a warm start for the next count's); None when 0 or ``margin`` is not strictly inside
-    the values' range, where the values seen say nothing about that mean but "impossible"."""
-    import numpy as np
-
-    xs = np.fromiter(counts.keys(), float, len(counts))
-    if not float(xs.min()) < 0.0 < margin < float(xs.max()):
-        return None
-    cs = np.fromiter(counts.values(), float, len(counts))
-    (lam0, l0), (lam1, l1) = tilt(xs, cs, 0.0, start[0]), tilt(xs, cs, margin, start[1])
-    return l0 - l1, (lam0, lam1)
 
 
 @dataclass
@@ -349,7 +302,8 @@ class LlrPath:
         if n < 2:
             return 0.0
         empirical = self.test.method == "empirical"
-        found = empirical_llr(self.counts, self.test.margin, self.lams) if empirical else None
+        seen = with_spread_prior(self.counts, self.test.spread_prior) if empirical else {}
+        found = empirical_llr(seen, self.test.margin, self.lams) if empirical else None
         self.stand_in = empirical and found is None
         if found is None:  # the normal GSPRT, or a hypothesis outside the values seen (the normal one then)
             mean = self.sums[0] / n

@@ -214,7 +214,8 @@ def tie_cells(
     """Duels of a patch that changes play on few deals (docs/notes/2026-12-06-duel-ties.md): each tie pool with its
     ties kept and its differing pairs moved so far that the mean is M (A/B: the H0 rate must be beta), and that
     pool symmetrised (each difference and its negative: mean 0, the same ties and the same large differences; A/A:
-    the H1 rate must be alpha); with the test as it is and without its spread minimum ("no_spread_minimum"). ``only``:
+    the H1 rate must be alpha); with the test as it is, without its spread minimum ("no_spread_minimum") and without
+    its pseudo-pair in the share of differing pairs ("no_spread_prior"). ``only``:
     as --only (``ties`` for all, ``ties-greedy+eps0.001`` for one pool: each pool keeps its seeds)."""
     out = []
     for i, name in enumerate(n for n in pools if n.startswith("ties-")):
@@ -226,9 +227,11 @@ def tie_cells(
             at = seed + 10 * i + (check == "A/A")
             got = bootstrap_duels(data, statistics.fmean(data), test, count, at)
             before = bootstrap_duels(data, statistics.fmean(data), dataclasses.replace(test, min_spread=0), count, at)
+            share = bootstrap_duels(data, statistics.fmean(data), dataclasses.replace(test, spread_prior=0), count, at)
             out.append({"pool": name, "ties": sum(d == 0 for d in data) / len(data), "pool_pairs": len(pools[name]),
                         "check": check, **rate(got, wrong, documented),
-                        "no_spread_minimum": rate(before, wrong, documented)})  # fmt: skip
+                        "no_spread_minimum": rate(before, wrong, documented),
+                        "no_spread_prior": rate(share, wrong, documented)})  # fmt: skip
     return out
 
 
@@ -300,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     for c in out["ties"]:  # type: ignore[attr-defined]
         print(f"{c['pool']:<22} ties {c['ties']:.3f} {c['check']:<8} {said(c)}; inconclusive {c['inconclusive']}; "
               f"median {c['games_median']:.0f} games; without the spread minimum "
-              f"{c['no_spread_minimum']['rate']:.3f}")  # fmt: skip
+              f"{c['no_spread_minimum']['rate']:.3f}, without the pseudo-pair "
+              f"{c['no_spread_prior']['rate']:.3f}")  # fmt: skip
     real_duels(args, test, out)
     out["seconds"] = round(time.monotonic() - t0, 1)
     if args.json:

@@ -20,9 +20,11 @@ ROOT = Path(referee.__file__).parent
 # tier or above: siblings stay independent. Keep in step with docs/architecture.md ("duel" is placed ahead of the
 # package issue 14 adds).
 TIERS: list[set[str]] = [
-    # the rules; protobuf code; terminal text; error types; stats; the collector's settings and the event loop
-    {"engine", "proto", "terminal", "errors", "stats", "gc_policy", "event_loop"},
-    {"wire", "log", "netaddr", "metrics"},  # engine <-> protobuf; structured logs; addresses; Prometheus metrics
+    # the rules; protobuf code; terminal text; error types; the empirical likelihood; the collector's settings and
+    # the event loop
+    {"engine", "proto", "terminal", "errors", "likelihood", "gc_policy", "event_loop"},
+    # engine <-> protobuf; structured logs; addresses; Prometheus metrics; the duel's statistics
+    {"wire", "log", "netaddr", "metrics", "stats"},
     {"records"},  # the game-record format
     {"match", "rating"},  # one game; TrueSkill
     # SQLite persistence, with its own row types; where games are played (worker backends, bot processes). Siblings:

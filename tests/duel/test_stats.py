@@ -10,7 +10,17 @@ import statistics
 import pytest
 from scipy import stats
 
-from referee.stats import MIN_PAIRS, SKEW_WEIGHT, Sprt, Verdict, empirical_llr, mean_ci, ratio_ci, summarize
+from referee.likelihood import empirical_llr, with_spread_prior
+from referee.stats import (
+    MIN_PAIRS,
+    SKEW_WEIGHT,
+    SPREAD_PRIOR,
+    Sprt,
+    Verdict,
+    mean_ci,
+    ratio_ci,
+    summarize,
+)
 
 
 def test_bounds_are_walds() -> None:
@@ -69,7 +79,9 @@ def test_the_llr_is_the_ratio_of_the_maximised_multinomial_likelihoods() -> None
         llr, _ = empirical_llr(counts, margin)
         assert llr == pytest.approx(log_ratio(counts, margin) - log_ratio(counts, 0.0), abs=1e-5)
     d = [x for x, c in counts.items() for _ in range(c)]
-    assert summarize(Sprt(skew_weight=0.0), d).llr == pytest.approx(empirical_llr(counts, 1.0)[0])
+    seen = with_spread_prior(counts, SPREAD_PRIOR)  # the share of ties estimated with one pseudo-pair
+    assert summarize(Sprt(skew_weight=0.0), d).llr == pytest.approx(empirical_llr(seen, 1.0)[0])
+    assert summarize(Sprt(skew_weight=0.0, spread_prior=0.0), d).llr == pytest.approx(empirical_llr(counts, 1.0)[0])
     assert summarize(Sprt(), d).skew == pytest.approx(stats.skew(d))
     assert (summarize(Sprt(), d).wins, summarize(Sprt(), d).ties) == (21, 9)
 
@@ -155,7 +167,7 @@ def test_the_llr_carries_the_skewness_term(sign: float) -> None:
         term = SKEW_WEIGHT * stats.skew(d) * margin / statistics.stdev(d) * 32 / 40  # 0's 8 repeats set aside
         assert sign * term > 0.1
         got = summarize(Sprt(margin=margin), d).llr
-        assert got == pytest.approx(empirical_llr(counts, margin)[0] + term)
+        assert got == pytest.approx(empirical_llr(with_spread_prior(counts, SPREAD_PRIOR), margin)[0] + term)
     symmetric = [*d, *(-x for x in d)]
     assert summarize(Sprt(), symmetric).llr == pytest.approx(summarize(Sprt(skew_weight=0.0), symmetric).llr)
     assert SKEW_WEIGHT == 0.75  # as docs/duel.md measures it

@@ -10,7 +10,8 @@ import random
 
 import pytest
 
-from referee.stats import MIN_PAIRS, Ladder, LlrPath, Sequential, Sprt, Verdict, empirical_llr, summarize, tilt
+from referee.likelihood import empirical_llr, tilt
+from referee.stats import MIN_PAIRS, Ladder, LlrPath, Sequential, Sprt, Verdict, summarize
 
 
 @pytest.mark.parametrize(

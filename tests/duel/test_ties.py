@@ -12,8 +12,19 @@ from scipy import stats
 
 from referee.duel.measure import DEFAULT_MARGIN, check_margin, reach
 from referee.duel.simulate import bootstrap_duels, duels, play_pairs, settings_for, shifted
+from referee.likelihood import with_spread_prior
 from referee.log import configure
-from referee.stats import MIN_PAIRS, MIN_SPREAD, SKEW_WEIGHT, LlrPath, Sequential, Sprt, Verdict, moments, summarize
+from referee.stats import (
+    MIN_PAIRS,
+    MIN_SPREAD,
+    SKEW_WEIGHT,
+    LlrPath,
+    Sequential,
+    Sprt,
+    Verdict,
+    moments,
+    summarize,
+)
 
 # a gain of about 10 points on each deal a patch changes: what a patch that changes 1 deal in 10 must gain to gain M
 GAINS = [6.0, 2.0, 8.0, 2.0, 10.0, 18.0, 4.0, 12.0, 10.0, 6.0, 10.0, 16.0, 18.0, 14.0, 18.0, 6.0]
@@ -55,6 +66,23 @@ def test_a_few_differing_pairs_among_ties_are_not_read_as_a_long_tail_of_gains()
     s = summarize(Sprt(), d)
     assert s.verdict is Verdict.INCONCLUSIVE and statistics.fmean(d) < 1.0
     assert s.llr + SKEW_WEIGHT * unweighted * 24 / 30 >= Sprt().bounds[1]  # what the unweighted term said: H1
+
+
+def test_the_share_of_differing_pairs_is_estimated_with_one_pseudo_pair() -> None:
+    """How often the bots differ is estimated as (spread + 1) / (n + 1), not spread / n: a duel stops soonest on
+    runs whose pairs differed less often than the bots do, and spread / n alone held the wrong "better" near 0.03
+    for 0.05 at 94% to 99% ties (docs/duel.md, "Ties"). 70 ties and three differing pairs (+12, -12, +6): on the
+    share 3 / 73 the test said "not better"; on 4 / 74 it waits."""
+    counts = {0.0: 97.0, 5.0: 2.0, -5.0: 1.0}
+    assert with_spread_prior(counts, 1.0) == {0.0: 97.0, 5.0: 2.0 * 4 / 3, -5.0: 4 / 3}  # 4 differing of 101
+    assert with_spread_prior(counts, 0.0) == counts and with_spread_prior({0.0: 5.0}, 1.0) == {0.0: 5.0}
+    distinct = {1.5: 1.0, -2.0: 1.0, 4.0: 1.0}  # no value repeats: no atom whose share to estimate
+    assert with_spread_prior(distinct, 1.0) == distinct
+    pairs = [0.0] * 70 + [12.0, -12.0, 6.0]
+    assert summarize(Sprt(spread_prior=0.0), pairs).verdict is Verdict.H0
+    now = summarize(Sprt(), pairs)
+    assert now.verdict is Verdict.INCONCLUSIVE and now.llr > summarize(Sprt(spread_prior=0.0), pairs).llr
+    assert summarize(Sprt(), [0.0] * 200 + [12.0, -12.0, 6.0]).verdict is Verdict.H0  # many more ties: it says so
 
 
 def test_pairs_that_all_differ_alike_give_no_verdict_however_many() -> None:
