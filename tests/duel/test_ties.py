@@ -77,7 +77,8 @@ def test_the_share_of_differing_pairs_is_estimated_with_one_pseudo_pair() -> Non
     assert with_spread_prior(counts, 1.0) == {0.0: 97.0, 5.0: 2.0 * 4 / 3, -5.0: 4 / 3}  # 4 differing of 101
     assert with_spread_prior(counts, 0.0) == counts and with_spread_prior({0.0: 5.0}, 1.0) == {0.0: 5.0}
     distinct = {1.5: 1.0, -2.0: 1.0, 4.0: 1.0}  # no value repeats: no atom whose share to estimate
-    assert with_spread_prior(distinct, 1.0) == distinct
+    assert with_spread_prior(distinct, 1.0) == distinct and with_spread_prior({}, 1.0) == {}
+    assert with_spread_prior({0.0: 2.0, 3.0: 1.0, -1.0: 1.0}, 1.0) == {0.0: 2.0, 3.0: 1.5, -1.0: 1.5}  # seen twice
     pairs = [0.0] * 70 + [12.0, -12.0, 6.0]
     assert summarize(Sprt(spread_prior=0.0), pairs).verdict is Verdict.H0
     now = summarize(Sprt(), pairs)
