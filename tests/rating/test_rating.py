@@ -108,7 +108,8 @@ def test_a_mix_of_sweeps_that_leaves_a_precision_at_or_below_zero_is_refused() -
     good = before.copy()
     good[0] *= 2
     assert fit.set_messages(good) and (fit.messages() == good).all()
-    assert (fit.pi >= pi).all() and (fit.pi > pi).any()
+    # the marginals are summed afresh from the messages, in an order that may differ from the fit's by the last bit
+    assert (fit.pi >= pi * (1 - 1e-12)).all() and (fit.pi > pi * (1 + 1e-12)).any()
 
 
 def test_a_fit_kept_up_game_by_game_converges_to_the_fit_of_them_all() -> None:
