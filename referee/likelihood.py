@@ -53,17 +53,17 @@ def tilt(xs: np.ndarray, cs: np.ndarray, s: float, start: float = 0.0) -> tuple[
     return lam, float(cs @ np.log1p(lam * ys))
 
 
-def with_spread_prior(counts: dict[float, int], prior: float) -> dict[float, float]:
+def with_spread_prior(counts: Mapping[float, float], prior: float) -> Mapping[float, float]:
     """``counts`` with ``prior`` pseudo-pairs spread over the values other than the most common one, in their own
     proportions (each such count times 1 + prior / spread): the empirical LLR's estimate of how often the bots
     differ. A duel that stops on the pairs seen stops more often where they happened to differ less often than the
     bots do, and there, at 90% ties and more, the share spread / n alone held the wrong H1 near 0.03 for 0.05
     (docs/duel.md, "Ties"). Unchanged without spread, without a prior, or where no value repeats (no atom, such as
-    the ties, whose share to estimate)."""
+    the ties, whose share to estimate): then ``counts`` itself."""
     mode = max(counts, key=lambda x: counts[x], default=None)
     spread = sum(c for x, c in counts.items() if x != mode)
     if not spread or not prior or mode is None or counts[mode] < 2:
-        return dict(counts)
+        return counts
     grow = 1 + prior / spread
     return {x: c if x == mode else c * grow for x, c in counts.items()}
 

@@ -302,8 +302,9 @@ class LlrPath:
         if n < 2:
             return 0.0
         empirical = self.test.method == "empirical"
-        seen = with_spread_prior(self.counts, self.test.spread_prior) if empirical else {}
-        found = empirical_llr(seen, self.test.margin, self.lams) if empirical else None
+        found = None
+        if empirical:
+            found = empirical_llr(with_spread_prior(self.counts, self.test.spread_prior), self.test.margin, self.lams)
         self.stand_in = empirical and found is None
         if found is None:  # the normal GSPRT, or a hypothesis outside the values seen (the normal one then)
             mean = self.sums[0] / n

@@ -225,9 +225,10 @@ def tie_cells(
         for data, check, wrong, documented in ((ab, "A/B at M", Verdict.H0, test.beta),
                                                ([*ab, *(-d for d in ab)], "A/A", Verdict.H1, test.alpha)):  # fmt: skip
             at = seed + 10 * i + (check == "A/A")
-            got = bootstrap_duels(data, statistics.fmean(data), test, count, at)
-            before = bootstrap_duels(data, statistics.fmean(data), dataclasses.replace(test, min_spread=0), count, at)
-            share = bootstrap_duels(data, statistics.fmean(data), dataclasses.replace(test, spread_prior=0), count, at)
+            mean = statistics.fmean(data)
+            got = bootstrap_duels(data, mean, test, count, at)
+            before = bootstrap_duels(data, mean, dataclasses.replace(test, min_spread=0), count, at)
+            share = bootstrap_duels(data, mean, dataclasses.replace(test, spread_prior=0), count, at)
             out.append({"pool": name, "ties": sum(d == 0 for d in data) / len(data), "pool_pairs": len(pools[name]),
                         "check": check, **rate(got, wrong, documented),
                         "no_spread_minimum": rate(before, wrong, documented),
