@@ -53,6 +53,7 @@ class RoundRow:
     free: int | None = None
     tables: tuple[tuple[str, ...], ...] | None = None
     in_flight: int | None = None
+    rule: int | None = None  # the pairing rule that made it (``tournament.ladder.RULES``); None: stored before rules
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ class Choice:
     opened: tuple[tuple[int, int], ...] = ()
     closed: tuple[int, ...] = ()
     in_flight: int | None = None
+    rule: int | None = None
 
 
 def add_choice(store: SqliteStore, tid: str, c: Choice) -> None:
@@ -166,10 +168,10 @@ def add_choice(store: SqliteStore, tid: str, c: Choice) -> None:
         store.insert_slots(tid, c.slots)
         db.execute(
             "INSERT INTO ladder_rounds (tournament_id, round, first_slot, games, chosen_at, results_seen, idle, free,"
-            " tables, in_flight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " tables, in_flight, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (tid, c.number, first, len(c.slots), time.time(), c.results_seen,
              None if c.idle is None else json.dumps(c.idle), c.free,
-             None if c.tables is None else json.dumps(c.tables), c.in_flight),
+             None if c.tables is None else json.dumps(c.tables), c.in_flight, c.rule),
         )  # fmt: skip
         db.executemany("INSERT INTO ladder_deals VALUES (?, ?, ?, 0)", [(tid, d, seed) for d, seed in c.opened])
         db.executemany("UPDATE ladder_deals SET closed = 1 WHERE tournament_id = ? AND deal = ?",
@@ -184,11 +186,11 @@ def next_slot(store: SqliteStore, tid: str) -> int:
 
 def rounds(store: SqliteStore, tid: str) -> list[RoundRow]:
     """The ladder's choices (or rounds) so far, in order."""
-    q = ("SELECT round, first_slot, games, chosen_at, results_seen, idle, free, tables, in_flight FROM ladder_rounds"
-         " WHERE tournament_id = ? ORDER BY round")  # fmt: skip
+    q = ("SELECT round, first_slot, games, chosen_at, results_seen, idle, free, tables, in_flight, rule"
+         " FROM ladder_rounds WHERE tournament_id = ? ORDER BY round")  # fmt: skip
     return [
         RoundRow(r[0], r[1], r[2], r[3], r[4], None if r[5] is None else tuple(json.loads(r[5])), r[6],
-                 None if r[7] is None else tuple(tuple(t) for t in json.loads(r[7])), r[8])
+                 None if r[7] is None else tuple(tuple(t) for t in json.loads(r[7])), r[8], r[9])
         for r in _db(store).execute(q, (tid,))
     ]  # fmt: skip
 

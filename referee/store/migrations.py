@@ -264,6 +264,9 @@ CREATE TABLE IF NOT EXISTS kept_standings (
 );
 """
 
+# the pairing rule that made a ladder choice (referee/tournament/ladder.py, RULES); NULL: one stored before rules
+# were numbered, made by the first rule (blocks), so that ``ladder_run.replay`` makes it again as it was made
+_RULE = "rule INTEGER"
 _AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
 _COMMAND = "command TEXT"  # an uploaded bot's command line (JSON list), run in the sandbox; NULL: a bot at an address
 
@@ -281,6 +284,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "uploaded bots' commands", "", (("service_entrants", _COMMAND),)),
     Migration(12, "the site's sessions", _SITE_SESSIONS),
     Migration(13, "kept standings", _KEPT_STANDINGS),
+    Migration(14, "ladder pairing rules", "", (("ladder_rounds", _RULE),)),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

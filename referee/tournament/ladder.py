@@ -14,14 +14,15 @@ How a choice is seated (``choose``):
    then the unsettled (sigma at or above ``sigma_target``), most uncertain first, then the settled, fewest games
    first (their sigmas no longer steer the games); the seed breaks every tie. When a choice cannot seat everyone,
    this decides who plays.
-2. Each entrant in that order that is not seated yet opens a table with its block: the idle entrants in mu order
-   are cut into blocks of ``table_size`` neighbours, from a place the seed moves each choice (the last block
-   wraps from the top to the bottom), and each opponent is the free entrant nearest in mu to one of the block's
-   other entrants (that entrant itself when it is free and fits). So neighbours in mu, whose order is the least
-   certain, meet most often, and the moving cut mixes the blocks. Never two of one owner at a table, nor a pair
-   that met ``max_meetings`` times in the last ``meeting_window`` choices (0, the default: no such cap; a cap is
-   raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits at one
-   table a choice.
+2. Each entrant in that order that is not seated yet opens a table from its window (``_Field``): the field's mu
+   order (every entrant rated so far and the idle) is cut into windows of ``WINDOW * table_size`` places from a
+   place the seed moves each choice, and the anchor's opponents are the free entrants nearest in mu to places of
+   its window that no table of this choice holds yet (the idle entrants' places first, by priority). So entrants
+   meet those up to a window away in mu, whose order is the least certain, and not always the same few. Never two
+   of one owner at a table, nor a pair that met ``max_meetings`` times in the last ``meeting_window`` choices (0,
+   the default: no such cap; a cap is raised by one, then two, then dropped for a table that cannot be filled
+   under it). An entrant sits at one table a choice. Choices stored before the windows were made from blocks of
+   ``table_size`` among the idle (``BLOCKS``); each choice stores its rule, and ``replay`` uses it.
 3. Stop at the free slots, at ``tables`` tables (0: no such cap), or at the games budget.
 
 Each table then joins a deal set (``ladder_run.LadderHooks``): the tables of a set share one secret deck and no
@@ -31,6 +32,7 @@ owner, so each deal is compared across tables and no entrant or owner receives a
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,6 +41,13 @@ from dataclasses import dataclass
 from .config import LadderSettings
 from .schedule import _derive
 
+# the pairing rules, numbered as a choice stores them (a rule once used is kept, so that ``ladder_run.replay``
+# makes every stored choice again as it was made): the opponents from the anchor's block of k among the idle
+# (choices stored before rules were numbered), or from its window of the whole field (``_Field``)
+BLOCKS, WINDOWS = 1, 2
+RULES = (BLOCKS, WINDOWS)
+RULE = WINDOWS  # the rule new choices use
+WINDOW = 2  # a window of the mu order holds this many tables' places: an anchor's opponents are drawn from it
 FIRST_TRIES = 8  # how many first opponents a table tries before the pair cap is relaxed for it
 
 
@@ -91,10 +100,15 @@ def choose(
     meetings: Meetings,
     budget_left: int | None = None,
     no_repeat: bool = False,
+    others: Sequence[float] = (),
+    rule: int = RULE,
 ) -> list[tuple[str, ...]]:
     """The tables of choice number ``choice``, each with its entrants in seat order (see the module's docstring).
     ``budget_left``: at most this many tables (the free slots, the budget). ``no_repeat``: no table of entrants
-    who were all last seated at one table together (while other games play, the ladder waits for them to mix)."""
+    who were all last seated at one table together (while other games play, the ladder waits for them to mix).
+    ``others``: the mu of the field's entrants that are not idle. ``rule``: one of ``RULES``."""
+    if rule not in RULES:
+        raise ValueError(f"unknown ladder pairing rule {rule}: this abluxx knows {RULES}")
     rng = random.Random(_derive(seed, "ladder", choice))
     jitter = {m.name: rng.random() for m in members}
     new = settings.new_games
@@ -109,23 +123,96 @@ def choose(
         return (2, m.games, 0.0, jitter[m.name])
 
     order = sorted(members, key=priority)
+    rank = {m.name: i for i, m in enumerate(order)}
     want = len(members) // table_size
     if settings.tables:
         want = min(want, settings.tables)
     if budget_left is not None:
         want = min(want, budget_left)
     seating = _Seating(members, jitter)
-    offset = rng.randrange(table_size)  # where this choice cuts the mu order into blocks
+    places: _Blocks | _Field
+    if rule == BLOCKS:
+        places = _Blocks(seating, table_size, rng.randrange(table_size))
+    else:
+        places = _Field(members, others, table_size, table_size * rng.randrange(WINDOW), jitter)
     tables: list[tuple[str, ...]] = []
     for m in order:
         if len(tables) >= want:
             break
         if seating.free(m.name):
-            table = seating.table_for(m, table_size, offset, meetings, settings.max_meetings, no_repeat)
+            targets = places.targets(m, rng, rank)
+            table = seating.table_for(m, targets, meetings, settings.max_meetings, no_repeat)
             if table is not None:
+                places.seat(table)
                 rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
                 tables.append(tuple(table))
     return tables
+
+
+class _Blocks:
+    """The ``BLOCKS`` rule: the idle entrants' mu order cut into blocks of k from position ``offset`` on (wrapping
+    round); an anchor's targets are the mu of its block-mates."""
+
+    def __init__(self, seating: _Seating, k: int, offset: int) -> None:
+        self.seating, self.k, self.offset = seating, k, offset
+
+    def targets(self, anchor: Member, rng: random.Random, rank: Mapping[str, int]) -> list[float]:
+        mus, k = self.seating.mus, self.k
+        n, a = len(mus), self.seating.index[anchor.name]
+        start = a - (a - self.offset) % k
+        return [mus[(start + j) % n] for j in range(k) if (start + j) % n != a]
+
+    def seat(self, names: Iterable[str]) -> None:
+        pass
+
+
+class _Field:
+    """The field's mu order: the idle entrants and the rest (busy, or absent), cut into **windows** of
+    ``WINDOW * k`` places from k places or none, as the seed says (a part at an end with fewer than k places joins
+    its neighbour). An anchor's opponents are taken from the places of its window that no table of this choice
+    holds yet (the idle entrants' first, by the choice's priority, then the rest's at random), and the free entrant
+    nearest in mu to each place is seated. When the window has too few places left, the nearest places outside it
+    make up the number."""
+
+    def __init__(self, members: Sequence[Member], others: Sequence[float], k: int, offset: int,
+                 jitter: Mapping[str, float]) -> None:  # fmt: skip
+        order = sorted([(m.mu, 0, jitter[m.name], m.name) for m in members] + [(mu, 1, 0.0, "") for mu in others])
+        self.mus = [mu for mu, *_ in order]
+        self.place = {name: i for i, (*_, name) in enumerate(order) if name}
+        self.name = {i: name for name, i in self.place.items()}
+        self.used: set[int] = set()
+        self.k = k
+        n, width = len(order), WINDOW * k
+        cuts = [0, *range(offset or width, n, width), n]
+        parts = [[a, b] for a, b in itertools.pairwise(cuts) if b > a]
+        if len(parts) > 1 and parts[0][1] - parts[0][0] < k:
+            parts[:2] = [[parts[0][0], parts[1][1]]]
+        if len(parts) > 1 and parts[-1][1] - parts[-1][0] < k:
+            parts[-2:] = [[parts[-2][0], parts[-1][1]]]
+        self.window = [w for w, (a, b) in enumerate(parts) for _ in range(a, b)]
+        self.parts = parts
+
+    def targets(self, anchor: Member, rng: random.Random, rank: Mapping[str, int]) -> list[float]:
+        """The mu of the k - 1 places taken for ``anchor`` (the class's docstring)."""
+        at = self.place[anchor.name]
+        low, high = self.parts[self.window[at]]
+        inside = [i for i in range(low, high) if i != at and i not in self.used]
+        idle = sorted((i for i in inside if i in self.name), key=lambda i: rank[self.name[i]])
+        rest = [i for i in inside if i not in self.name]
+        rng.shuffle(rest)
+        taken = [*idle, *rest][: self.k - 1]
+        below, above = low - 1, high  # the window spent: the nearest free places outside it, nearer first
+        while len(taken) < self.k - 1 and (below >= 0 or above < len(self.mus)):
+            if above >= len(self.mus) or (below >= 0 and at - below <= above - at):
+                i, below = below, below - 1
+            else:
+                i, above = above, above + 1
+            if i not in self.used:
+                taken.append(i)
+        return [self.mus[i] for i in taken]
+
+    def seat(self, names: Iterable[str]) -> None:
+        self.used.update(self.place[n] for n in names)
 
 
 def repeats(lasts: Iterable[int]) -> bool:
@@ -178,17 +265,12 @@ class _Seating:
         return root
 
     def table_for(
-        self, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int, no_repeat: bool = False
+        self, anchor: Member, targets: list[float], meetings: Meetings, cap: int, no_repeat: bool = False
     ) -> list[str] | None:
-        """``anchor`` and k - 1 free opponents that fit (owners apart, pairs under the cap; the cap raised by one,
-        then two, then dropped, when that fails), all then taken; None when no table fits. The opponents are the
-        anchor's block: the mu order is cut into blocks of k from position ``offset`` on (wrapping round), and
-        each opponent is the free entrant nearest in mu to one of its block-mates (the block-mate itself when it
-        is free and fits)."""
-        n = len(self.members)
+        """``anchor`` and, for each of the ``targets`` (mus), the free entrant nearest to it that fits (owners
+        apart, pairs under the cap; the cap raised by one, then two, then dropped, when that fails), all then
+        taken; None when no table fits."""
         a = self.index[anchor.name]
-        start = a - (a - offset) % k
-        targets = [self.mus[(start + j) % n] for j in range(k) if (start + j) % n != a]
         limits = (cap, cap + 1, cap + 2, None) if cap else (None,)  # the cap (0: none) relaxed step by step
         for limit in limits:
             picked = self._fill(a, targets, meetings, limit, no_repeat)

@@ -26,7 +26,7 @@ from referee.store.ladder import Choice, LadderEntrant, ResultRow
 
 from . import deals
 from .config import LadderSettings, TournamentConfig, WorkerSettings
-from .ladder import Meetings, Member, choose, repeats
+from .ladder import BLOCKS, RULE, Meetings, Member, choose, repeats
 from .presence import Attendance, Presence
 from .progress import Progress
 from .runner import (
@@ -101,17 +101,21 @@ class Book:
     def budget_left(self) -> int | None:
         return None if self.settings.games is None else self.settings.games - self.scheduled
 
-    def choose(self, idle: Sequence[LadderEntrant], free: int, in_flight: int = 0) -> list[tuple[str, ...]]:
-        """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice.
-        With ``in_flight`` (the games in flight, when the ladder waits for entrants to mix; 0 when it does not), no
-        table seats again the entrants of one table that just ended: they wait for others to come free and mix."""
+    def choose(
+        self, idle: Sequence[LadderEntrant], free: int, in_flight: int = 0, rule: int = RULE
+    ) -> list[tuple[str, ...]]:
+        """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice,
+        by pairing ``rule``. With ``in_flight`` (the games in flight, when the ladder waits for entrants to mix; 0
+        when it does not), no table seats again the entrants of one table that just ended: they wait for others to
+        come free and mix."""
         prior = Rating(MU, SIGMA)  # an entrant with no result seen yet
-        members = []
+        members, names = [], {e.name for e in idle}
+        others = [r.mu for name, r in self.view.items() if name not in names]  # the rated entrants not idle
         for e in idle:
             r = self.view.get(e.name, prior)
             members.append(Member(e.name, e.owner, r.mu, r.sigma, self.games[e.name], self.last.get(e.name, -1)))
         return choose(self.choices, members, self.settings, self.table_size, self.seed, self.meetings, free,
-                      no_repeat=in_flight > 0)  # fmt: skip
+                      no_repeat=in_flight > 0, others=others, rule=rule)  # fmt: skip
 
     def repeats(self, table: tuple[str, ...]) -> bool:
         """Whether all of ``table`` were last seated at one table together (what ``choose``'s no_repeat avoids)."""
@@ -143,7 +147,7 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
             continue
         for res in results[book.seen : r.results_seen]:
             book.add_result(res.seats, res.places)
-        again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0)
+        again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0, r.rule or BLOCKS)
         out.append((r.round, r.tables, tuple(again)))
         book.record(r.tables)
     return out
@@ -330,7 +334,7 @@ class LadderHooks(GameHooks):
                 closed.append(ds.deal)
                 del self.open[ds.deal]
         choice = Choice(book.choices, slots, book.seen, tuple(e.name for e in idle), free, tuple(tables),
-                        tuple(opened), tuple(closed), in_flight)  # fmt: skip
+                        tuple(opened), tuple(closed), in_flight, RULE)  # fmt: skip
         ladder_store.add_choice(self.store, self.tid, choice)
         book.record(tables)
         book.scheduled += len(slots)

@@ -15,6 +15,8 @@ import pytest
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.store import migrations as m
 from referee.store import open_store
+from referee.tournament.config import TournamentConfig
+from referee.tournament.ladder_run import replay
 from tests.service.helpers import ABLUXX, ORGANISER, auth, start_server, stub, terminate, write_settings
 
 STORES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
@@ -43,6 +45,14 @@ def committed_records(data: Path, tid: str) -> list[Path]:
         return [store.record_file(g.record_path) for g in store.games(tid)]  # type: ignore[misc]  # all have one
 
 
+def replayed(data: Path, tid: str) -> list[tuple[int, bool]]:
+    """Each stored ladder choice that keeps what it was chosen from, and whether today's code makes it again."""
+    with open_store(data) as store:
+        row = store.tournament(tid)
+        assert row is not None
+        return [(n, stored == again) for n, stored, again in replay(store, TournamentConfig.from_json(row.config))]
+
+
 def test_every_release_with_its_own_schema_has_a_store() -> None:
     assert sorted(p.name for p in STORES.iterdir()) == [
         "1-first-tables", "2-deal-keys", "3-ladders", "4-void-deals", "5-ladder-choices",
@@ -69,6 +79,10 @@ def test_an_old_store_opens_serves_verifies_and_resumes(tmp_path: Path, release:
                      cwd=tmp_path)  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
+    made = replayed(data, tid["lad"]) if "lad" in tid else []
+    assert all(same for _, same in made), made  # each old choice made again by the rule that made it
+    assert bool(made) == (release == "5-ladder-choices")  # the first release to keep what a choice was made from
+
     srv = start_server(data, write_settings(tmp_path))
     try:
         s = stub(srv.address)
@@ -92,3 +106,6 @@ def test_an_old_store_opens_serves_verifies_and_resumes(tmp_path: Path, release:
             assert row.games == (expected[name]["scheduled"] if name == "open" else LADDER_GAMES)
         checked = abluxx("verify", *committed_records(data, tid[name]), "--jobs", "1", cwd=tmp_path)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+    if "lad" in tid:  # the resumed ladder's choices, by today's rule, after the old ones, by theirs
+        again = replayed(data, tid["lad"])
+        assert len(again) > len(made) and all(same for _, same in again), again

@@ -1,12 +1,19 @@
-"""The ladder's seating rule, checked against a plain search that reads like docs/tournaments.md ("How a round is
-chosen"), and the parts of a round the pairing tests leave loose: who opens a table, the pair counts, the decks."""
+"""The ladder's seating (the free entrant nearest each target, owners apart, under the pair cap), checked against a
+plain search on the first rule's targets (``BLOCKS``, kept to make old choices again), and the parts of a choice
+the pairing tests leave loose: who opens a table, the pair counts, the decks."""
 
 from __future__ import annotations
 
 import random
 
 from referee.tournament.config import LadderSettings
-from referee.tournament.ladder import Meetings, Member, _Seating, choose
+from referee.tournament.ladder import Meetings, Member, _Blocks, _Seating, choose
+
+
+def block_table(seating: _Seating, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int):
+    """The table ``seating`` builds for ``anchor`` under the blocks rule (``BLOCKS``) cut at ``offset``."""
+    targets = _Blocks(seating, k, offset).targets(anchor, random.Random(0), {})
+    return seating.table_for(anchor, targets, meetings, cap)
 
 
 class PlainSeating:
@@ -85,7 +92,7 @@ def test_the_seating_finds_what_a_plain_search_finds() -> None:
             if not fast.free(anchor.name):
                 assert anchor.name in seated
                 continue
-            got = fast.table_for(anchor, k, offset, meetings, cap)
+            got = block_table(fast, anchor, k, offset, meetings, cap)
             assert got == plain.table_for(anchor.name, k, offset, meetings, cap), (case, anchor.name)
             seated += got or []
             checked += got is not None
@@ -104,7 +111,7 @@ def test_a_relaxed_pair_cap_rises_one_step_at_a_time() -> None:
         for other, times in counts.items():
             for _ in range(times):
                 meetings.add_round([("a", other)])
-        return _Seating(members, jitter).table_for(members[0], 2, 0, meetings, 1)
+        return block_table(_Seating(members, jitter), members[0], 2, 0, meetings, 1)
 
     assert seat({"b": 2, "c": 1, "d": 1}) == ["a", "c"]  # raised to 2: b (met twice) still kept apart
     assert seat({"b": 3, "c": 2, "d": 2}) == ["a", "c"]  # raised to 3
@@ -117,7 +124,7 @@ def test_a_first_opponent_that_leaves_no_room_is_replaced_by_the_next_nearest() 
     members = [Member(n, n, mu, 1.0, 0) for n, mu in (("a", 0.0), ("b", 1.0), ("c", 2.0), ("d", 3.0))]
     meetings = Meetings(10)
     meetings.add_round([("b", "c"), ("b", "d")])
-    table = _Seating(members, dict.fromkeys("abcd", 0.0)).table_for(members[0], 3, 0, meetings, 1)
+    table = block_table(_Seating(members, dict.fromkeys("abcd", 0.0)), members[0], 3, 0, meetings, 1)
     assert table == ["a", "c", "d"]
 
 
