@@ -1,16 +1,19 @@
 """The how-to-enter page's upload form, in Chromium against a real ``abluxx serve --http-port``: a signed-in
 author uploads a Python bot's archive, it is validated in the sandbox, and the page says it was accepted and shows
-the bot's own output; an archive with a link out of the upload is refused naming it; a visitor sees no form."""
+the bot's own output; an archive with a link out of the upload is refused naming it; a visitor sees no form. A
+SIGTERM then stops the server cleanly, its hosted bot's link folder gone."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import tarfile
+import tempfile
 from pathlib import Path
 
 from tests.sandbox.conftest import needs_sandbox
-from tests.service.helpers import ALICE
+from tests.service.helpers import ALICE, terminate
 
 from .site import start_site
 from .test_site_browser import SLOW, _sign_in
@@ -61,5 +64,11 @@ def test_an_author_uploads_a_bot_from_the_how_to_enter_page(tmp_path: Path, page
         assert other.goto(f"{site.url}/g/{gid[0]}/output/-", timeout=SLOW).status == 404  # a visitor does not
         shown = _upload(page, site.url, "linked", _archive(tmp_path / "linked.tar.gz", link_out=True))
         assert "the link 'keys' points outside the upload" in shown and "Accepted" not in shown
+        # stopped as a service manager stops it, the server stops its hosted bot and removes its links' folder
+        digest = hashlib.sha256(str((tmp_path / "data").resolve()).encode()).hexdigest()[:8]
+        links = Path(tempfile.gettempdir()) / f"abluxx-hosted-{digest}"
+        assert (links / "webbot.v1.sock").is_symlink()
+        assert terminate(site.proc) == 0
+        assert not links.exists()
     finally:
         site.stop()
