@@ -168,8 +168,8 @@ class _Blocks:
 
 class _Field:
     """The field's mu order: the idle entrants and the rest (busy, or absent), cut into **windows** of
-    ``WINDOW * k`` places from k places or none, as the seed says (a part at an end with fewer than k places joins
-    its neighbour). An anchor's opponents are taken from the places of its window that no table of this choice
+    ``WINDOW * k`` places from k places or none, as the seed says (a last part with fewer than k places joins its
+    neighbour). An anchor's opponents are taken from the places of its window that no table of this choice
     holds yet (the idle entrants' first, by the choice's priority, then the rest's at random), and the free entrant
     nearest in mu to each place is seated. When the window has too few places left, the nearest places outside it
     make up the number."""
@@ -183,10 +183,8 @@ class _Field:
         self.used: set[int] = set()
         self.k = k
         n, width = len(order), WINDOW * k
-        cuts = [0, *range(offset or width, n, width), n]
-        parts = [[a, b] for a, b in itertools.pairwise(cuts) if b > a]
-        if len(parts) > 1 and parts[0][1] - parts[0][0] < k:
-            parts[:2] = [[parts[0][0], parts[1][1]]]
+        cuts = [0, *range(offset or width, n, width), n]  # offset 0 or k: the first part is never short
+        parts = [list(p) for p in itertools.pairwise(cuts)]
         if len(parts) > 1 and parts[-1][1] - parts[-1][0] < k:
             parts[-2:] = [[parts[-2][0], parts[-1][1]]]
         self.window = [w for w, (a, b) in enumerate(parts) for _ in range(a, b)]
@@ -265,7 +263,7 @@ class _Seating:
         return root
 
     def table_for(
-        self, anchor: Member, targets: list[float], meetings: Meetings, cap: int, no_repeat: bool = False
+        self, anchor: Member, targets: list[float], meetings: Meetings, cap: int, no_repeat: bool
     ) -> list[str] | None:
         """``anchor`` and, for each of the ``targets`` (mus), the free entrant nearest to it that fits (owners
         apart, pairs under the cap; the cap raised by one, then two, then dropped, when that fails), all then
@@ -281,7 +279,7 @@ class _Seating:
         return None
 
     def _fill(
-        self, a: int, targets: list[float], meetings: Meetings, cap: int | None, no_repeat: bool = False
+        self, a: int, targets: list[float], meetings: Meetings, cap: int | None, no_repeat: bool
     ) -> list[int] | None:
         """The anchor ``a`` and, for each target, the free entrant nearest to it that fits; when the later ones
         cannot be found (or, with ``no_repeat``, the table would be one table's entrants again), the first opponent

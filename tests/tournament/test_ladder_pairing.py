@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.tournament.config import ConfigError, LadderSettings, load
-from referee.tournament.ladder import Meetings, Member, choose
+from referee.tournament.ladder import BLOCKS, Meetings, Member, choose
 
 LADDER = """
 name = "lad"
@@ -135,6 +135,43 @@ def test_when_everyone_plays_each_table_is_drawn_from_a_window_of_neighbours_in_
     assert min(neighbours.values()) >= 1  # every pair of neighbours met
     assert sum(neighbours.values()) / 15 >= 6  # and in more than a fifth of the rounds (1 in 5 for random tables)
     assert min(len(o) for o in opponents.values()) >= 6  # nobody always meets the same three
+
+
+def test_choices_stored_before_the_windows_are_made_again_from_blocks_of_neighbours() -> None:
+    """The first rule (``BLOCKS``), kept so that a stored choice from before the windows replays as it was made:
+    sixteen entrants well apart in mu, all playing every round at tables of 4: each table is a block of four
+    neighbours in mu order, cut at a place that moves from round to round (the last block wrapping round)."""
+    members = [Member(f"e{i:02d}", f"e{i:02d}", 10.0 + 2 * i, 1.0, 50) for i in range(16)]
+    meetings = Meetings(LadderSettings().meeting_window)
+    neighbours = dict.fromkeys(range(15), 0)
+    blocks = set()
+    for r in range(20):
+        tables = choose(r, members, LadderSettings(), 4, 1, meetings, rule=BLOCKS)
+        meetings.add_round(tables)
+        assert len(tables) == 4
+        for t in tables:
+            at = sorted(int(n[1:]) for n in t)
+            assert any({(a + j) % 16 for j in range(4)} == set(at) for a in at), t  # four neighbours
+            blocks.add(tuple(at))
+            for i in range(15):
+                neighbours[i] += {i, i + 1} <= set(at)
+    assert min(neighbours.values()) >= 10  # every pair of neighbours met in at least half of the 20 rounds
+    assert len(blocks) > 4  # the cuts moved
+
+
+def test_an_unknown_pairing_rule_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown ladder pairing rule 9: this abluxx knows \(1, 2\)"):
+        choose(0, field(8, 8), LadderSettings(), 4, 1, Meetings(10), rule=9)
+
+
+def test_entrants_who_last_sat_together_sit_together_again_unless_told_not_to() -> None:
+    """Four entrants whose last table was one table: by default (nothing in flight) they are seated again; with
+    ``no_repeat`` they are not (they wait to mix), whichever rule."""
+    members = [Member(n, n, 20.0 + i, 1.0, 12, last=3) for i, n in enumerate("abcd")]
+    for rule in (1, 2):
+        (table,) = choose(0, members, LadderSettings(), 4, 1, Meetings(10), rule=rule)
+        assert sorted(table) == ["a", "b", "c", "d"]
+        assert choose(0, members, LadderSettings(), 4, 1, Meetings(10), no_repeat=True, rule=rule) == []
 
 
 def test_when_a_round_cannot_seat_everyone_the_settled_with_fewest_games_play() -> None:
