@@ -207,6 +207,8 @@ def test_a_spent_window_takes_the_nearest_free_places_outside_it_the_lower_first
     window = {8, 9, 10, 11, 13, 14, 15}  # all of 12's window but 12 is held
     assert targets(12, window) == [16.0, 7.0, 17.0]  # 4 places above, then 5 below and 5 above: the lower first
     assert targets(12, window | {16}) == [7.0, 17.0, 6.0]
+    # place 0 as near as place 16 (8 places): the lower first
+    assert targets(8, {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15}) == [0.0, 16.0, 17.0]
     # at the bottom: the free places left, down to place 0, and no more (12 places: windows 0-8, 8-12)
     assert targets(9, {1, 2, 3, 4, 5, 6, 7, 8, 10}, n=12) == [11.0, 0.0]
 
