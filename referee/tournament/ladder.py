@@ -15,14 +15,15 @@ How a choice is seated (``choose``):
    first (their sigmas no longer steer the games); the seed breaks every tie. When a choice cannot seat everyone,
    this decides who plays.
 2. Each entrant in that order that is not seated yet opens a table from its window (``_Field``): the field's mu
-   order (every entrant rated so far and the idle) is cut into windows of ``WINDOW * table_size`` places from a
-   place the seed moves each choice, and the anchor's opponents are the free entrants nearest in mu to places of
-   its window that no table of this choice holds yet (the idle entrants' places first, by priority). So entrants
-   meet those up to a window away in mu, whose order is the least certain, and not always the same few. Never two
-   of one owner at a table, nor a pair that met ``max_meetings`` times in the last ``meeting_window`` choices (0,
-   the default: no such cap; a cap is raised by one, then two, then dropped for a table that cannot be filled
-   under it). An entrant sits at one table a choice. Choices stored before the windows were made from blocks of
-   ``table_size`` among the idle (``BLOCKS``); each choice stores its rule, and ``replay`` uses it.
+   order (every entrant rated so far and the idle) is cut into windows of ``WINDOW * table_size`` places from its
+   first place or its ``table_size``-th, as the seed says each choice, and the anchor's opponents are the free
+   entrants nearest in mu to places of its window that no table of this choice holds yet (the idle entrants'
+   places first, by priority). So entrants meet those up to a window away in mu, whose order is the least
+   certain, and not always the same few. Never two of one owner at a table, nor a pair that met ``max_meetings``
+   times in the last ``meeting_window`` choices (0, the default: no such cap; a cap is raised by one, then two,
+   then dropped for a table that cannot be filled under it). An entrant sits at one table a choice. Choices
+   stored before the windows were made from blocks of ``table_size`` among the idle (``BLOCKS``); each choice
+   stores its rule, and ``replay`` uses it.
 3. Stop at the free slots, at ``tables`` tables (0: no such cap), or at the games budget.
 
 Each table then joins a deal set (``ladder_run.LadderHooks``): the tables of a set share one secret deck and no
@@ -134,14 +135,13 @@ def choose(
     if rule == BLOCKS:
         places = _Blocks(seating, table_size, rng.randrange(table_size))
     else:
-        places = _Field(members, others, table_size, table_size * rng.randrange(WINDOW), jitter)
+        places = _Field(members, others, table_size, table_size * rng.randrange(WINDOW), jitter, rank, rng)
     tables: list[tuple[str, ...]] = []
     for m in order:
         if len(tables) >= want:
             break
         if seating.free(m.name):
-            targets = places.targets(m, rng, rank)
-            table = seating.table_for(m, targets, meetings, settings.max_meetings, no_repeat)
+            table = seating.table_for(m, places.targets(m), meetings, settings.max_meetings, no_repeat)
             if table is not None:
                 places.seat(table)
                 rng.shuffle(table)  # seats in a seeded order, so that nobody always holds seat 0's cards
@@ -156,7 +156,7 @@ class _Blocks:
     def __init__(self, seating: _Seating, k: int, offset: int) -> None:
         self.seating, self.k, self.offset = seating, k, offset
 
-    def targets(self, anchor: Member, rng: random.Random, rank: Mapping[str, int]) -> list[float]:
+    def targets(self, anchor: Member) -> list[float]:
         mus, k = self.seating.mus, self.k
         n, a = len(mus), self.seating.index[anchor.name]
         start = a - (a - self.offset) % k
@@ -172,16 +172,16 @@ class _Field:
     neighbour). An anchor's opponents are taken from the places of its window that no table of this choice
     holds yet (the idle entrants' first, by the choice's priority, then the rest's at random), and the free entrant
     nearest in mu to each place is seated. When the window has too few places left, the nearest places outside it
-    make up the number."""
+    make up the number. ``rank``: the choice's priority of each idle entrant; ``rng``: the choice's generator."""
 
     def __init__(self, members: Sequence[Member], others: Sequence[float], k: int, offset: int,
-                 jitter: Mapping[str, float]) -> None:  # fmt: skip
+                 jitter: Mapping[str, float], rank: Mapping[str, int], rng: random.Random) -> None:  # fmt: skip
         order = sorted([(m.mu, 0, jitter[m.name], m.name) for m in members] + [(mu, 1, 0.0, "") for mu in others])
         self.mus = [mu for mu, *_ in order]
         self.place = {name: i for i, (*_, name) in enumerate(order) if name}
         self.name = {i: name for name, i in self.place.items()}
         self.used: set[int] = set()
-        self.k = k
+        self.k, self.rank, self.rng = k, rank, rng
         n, width = len(order), WINDOW * k
         cuts = [0, *range(offset or width, n, width), n]  # offset 0 or k: the first part is never short
         parts = [list(p) for p in itertools.pairwise(cuts)]
@@ -190,14 +190,14 @@ class _Field:
         self.window = [w for w, (a, b) in enumerate(parts) for _ in range(a, b)]
         self.parts = parts
 
-    def targets(self, anchor: Member, rng: random.Random, rank: Mapping[str, int]) -> list[float]:
+    def targets(self, anchor: Member) -> list[float]:
         """The mu of the k - 1 places taken for ``anchor`` (the class's docstring)."""
         at = self.place[anchor.name]
         low, high = self.parts[self.window[at]]
         inside = [i for i in range(low, high) if i != at and i not in self.used]
-        idle = sorted((i for i in inside if i in self.name), key=lambda i: rank[self.name[i]])
+        idle = sorted((i for i in inside if i in self.name), key=lambda i: self.rank[self.name[i]])
         rest = [i for i in inside if i not in self.name]
-        rng.shuffle(rest)
+        self.rng.shuffle(rest)
         taken = [*idle, *rest][: self.k - 1]
         below, above = low - 1, high  # the window spent: the nearest free places outside it, nearer first
         while len(taken) < self.k - 1 and (below >= 0 or above < len(self.mus)):

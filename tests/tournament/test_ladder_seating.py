@@ -12,7 +12,7 @@ from referee.tournament.ladder import Meetings, Member, _Blocks, _Field, _Seatin
 
 def block_table(seating: _Seating, anchor: Member, k: int, offset: int, meetings: Meetings, cap: int):
     """The table ``seating`` builds for ``anchor`` under the blocks rule (``BLOCKS``) cut at ``offset``."""
-    targets = _Blocks(seating, k, offset).targets(anchor, random.Random(0), {})
+    targets = _Blocks(seating, k, offset).targets(anchor)
     return seating.table_for(anchor, targets, meetings, cap, False)
 
 
@@ -172,7 +172,7 @@ def test_who_opens_the_one_table_new_then_most_uncertain_then_fewest_games() -> 
 def test_the_field_is_cut_into_windows_of_two_tables_a_short_last_part_joining_its_neighbour() -> None:
     def parts(n: int, offset: int) -> list[list[int]]:
         members = [Member(f"e{i:02d}", "o", float(i), 1.0, 0) for i in range(n)]
-        return _Field(members, (), 4, offset, {m.name: 0.0 for m in members}).parts
+        return _Field(members, (), 4, offset, {m.name: 0.0 for m in members}, {}, random.Random(0)).parts
 
     assert parts(16, 0) == [[0, 8], [8, 16]]
     assert parts(16, 4) == [[0, 4], [4, 12], [12, 16]]
@@ -189,8 +189,8 @@ def test_an_anchors_places_are_the_idle_in_its_window_first_then_the_busy_then_t
     busy = [0.0, 3.0, 4.0, 5.0, 6.0, 7.0, *(21.0 + i for i in range(7))]
     rank = {"a": 0, "b": 1, "c": 2}
     for seed in range(20):
-        field = _Field(idle, busy, 4, 0, dict.fromkeys("abc", 0.0))
-        targets = field.targets(idle[0], random.Random(seed), rank)
+        field = _Field(idle, busy, 4, 0, dict.fromkeys("abc", 0.0), rank, random.Random(seed))
+        targets = field.targets(idle[0])
         assert targets[0] == 2.0 and len(targets) == 3
         assert set(targets[1:]) <= {0.0, 3.0, 4.0, 5.0, 6.0, 7.0}, targets
 
@@ -200,9 +200,9 @@ def test_a_spent_window_takes_the_nearest_free_places_outside_it_the_lower_first
     rank = {m.name: i for i, m in enumerate(members)}
 
     def targets(anchor: int, used: set[int], n: int = 24) -> list[float]:
-        field = _Field(members[:n], (), 4, 0, {m.name: 0.0 for m in members})  # windows 0-8, 8-16, 16-24
+        field = _Field(members[:n], (), 4, 0, dict.fromkeys(rank, 0.0), rank, random.Random(0))  # 0-8, 8-16, 16-24
         field.used = set(used)
-        return field.targets(members[anchor], random.Random(0), rank)
+        return field.targets(members[anchor])
 
     window = {8, 9, 10, 11, 13, 14, 15}  # all of 12's window but 12 is held
     assert targets(12, window) == [16.0, 7.0, 17.0]  # 4 places above, then 5 below and 5 above: the lower first
@@ -217,5 +217,6 @@ def test_an_idle_entrant_comes_before_a_busy_one_of_the_same_mu() -> None:
     """At one mu the idle entrant takes the lower place: here the last place of the first window, not the first of
     the next."""
     idle = Member("x", "x", 7.0, 1.0, 0)
-    field = _Field([idle], [*(float(i) for i in range(8)), *(8.0 + i for i in range(8))], 4, 0, {"x": 0.5})
+    busy = [*(float(i) for i in range(8)), *(8.0 + i for i in range(8))]
+    field = _Field([idle], busy, 4, 0, {"x": 0.5}, {"x": 0}, random.Random(0))
     assert field.place["x"] == 7 and field.window[7] == 0 and field.mus[8] == 7.0
