@@ -15,15 +15,16 @@ How a choice is seated (``choose``):
    first (their sigmas no longer steer the games); the seed breaks every tie. When a choice cannot seat everyone,
    this decides who plays.
 2. Each entrant in that order that is not seated yet opens a table from its window (``_Field``): the field's mu
-   order (every entrant rated so far and the idle) is cut into windows of ``WINDOW * table_size`` places from its
-   first place or its ``table_size``-th, as the seed says each choice, and the anchor's opponents are the free
-   entrants nearest in mu to places of its window that no table of this choice holds yet (the idle entrants'
-   places first, by priority). So entrants meet those up to a window away in mu, whose order is the least
-   certain, and not always the same few. Never two of one owner at a table, nor a pair that met ``max_meetings``
-   times in the last ``meeting_window`` choices (0, the default: no such cap; a cap is raised by one, then two,
-   then dropped for a table that cannot be filled under it). An entrant sits at one table a choice. Choices
-   stored before the windows were made from blocks of ``table_size`` among the idle (``BLOCKS``); each choice
-   stores its rule, and ``replay`` uses it.
+   order (the idle entrants and the rated entrants present but busy or down) is cut into windows of
+   ``WINDOW * table_size`` places from its first place or its ``table_size``-th, as the seed says each choice,
+   and the anchor's opponents are the free entrants nearest in mu to places of its window that no table of this
+   choice holds yet (the idle entrants' places first, by priority). So entrants meet those up to a window away
+   in mu, whose order is the least certain, and not always the same few. Never two of one owner at a table, nor
+   a pair that met ``max_meetings`` times in the last ``meeting_window`` choices (0, the default: no such cap; a
+   cap is raised by one, then two, then dropped for a table that cannot be filled under it). An entrant sits at
+   one table a choice. Choices stored before the windows were made from blocks of ``table_size`` among the idle
+   (``BLOCKS``), and for a day the field held every entrant rated so far, present or not (``WINDOWS``); each
+   choice stores its rule, and ``replay`` uses it.
 3. Stop at the free slots, at ``tables`` tables (0: no such cap), or at the games budget.
 
 Each table then joins a deal set (``ladder_run.LadderHooks``): the tables of a set share one secret deck and no
@@ -44,10 +45,13 @@ from .schedule import _derive
 
 # the pairing rules, numbered as a choice stores them (a rule once used is kept, so that ``ladder_run.replay``
 # makes every stored choice again as it was made): the opponents from the anchor's block of k among the idle
-# (choices stored before rules were numbered), or from its window of the whole field (``_Field``)
-BLOCKS, WINDOWS = 1, 2
-RULES = (BLOCKS, WINDOWS)
-RULE = WINDOWS  # the rule new choices use
+# (choices stored before rules were numbered), or from its window of the field's mu order (``_Field``), the field
+# being every entrant rated so far (``WINDOWS``: choices stored on 2026-12-07) or the entrants present
+# (``PRESENT``: a superseded or retired version no longer holds a place). ``choose`` itself makes the last two
+# alike: its caller passes the field (``others``, ``ladder_run.Book.choose``)
+BLOCKS, WINDOWS, PRESENT = 1, 2, 3
+RULES = (BLOCKS, WINDOWS, PRESENT)
+RULE = PRESENT  # the rule new choices use
 WINDOW = 2  # a window of the mu order holds this many tables' places: an anchor's opponents are drawn from it
 FIRST_TRIES = 8  # how many first opponents a table tries before the pair cap is relaxed for it
 
@@ -107,7 +111,8 @@ def choose(
     """The tables of choice number ``choice``, each with its entrants in seat order (see the module's docstring).
     ``budget_left``: at most this many tables (the free slots, the budget). ``no_repeat``: no table of entrants
     who were all last seated at one table together (while other games play, the ladder waits for them to mix).
-    ``others``: the mu of the field's entrants that are not idle. ``rule``: one of ``RULES``."""
+    ``others``: the mu of the field's entrants that are not idle (``Book.choose`` says which). ``rule``: one of
+    ``RULES``."""
     if rule not in RULES:
         raise ValueError(f"unknown ladder pairing rule {rule}: this abluxx knows {RULES}")
     rng = random.Random(_derive(seed, "ladder", choice))

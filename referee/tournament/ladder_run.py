@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -26,7 +26,7 @@ from referee.store.ladder import Choice, LadderEntrant, ResultRow
 
 from . import deals
 from .config import LadderSettings, TournamentConfig, WorkerSettings
-from .ladder import BLOCKS, RULE, Meetings, Member, choose, repeats
+from .ladder import BLOCKS, RULE, WINDOWS, Meetings, Member, choose, repeats
 from .presence import Attendance, Presence
 from .progress import Progress
 from .runner import (
@@ -102,15 +102,22 @@ class Book:
         return None if self.settings.games is None else self.settings.games - self.scheduled
 
     def choose(
-        self, idle: Sequence[LadderEntrant], free: int, in_flight: int = 0, rule: int = RULE
+        self,
+        idle: Sequence[LadderEntrant],
+        free: int,
+        in_flight: int = 0,
+        rule: int = RULE,
+        present: Collection[str] | None = None,
     ) -> list[tuple[str, ...]]:
         """At most ``free`` tables of the ``idle`` entrants (in this order: it seeds the ties) for the next choice,
         by pairing ``rule``. With ``in_flight`` (the games in flight, when the ladder waits for entrants to mix; 0
         when it does not), no table seats again the entrants of one table that just ended: they wait for others to
-        come free and mix."""
+        come free and mix. ``present``: the names of the entrants present (None: every entrant rated so far is);
+        the windows' field holds those rated and not idle (under ``WINDOWS``, every one rated)."""
         prior = Rating(MU, SIGMA)  # an entrant with no result seen yet
         members, names = [], {e.name for e in idle}
-        others = [r.mu for name, r in self.view.items() if name not in names]  # the rated entrants not idle
+        held = (lambda name: True) if rule == WINDOWS or present is None else present.__contains__
+        others = [r.mu for name, r in self.view.items() if name not in names and held(name)]
         for e in idle:
             r = self.view.get(e.name, prior)
             members.append(Member(e.name, e.owner, r.mu, r.sigma, self.games[e.name], self.last.get(e.name, -1)))
@@ -147,7 +154,8 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
             continue
         for res in results[book.seen : r.results_seen]:
             book.add_result(res.seats, res.places)
-        again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0, r.rule or BLOCKS)
+        present = {n for n, e in by_name.items() if e.present(r.round)}
+        again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0, r.rule or BLOCKS, present)
         out.append((r.round, r.tables, tuple(again)))
         book.record(r.tables)
     return out
@@ -266,8 +274,9 @@ class LadderHooks(GameHooks):
         up = [e for e in present if self.presence.available(e.name)]
         idle = [e for e in up if book.busy[e.name] < e.games_at_once]
         mixing = book.pending > 0 and not self._waited_to_mix()
-        tables = book.choose(idle, free, book.pending if mixing else 0)
-        if not tables and mixing and book.choose(idle, free, 0):
+        names = {e.name for e in present}
+        tables = book.choose(idle, free, book.pending if mixing else 0, present=names)
+        if not tables and mixing and book.choose(idle, free, 0, present=names):
             self.blocked_at = self.blocked_at or self.clock()  # seatable, but only as an ended table again: wait
             return []
         self.blocked_at = None

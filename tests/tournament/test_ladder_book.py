@@ -12,7 +12,7 @@ import contextlib
 import io
 import logging
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +33,7 @@ from referee.tournament import play as play_module
 from referee.tournament import progress as progress_module
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
-from referee.tournament.ladder import Meetings, Member, choose
+from referee.tournament.ladder import RULE, WINDOWS, Meetings, Member, choose
 from referee.tournament.ladder_run import Book, LadderHooks, open_ladder, replay, run_ladder
 from referee.tournament.presence import Presence
 from referee.tournament.runner import GameHooks, standings_of
@@ -859,3 +859,57 @@ def test_a_choice_stored_before_in_flight_was_kept_keeps_its_tables(tmp_path: Pa
         store.db.execute("UPDATE ladder_rounds SET in_flight = NULL WHERE tournament_id = ?", (tid,))
         (row,) = ladder_store.rounds(store, tid)
         assert row.in_flight is None and row.tables == tuple(s.seats for s in first)
+
+
+def test_a_version_no_longer_present_holds_no_place_in_the_windows(tmp_path: Path) -> None:
+    """The windows cut the mu order of the field present: earlier versions (superseded, retired) keep their
+    ratings but no place, so the idle are paired as if those had never played. Under the one-day rule that kept
+    every rated entrant (``WINDOWS``, made again only for choices stored with it) the left versions' places change
+    the tables."""
+    names = [f"e{i}" for i in range(8)]
+    config = small_ladder(tmp_path, names, 2)
+    idle = [LadderEntrant(n, n, n) for n in names]
+    mus = {n: Rating(10.0 + i, 2.0) for i, n in enumerate(names)}
+    ghosts = {f"old{i}": Rating(10.25 + i * 0.5, 2.0) for i in range(14)}  # between and among the present
+    with_ghosts, without = Book(config), Book(config)
+    with_ghosts.view, without.view = {**mus, **ghosts}, dict(mus)
+    differ = 0
+    for _ in range(12):
+        tables = with_ghosts.choose(idle, 4, present=set(names))
+        assert tables == without.choose(idle, 4, present=set(names))
+        assert tables == without.choose(idle, 4)  # None: every rated entrant is present
+        differ += tables != with_ghosts.choose(idle, 4, rule=WINDOWS, present=set(names))
+        with_ghosts.record(tables)
+        without.record(tables)
+    assert differ >= 3
+
+
+def test_choices_made_around_a_superseded_version_check_out(tmp_path: Path, monkeypatch) -> None:
+    """An open ladder with games in flight (so the windows hold busy entrants' places) where a bot's second
+    version replaces its first: every choice recomputes from the store, the field present at each choice taken
+    from the entrants' stored rounds. Replayed as if every rated version were present, the choices after the
+    new version differ."""
+    names = [f"f{i}" for i in range(7)]
+    config = small_ladder(tmp_path, names, 2, more="open = true\n")
+    tid = config.tournament_id
+    with open_store(tmp_path / "d") as store:
+        hooks = LadderHooks(store, config, open_ladder(store, config, "").book, {}, slots=3)
+        ladder_store.submit(store, tid, LadderEntrant("x.v1", "alice", "x", 1, address="10.0.0.9:1"))
+        playing: deque = deque()
+        for step in range(40):
+            if step == 20:
+                ladder_store.submit(store, tid, LadderEntrant("x.v2", "alice", "x", 2, address="10.0.0.9:2"))
+            for s in hooks.more_slots() or []:
+                hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+                playing.append(s)
+            done = playing.popleft()
+            places = (1, 2) if min(done.seats) < max(done.seats) else (2, 1)  # the name first in order wins
+            store.save_game(tid, done, result_of(done, places))
+            hooks.on_done(done, result_of(done, places))
+        checked = replay(store, config)
+        assert len(checked) > 25 and all(stored == again for _, stored, again in checked)
+        assert any("x.v2" in t for _, stored, _ in checked for t in stored)
+        choose_any = Book.choose
+        monkeypatch.setattr(Book, "choose", lambda self, idle, free, in_flight=0, rule=RULE, present=None:
+                            choose_any(self, idle, free, in_flight, rule))  # fmt: skip
+        assert any(stored != again for _, stored, again in replay(store, config))

@@ -160,7 +160,7 @@ def test_choices_stored_before_the_windows_are_made_again_from_blocks_of_neighbo
 
 
 def test_an_unknown_pairing_rule_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(ValueError, match=r"unknown ladder pairing rule 9: this abluxx knows \(1, 2\)"):
+    with pytest.raises(ValueError, match=r"unknown ladder pairing rule 9: this abluxx knows \(1, 2, 3\)"):
         choose(0, field(8, 8), LadderSettings(), 4, 1, Meetings(10), rule=9)
 
 
