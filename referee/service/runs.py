@@ -9,7 +9,6 @@ played again from its deal by the next run.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -391,5 +390,8 @@ class Run(GameHooks):
         self.taking = False
         if self.task is not None and not self.task.done():
             self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await self.task
+            except asyncio.CancelledError:
+                if (me := asyncio.current_task()) is not None and me.cancelling():
+                    raise  # the caller's own cancellation, not the run's: it must reach the caller

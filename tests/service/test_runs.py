@@ -13,6 +13,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TypeVar
 
 import pytest
@@ -626,3 +627,36 @@ def _nowhere() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_a_caller_cancelled_while_it_cancels_a_run_is_still_cancelled() -> None:
+    """``Run.cancel`` waits for the run's task to end and takes that task's CancelledError in; a cancellation
+    of the caller itself (a shutdown, an RPC whose client went away) while it waits must still reach the caller,
+    not be taken for the run's."""
+
+    async def go() -> None:
+        ending = asyncio.Event()
+
+        async def slow_to_end() -> None:
+            try:
+                await asyncio.sleep(3600)
+            finally:
+                await ending.wait()  # the run's games are being abandoned
+
+        run = SimpleNamespace(taking=True, task=asyncio.create_task(slow_to_end()))
+        await asyncio.sleep(0)
+        caller = asyncio.create_task(Run.cancel(run))  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # the caller now waits for the run's task to end
+        assert not caller.done()
+        caller.cancel()
+        ending.set()
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        assert run.task.cancelled() and run.taking is False
+
+        quiet = SimpleNamespace(taking=True, task=asyncio.create_task(asyncio.sleep(3600)))
+        await asyncio.sleep(0)
+        await Run.cancel(quiet)  # type: ignore[arg-type]  # the run's own cancellation is taken in
+        assert quiet.task.cancelled()
+
+    asyncio.run(go())
