@@ -33,10 +33,11 @@ from referee.tournament import play as play_module
 from referee.tournament import progress as progress_module
 from referee.tournament.config import TournamentConfig, load
 from referee.tournament.deals import PublicDeals, deck_seed
-from referee.tournament.ladder import RULE, WINDOWS, Meetings, Member, choose
-from referee.tournament.ladder_run import Book, LadderHooks, open_ladder, replay, run_ladder
+from referee.tournament.ladder import BLOCKS, RULE, WINDOWS, Meetings, Member, choose
+from referee.tournament.ladder_run import DEAL_TABLE, Book, LadderHooks, open_ladder, replay, run_ladder
 from referee.tournament.presence import Presence
 from referee.tournament.runner import GameHooks, standings_of
+from referee.tournament.schedule import _slot
 
 from .helpers import config_text, in_process_player
 
@@ -913,3 +914,54 @@ def test_choices_made_around_a_superseded_version_check_out(tmp_path: Path, monk
         monkeypatch.setattr(Book, "choose", lambda self, idle, free, in_flight=0, rule=RULE, present=None:
                             choose_any(self, idle, free, in_flight, rule))  # fmt: skip
         assert any(stored != again for _, stored, again in replay(store, config))
+
+
+def test_each_round_stored_before_choices_counts_its_own_slots_once(tmp_path: Path) -> None:
+    """Three rounds stored before choices, one table each, then a choice from the ratings they left: a resumed
+    book and replay each count every old round's own slots once (its games, its meetings), so the choice after them
+    checks out. Had a round counted the slots before it again, the entrants of the first tables would have more
+    games, be seated later, and the recomputed choice would differ."""
+    config = small_ladder(tmp_path, ["a", "b", "c", "d"], 2)
+    tid = config.tournament_id
+    tables = [("a", "b"), ("c", "a"), ("b", "d")]
+    old = [_slot(tid, i, DEAL_TABLE, i, 0, 11 + i, t) for i, t in enumerate(tables)]
+    with open_store(tmp_path / "d") as store:
+        open_ladder(store, config, "")
+        for i, s in enumerate(old):
+            ladder_store.add_round(store, tid, i, [s])
+        book = Book.load(store, config)
+        assert book.games == Counter(n for t in tables for n in t) and book.choices == 3
+        hooks = LadderHooks(store, config, book, {}, slots=1)
+        for s in old:
+            hooks.on_done(s, result_of(s, (1, 2)))  # the first seat wins: every rating differs
+        assert len(hooks.more_slots() or []) == 1
+        assert [(choice, stored == again) for choice, stored, again in replay(store, config)] == [(3, True)]
+
+
+def test_the_book_passes_the_busy_entrants_present_and_the_rule_asked_for(tmp_path: Path) -> None:
+    """``Book.choose`` hands ``choose`` the μ of the entrants present and not idle (busy, or down), which hold
+    their places in the windows, and the rule it was asked for (replay asks for each choice's stored one): its
+    tables are ``choose``'s own, and differ from those of a field without the busy and of the blocks."""
+    names = [f"e{i}" for i in range(8)]
+    config = small_ladder(tmp_path, names, 2)
+    settings = config.ladder
+    assert settings is not None
+    book = Book(config)
+    book.view = {n: Rating(10.0 + i, 2.0) for i, n in enumerate(names)} | {"gone": Rating(12.5, 2.0)}
+    idle = [LadderEntrant(n, n, n) for n in names[::2]]  # every other one idle; the rest play
+    members = [Member(e.name, e.owner, book.view[e.name].mu, 2.0, 0) for e in idle]
+    busy = [book.view[n].mu for n in names[1::2]]
+    without_busy = from_blocks = 0
+    for c in range(16):
+        book.choices = c
+
+        def made(others: list[float], rule: int, c: int = c) -> list[tuple[str, ...]]:
+            return choose(c, members, settings, 2, config.seed, Meetings(0), 2, others=others, rule=rule)
+
+        tables = book.choose(idle, 2, present=set(names))
+        assert tables == made(busy, RULE)
+        without_busy += tables != made([], RULE)
+        blocks = book.choose(idle, 2, rule=BLOCKS, present=set(names))
+        assert blocks == made(busy, BLOCKS)
+        from_blocks += blocks != tables
+    assert without_busy and from_blocks
