@@ -116,8 +116,8 @@ class Book:
         the windows' field holds those rated and not idle (under ``WINDOWS``, every one rated)."""
         prior = Rating(MU, SIGMA)  # an entrant with no result seen yet
         members, names = [], {e.name for e in idle}
-        held = (lambda name: True) if rule == WINDOWS or present is None else present.__contains__
-        others = [r.mu for name, r in self.view.items() if name not in names and held(name)]
+        field = None if rule == WINDOWS else present  # None: every entrant rated so far holds a place
+        others = [r.mu for name, r in self.view.items() if name not in names and (field is None or name in field)]
         for e in idle:
             r = self.view.get(e.name, prior)
             members.append(Member(e.name, e.owner, r.mu, r.sigma, self.games[e.name], self.last.get(e.name, -1)))
