@@ -21,8 +21,8 @@ ROOT = Path(referee.__file__).parent
 # package issue 14 adds).
 TIERS: list[set[str]] = [
     # the rules; protobuf code; terminal text; error types; the empirical likelihood; the collector's settings and
-    # the event loop
-    {"engine", "proto", "terminal", "errors", "likelihood", "gc_policy", "event_loop"},
+    # the event loop; ending a task from outside it
+    {"engine", "proto", "terminal", "errors", "likelihood", "gc_policy", "event_loop", "tasks"},
     # engine <-> protobuf; structured logs; addresses; Prometheus metrics; the duel's statistics
     {"wire", "log", "netaddr", "metrics", "stats"},
     {"records"},  # the game-record format

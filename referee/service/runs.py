@@ -22,6 +22,7 @@ from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.rating import Ratings
 from referee.store import SqliteStore
 from referee.store.void import VoidGame
+from referee.tasks import cancel_and_wait
 from referee.tournament.config import TournamentConfig, WorkerSettings
 from referee.tournament.health import Health
 from referee.tournament.ladder_run import Book, LadderHooks, spent
@@ -388,10 +389,5 @@ class Run(GameHooks):
         """Start no more games and abandon those in flight: play_slots ends each (``on_done`` with no result, which
         ends its spectators' streams) before the run's task ends."""
         self.taking = False
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            try:
-                await self.task
-            except asyncio.CancelledError:
-                if (me := asyncio.current_task()) is not None and me.cancelling():
-                    raise  # the caller's own cancellation, not the run's: it must reach the caller
+        if self.task is not None:
+            await cancel_and_wait(self.task)  # the caller's own cancellation, not the run's, reaches the caller

@@ -39,6 +39,7 @@ from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.records.paths import record_in
 from referee.records.private import private_folder, write_private
 from referee.records.recordfile import RecordError
+from referee.tasks import cancel_and_wait
 from referee.tournament.deals import fresh_seed
 
 from .settings import Settings
@@ -174,10 +175,8 @@ async def check_bot(
             await asyncio.wait({game, fault_seen}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for t in (game, fault_seen):
-                if not t.done():
-                    t.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await t
+                with contextlib.suppress(Exception):  # abandoned: how it ended does not matter; a cancel of ours does
+                    await cancel_and_wait(t)
     if first_fault:
         d = first_fault[0]
         kind = pb.DecisionKind.Name(d.kind).removeprefix("DECISION_KIND_").lower()
