@@ -25,8 +25,16 @@ from referee.metrics import RATING_FIT_SECONDS
 
 from .history import Fit
 
-# trueskill 0.4.5 with draw_probability=0 silently raises sigma on a tie; ties happen (R15), so keep it above 0.
-DRAW_PROBABILITY = 0.05
+# How often two equal players tie (TrueSkill's draw probability; its draw margin follows). Abluxxen's ties are rare:
+# between copies of one built-in bot, none in 6,000 games of 2 and 0.5-1.9% of neighbouring places in 4,000 of 3
+# (about 1% of pairs of 2 in the model's terms). A larger one reads every decisive result as won by more than the
+# margin, so the fit over-states differences: with 0.05, two identical entrants were marked "separated" 6.2% of
+# the time for 5% (docs/notes/2026-12-07-draw-probability.md). Above 0: ties happen (R15), and trueskill 0.4.5
+# with 0 silently raises sigma on a tie.
+DRAW_PROBABILITY = 0.01
+# the draw probability of every rating before DRAW_PROBABILITY was 0.01: ladder choices stored without one were made
+# from ratings of this one (``ladder_run.replay`` makes them again with it)
+DRAW_PROBABILITY_BEFORE = 0.05
 MU = 25.0
 SIGMA = MU / 3
 BETA = SIGMA / 2
@@ -40,9 +48,9 @@ def environment() -> trueskill.TrueSkill:
     return trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=BETA, tau=0.0, draw_probability=DRAW_PROBABILITY)
 
 
-def draw_margin() -> float:
+def draw_margin(draw_probability: float = DRAW_PROBABILITY) -> float:
     """TrueSkill's margin eps between two players' performances below which they tie."""
-    return float(trueskill.calc_draw_margin(DRAW_PROBABILITY, 2, environment()))
+    return float(trueskill.calc_draw_margin(draw_probability, 2, environment()))
 
 
 @dataclass(frozen=True)
@@ -68,10 +76,12 @@ def order(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[list[int], l
 class Ratings:
     """Ratings of a field of entrants over every game added (in any order)."""
 
-    def __init__(self, names: Iterable[str], refit_share: float | None = REFIT_SHARE) -> None:
-        self.refit_share = refit_share
+    def __init__(
+        self, names: Iterable[str], refit_share: float | None = REFIT_SHARE, draw_probability: float = DRAW_PROBABILITY
+    ) -> None:
+        self.refit_share, self.draw_probability = refit_share, draw_probability
         self._index: dict[str, int] = {}
-        self._fit = Fit(1 / SIGMA**2, MU / SIGMA**2, BETA**2, draw_margin())
+        self._fit = Fit(1 / SIGMA**2, MU / SIGMA**2, BETA**2, draw_margin(draw_probability))
         self.games = 0
         self._since_full = 0
         self._restored = False
@@ -98,7 +108,7 @@ class Ratings:
 
     def copy(self) -> Ratings:
         """An independent copy."""
-        other = Ratings((), self.refit_share)
+        other = Ratings((), self.refit_share, self.draw_probability)
         other._index, other._fit = dict(self._index), self._fit.copy()
         other.games, other._since_full, other._restored = self.games, self._since_full, self._restored
         return other

@@ -54,6 +54,9 @@ class RoundRow:
     tables: tuple[tuple[str, ...], ...] | None = None
     in_flight: int | None = None
     rule: int | None = None  # the pairing rule that made it (``tournament.ladder.RULES``); None: stored before rules
+    # the draw probability of the ratings it was chosen from; None: stored before it was kept (then 0.05,
+    # ``rating.DRAW_PROBABILITY_BEFORE``)
+    draw_probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,7 @@ class Choice:
     closed: tuple[int, ...] = ()
     in_flight: int | None = None
     rule: int | None = None
+    draw_probability: float | None = None  # of the ratings it was chosen from
 
 
 def add_choice(store: SqliteStore, tid: str, c: Choice) -> None:
@@ -168,10 +172,10 @@ def add_choice(store: SqliteStore, tid: str, c: Choice) -> None:
         store.insert_slots(tid, c.slots)
         db.execute(
             "INSERT INTO ladder_rounds (tournament_id, round, first_slot, games, chosen_at, results_seen, idle, free,"
-            " tables, in_flight, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " tables, in_flight, rule, draw_probability) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (tid, c.number, first, len(c.slots), time.time(), c.results_seen,
              None if c.idle is None else json.dumps(c.idle), c.free,
-             None if c.tables is None else json.dumps(c.tables), c.in_flight, c.rule),
+             None if c.tables is None else json.dumps(c.tables), c.in_flight, c.rule, c.draw_probability),
         )  # fmt: skip
         db.executemany("INSERT INTO ladder_deals VALUES (?, ?, ?, 0)", [(tid, d, seed) for d, seed in c.opened])
         db.executemany("UPDATE ladder_deals SET closed = 1 WHERE tournament_id = ? AND deal = ?",
@@ -186,11 +190,11 @@ def next_slot(store: SqliteStore, tid: str) -> int:
 
 def rounds(store: SqliteStore, tid: str) -> list[RoundRow]:
     """The ladder's choices (or rounds) so far, in order."""
-    q = ("SELECT round, first_slot, games, chosen_at, results_seen, idle, free, tables, in_flight, rule"
-         " FROM ladder_rounds WHERE tournament_id = ? ORDER BY round")  # fmt: skip
+    q = ("SELECT round, first_slot, games, chosen_at, results_seen, idle, free, tables, in_flight, rule,"
+         " draw_probability FROM ladder_rounds WHERE tournament_id = ? ORDER BY round")  # fmt: skip
     return [
         RoundRow(r[0], r[1], r[2], r[3], r[4], None if r[5] is None else tuple(json.loads(r[5])), r[6],
-                 None if r[7] is None else tuple(tuple(t) for t in json.loads(r[7])), r[8], r[9])
+                 None if r[7] is None else tuple(tuple(t) for t in json.loads(r[7])), r[8], r[9], r[10])
         for r in _db(store).execute(q, (tid,))
     ]  # fmt: skip
 

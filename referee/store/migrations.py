@@ -269,6 +269,12 @@ CREATE TABLE IF NOT EXISTS kept_standings (
 _RULE = "rule INTEGER"
 _AT_ONCE = "games_at_once INTEGER NOT NULL DEFAULT 0"  # asked at submission; 0: each ladder's own
 _COMMAND = "command TEXT"  # an uploaded bot's command line (JSON list), run in the sandbox; NULL: a bot at an address
+# the ratings' draw probability became 0.01 (referee/rating): every kept fit was of 0.05, so it goes, and each
+# leaderboard is fitted again at its first read, off the loop, as in a store from before fits were kept (its kept
+# standings, of 0.05, are shown until then, as after any restart); a ladder choice keeps the draw probability of
+# the ratings it read (NULL: 0.05), so ``ladder_run.replay`` makes every older choice again as it was made
+_DRAW = "DELETE FROM rating_fits;\nDELETE FROM rating_fit_marks;\n"
+_CHOICE_DRAW = "draw_probability REAL"
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tournaments, schedule, games and results", _FIRST),
@@ -285,6 +291,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "the site's sessions", _SITE_SESSIONS),
     Migration(13, "kept standings", _KEPT_STANDINGS),
     Migration(14, "ladder pairing rules", "", (("ladder_rounds", _RULE),)),
+    Migration(15, "ratings of the draw probability 0.01", _DRAW, (("ladder_rounds", _CHOICE_DRAW),)),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1].number
 

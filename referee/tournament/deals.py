@@ -30,6 +30,18 @@ class PublicDeals:
 DealKey = bytes | PublicDeals
 
 
+@dataclass
+class DealSet:
+    """A ladder's deal set that more tables may join (``ladder_run.LadderHooks``): its tables share one deck. Its
+    deck's seed, the owners at its tables, its tables, its games unfinished."""
+
+    deal: int
+    deck_seed: int
+    owners: set[str]
+    tables: int = 0
+    playing: int = 0
+
+
 def new_key() -> bytes:
     """A fresh secret deal key for one tournament."""
     return secrets.token_bytes(KEY_BYTES)

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from referee.log import get_logger
 from referee.match.spec import GameResult, GameSpec
-from referee.rating import MU, SIGMA, Rating, Ratings
+from referee.rating import DRAW_PROBABILITY_BEFORE, MU, SIGMA, Rating, Ratings
 from referee.store import SqliteStore
 from referee.store import ladder as ladder_store
 from referee.store.ladder import Choice, LadderEntrant, ResultRow
@@ -55,8 +55,8 @@ class Book:
         assert config.ladder is not None
         self.settings: LadderSettings = config.ladder
         self.table_size, self.seed = config.table_size, config.seed
-        self.ratings = Ratings(())
-        self.seen = 0  # results fed to the ratings
+        self.ratings = Ratings(())  # of today's draw probability; ``rated_with`` another for a stored choice's
+        self.results: list[tuple[tuple[str, ...], tuple[int, ...]]] = []  # fed to the ratings, in order
         self.choices = 0  # choices made; the next one's number
         self.games: Counter[str] = Counter()  # games chosen for each entrant (absent tables included)
         self.busy: Counter[str] = Counter()  # games chosen for each entrant and not finished
@@ -92,11 +92,24 @@ class Book:
         """A result seen: the ratings take it in at once, so that what a choice reads of them depends on the
         results seen alone, not on when (or how often) choices were asked for (``replay`` asks only at stored
         choices)."""
+        self.results.append((seats, places))
         for name in seats:
             self.ratings.join(name)
         self.ratings.add(seats, places)
-        self.seen += 1
         self.view = self.ratings.all()
+
+    @property
+    def seen(self) -> int:
+        return len(self.results)
+
+    def rated_with(self, draw_probability: float) -> None:
+        """The ratings of another draw probability (a stored choice's, made before it was 0.01), over the same
+        results taken in the same way, one by one: what a book of that draw probability would read now."""
+        if draw_probability != self.ratings.draw_probability:
+            results, self.results = self.results, []
+            self.ratings, self.view = Ratings((), draw_probability=draw_probability), {}
+            for seats, places in results:
+                self.add_result(seats, places)
 
     def budget_left(self) -> int | None:
         return None if self.settings.games is None else self.settings.games - self.scheduled
@@ -155,21 +168,11 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
         for res in results[book.seen : r.results_seen]:
             book.add_result(res.seats, res.places)
         present = {n for n, e in by_name.items() if e.present(r.round)}
+        book.rated_with(DRAW_PROBABILITY_BEFORE if r.draw_probability is None else r.draw_probability)
         again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0, r.rule or BLOCKS, present)
         out.append((r.round, r.tables, tuple(again)))
         book.record(r.tables)
     return out
-
-
-@dataclass
-class _DealSet:
-    """A deal set that more tables may join: its deck, the owners at its tables, its tables, its games unfinished."""
-
-    deal: int
-    deck_seed: int
-    owners: set[str]
-    tables: int = 0
-    playing: int = 0
 
 
 class LadderHooks(GameHooks):
@@ -207,7 +210,7 @@ class LadderHooks(GameHooks):
         self.presence: Attendance = presence or Presence()
         self.clock = clock
         self.began, self.started = clock(), 0  # for games_per_hour
-        self.open: dict[int, _DealSet] = {}
+        self.open: dict[int, deals.DealSet] = {}
         self.waiting: str | None = None  # why no table can be seated now, while that is so
         self.began_at: dict[int, float] = {}  # slot -> when its game started
         self.lengths: deque[float] = deque(maxlen=32)  # the last games' lengths: how long a wait to mix may be
@@ -343,7 +346,7 @@ class LadderHooks(GameHooks):
                 closed.append(ds.deal)
                 del self.open[ds.deal]
         choice = Choice(book.choices, slots, book.seen, tuple(e.name for e in idle), free, tuple(tables),
-                        tuple(opened), tuple(closed), in_flight, RULE)  # fmt: skip
+                        tuple(opened), tuple(closed), in_flight, RULE, book.ratings.draw_probability)  # fmt: skip
         ladder_store.add_choice(self.store, self.tid, choice)
         book.record(tables)
         book.scheduled += len(slots)
@@ -354,13 +357,13 @@ class LadderHooks(GameHooks):
                       present=len(present), results_seen=book.seen)  # fmt: skip
         return slots
 
-    def _deal_set(self, owners: set[str], opened: list[tuple[int, int]]) -> _DealSet:
+    def _deal_set(self, owners: set[str], opened: list[tuple[int, int]]) -> deals.DealSet:
         """The oldest open deal set with none of ``owners`` at its tables, or a new one (added to ``opened``)."""
         for ds in self.open.values():  # in the order they opened
             if ds.owners.isdisjoint(owners):
                 return ds
         book = self.book
-        ds = _DealSet(book.next_deal, deals.deck_seed(self.key, self.tid, DEAL_TABLE, book.next_deal), set())
+        ds = deals.DealSet(book.next_deal, deals.deck_seed(self.key, self.tid, DEAL_TABLE, book.next_deal), set())
         book.next_deal += 1
         self.open[ds.deal] = ds
         opened.append((ds.deal, ds.deck_seed))

@@ -198,7 +198,7 @@ def test_the_environment_is_the_one_the_docs_state() -> None:
     sigma = _fraction(m[2], mu=mu)
     documented = {"mu": mu, "sigma": sigma, "beta": _fraction(m[3], sigma=sigma),
                   "tau": _fraction(m[4], sigma=sigma), "draw_probability": float(m[5])}  # fmt: skip
-    literal = {"mu": 25, "sigma": 25 / 3, "beta": 25 / 6, "tau": 0, "draw_probability": 0.05}
+    literal = {"mu": 25, "sigma": 25 / 3, "beta": 25 / 6, "tau": 0, "draw_probability": 0.01}
     assert documented == pytest.approx(literal, rel=1e-12)
     env = environment()
     assert {k: getattr(env, k) for k in documented} == pytest.approx(documented, rel=1e-12)

@@ -114,4 +114,5 @@ def test_the_draw_margin_is_our_environments_whatever_trueskills_global_one_is(m
     """trueskill's global environment (beta 25/6 by default, as ours) is never read: another one changes nothing."""
     ours = draw_margin()
     monkeypatch.setattr(trueskill.global_env, "__trueskill__", trueskill.TrueSkill(beta=1.0), raising=False)
-    assert draw_margin() == ours == pytest.approx(0.3695, abs=1e-4)
+    assert draw_margin() == ours == pytest.approx(0.0739, abs=1e-4)
+    assert draw_margin(0.05) == pytest.approx(0.3695, abs=1e-4)  # the ratings' margin until 2026-12-07

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from referee.store import DATABASE, StoreError, open_store
+from referee.store import ladder as ladder_store
 from referee.store import migrations as m
+from referee.store import ratings as kept
 
 
 def _tables(path: Path) -> set[str]:
@@ -81,3 +83,24 @@ def test_statements_are_cut_at_their_ends() -> None:
         "CREATE TABLE a (x);  -- a note; with a semicolon",
         "CREATE TABLE b (\n  y  -- one; two\n);",
     ]
+
+
+def test_a_store_of_fits_of_the_old_draw_probability_fits_again_and_keeps_its_ladder_choices(tmp_path: Path) -> None:
+    """A store at migration 14 (ratings of the draw probability 0.05): opened by today's code its kept fits are gone,
+    so no leaderboard is restored from a fit of the old model (each is fitted again at its first read), and its
+    ladder choices read back with no draw probability: ``replay`` rates them with 0.05."""
+    with open_store(tmp_path) as store:
+        store.db.execute("INSERT INTO tournaments VALUES ('t1', 'old', '{}', 'old.toml', 1.0, NULL)")
+        kept.save(store, "t1", {"a": (0.1, 2.5, 1.0)}, (0, 0, 0))
+        assert kept.load(store, "t1") is not None
+        store.db.execute(
+            "INSERT INTO ladder_rounds (tournament_id, round, first_slot, games, chosen_at, results_seen, idle, free,"
+            " tables, in_flight, rule) VALUES ('t1', 0, 0, 0, 1.0, 0, '[]', 1, '[]', 0, 3)"
+        )
+        store.db.execute("DELETE FROM schema_migrations WHERE number = 15")
+        store.db.execute("PRAGMA user_version = 14")
+    with open_store(tmp_path) as store:
+        assert m.version(store.db) == m.LATEST
+        assert kept.load(store, "t1") is None
+        assert store.db.execute("SELECT COUNT(*) FROM rating_fits").fetchone()[0] == 0
+        assert [r.draw_probability for r in ladder_store.rounds(store, "t1")] == [None]

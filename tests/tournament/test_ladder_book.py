@@ -965,3 +965,47 @@ def test_the_book_passes_the_busy_entrants_present_and_the_rule_asked_for(tmp_pa
         assert blocks == made(busy, BLOCKS)
         from_blocks += blocks != tables
     assert without_busy and from_blocks
+
+
+def test_choices_stored_without_a_draw_probability_check_out_with_the_ratings_they_were_made_from(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A ladder whose choices read ratings of the draw probability 0.05 and stored none (as before 2026-12-07):
+    ``replay`` rates the results with 0.05 for them, so every choice checks out; rated with today's 0.01 some
+    differ. A resumed book chooses from today's ratings and stores 0.01, and the whole history still checks out."""
+    names = [f"g{i}" for i in range(8)]
+    config = small_ladder(tmp_path, names, 2)
+    tid = config.tournament_id
+    beats = {n: i % 3 for i, n in enumerate(names)}  # close skills: small changes of mu reorder them
+
+    def play(hooks: LadderHooks, steps: int, at: int) -> None:
+        playing: deque = deque()
+        for step in range(at, at + steps):
+            for s in hooks.more_slots() or []:
+                hooks.on_start(s, GameSpec(game_id=s.game_id, seed=1, entrants=()))
+                playing.append(s)
+            done = playing.popleft()
+            a, b = done.seats
+            first = (beats[a] + step) % 4 >= (beats[b] + step * 7) % 5  # winners mixed, deterministic
+            places = (1, 2) if first else (2, 1)
+            store.save_game(tid, done, result_of(done, places))
+            hooks.on_done(done, result_of(done, places))
+
+    with open_store(tmp_path / "d") as store:
+        book = open_ladder(store, config, "").book
+        book.rated_with(0.05)
+        play(LadderHooks(store, config, book, {}, slots=3), 60, 0)
+        store.db.execute("UPDATE ladder_rounds SET draw_probability = NULL WHERE tournament_id = ?", (tid,))
+        old = replay(store, config)
+        assert len(old) > 40 and all(stored == again for _, stored, again in old)
+        with monkeypatch.context() as m:
+            m.setattr(Book, "rated_with", lambda self, p: None)  # every choice from today's ratings
+            assert any(stored != again for _, stored, again in replay(store, config))
+
+        resumed = Book.load(store, config)
+        assert resumed.ratings.draw_probability == 0.01
+        play(LadderHooks(store, config, resumed, {}, slots=3), 20, 60)
+        kept = [r.draw_probability for r in ladder_store.rounds(store, tid)]
+        assert kept[: len(old)] == [None] * len(old) and set(kept[len(old) :]) == {0.01}
+        again = replay(store, config)
+        assert len(again) > len(old) and all(stored == made for _, stored, made in again)
