@@ -116,3 +116,19 @@ def test_the_draw_margin_is_our_environments_whatever_trueskills_global_one_is(m
     monkeypatch.setattr(trueskill.global_env, "__trueskill__", trueskill.TrueSkill(beta=1.0), raising=False)
     assert draw_margin() == ours == pytest.approx(0.0739, abs=1e-4)
     assert draw_margin(0.05) == pytest.approx(0.3695, abs=1e-4)  # the ratings' margin until 2026-12-07
+
+
+def test_ratings_of_another_draw_probability_keep_it_through_a_copy_and_read_decisive_games_harder() -> None:
+    """The draw probability a ladder's older choices were made with (0.05) is one of the model's: its margin reads
+    every decisive result as won by more, so the same games give a wider gap, and a copy keeps it."""
+    games = [(("a", "b"), (1, 2))] * 3 + [(("b", "a"), (1, 2))]
+    gaps = {}
+    for p in (0.01, 0.05):
+        ratings = Ratings(["a", "b"], draw_probability=p)
+        for seats, places in games:
+            ratings.add(seats, places)
+        copy = ratings.copy()
+        assert copy.draw_probability == ratings.draw_probability == p
+        copy.fit()
+        gaps[p] = copy.get("a").mu - copy.get("b").mu
+    assert gaps[0.05] > gaps[0.01] > 0
