@@ -19,15 +19,17 @@ def _sim(*args: str) -> dict:
 
 
 def test_pairing_by_the_true_order_is_worse_than_by_the_ladders_own_ratings() -> None:
-    """The finding the docs report: the leaderboard (TrueSkill) learns the order of a graded field sooner when the
-    ladder seats entrants near in its own ratings than near in the true order; the ladder beats random tables.
-    Seeded games, the same every run (4 seeds of a 16-entrant field: a seed's figure moves by a third either way;
-    over 24 seeds the windows' ratio to random tables was 0.78, 90% interval 0.66-0.93, docs/ladders.md)."""
+    """The finding the docs report: the leaderboard learns the order of a graded field sooner when the ladder seats
+    entrants near in its own ratings than near in the true order (which never gets there in 400 games: 4.8 times
+    random tables' games). Seeded games, the same every run. That the ladder also beats random tables takes more
+    seeds than a test can afford: over 24 seeds of this field its ratio was 0.80, 90% interval 0.68-0.95
+    (docs/ladders.md), but a seed's figure moves by a third either way, and seeds 1-4 give 1.05 (with the draw
+    probability 0.05 they gave under 1). So here only what 4 seeds can show: well under the true order's 4.8."""
     common = ("--seeds", "4", "--entrants", "16", "--span", "20", "--budget", "400")
     ladder, truth = _sim(*common), _sim(*common, "--pairing", "true-order")
     assert ladder["games_to_tau90_uniform"] == truth["games_to_tau90_uniform"]  # the same baseline games
-    assert ladder["games_to_tau90"] < truth["games_to_tau90"], (ladder, truth)
-    assert ladder["ratio"] < 1, ladder
+    assert ladder["games_to_tau90"] < truth["games_to_tau90"] / 2, (ladder, truth)
+    assert ladder["ratio"] < 1.5 < truth["ratio"], (ladder, truth)
 
 
 def test_model_games_are_a_seeded_permutation_of_places() -> None:
@@ -68,7 +70,7 @@ def test_the_calibrations_games_tie_within_the_draw_margin_as_the_model_does() -
         sys.path.remove(str(SCRIPTS))
     games = rating_calibration.games_of([25.0] * 8, 400, random.Random(3))
     tied = sum(len(set(places)) < 4 for _, places in games)
-    assert 40 < tied < 200, tied  # about a quarter of 4-seat games between equals hold a tie (106 here)
+    assert 10 < tied < 50, tied  # about 1 in 18 of 4-seat games between equals hold a tie (22 here; draw prob. 0.01)
     for _, places in games:
         ranked = sorted(places)
         steps = enumerate(itertools.pairwise(ranked), 1)
