@@ -65,13 +65,18 @@ def test_a_killed_referee_leaves_no_process_of_its_sandboxes(tmp_path: Path) -> 
     entrant = f'[[entrants]]\nname = "left"\ncommand = {json.dumps(argv)}\nsandbox = true\n'
     cfg = write_config(tmp_path, 'name = "killed"\ndeals = 50\n' + entrant + '[[entrants]]\nname = "r"\npolicy = '
                        '"random"\n')  # fmt: skip
-    proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(tmp_path / "data")], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    said = tmp_path / "referee.err"  # what the referee said, should its bot never start (once, under a loaded CI run)
+    with said.open("wb") as err:
+        proc = subprocess.Popen([*ABLUXX, "tournament", "run", str(cfg), "--data", str(tmp_path / "data")],
+                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not _running(tag) and time.monotonic() < deadline:
+        while not _running(tag) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-        assert _running(tag), "the sandboxed bot's daemon never started"
+        assert _running(tag), (
+            f"the sandboxed bot's daemon never started (referee exit {proc.poll()}): "
+            + (said.read_text(errors="replace")[-3000:])
+        )
     finally:
         proc.kill()
         proc.wait()
