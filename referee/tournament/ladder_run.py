@@ -56,7 +56,7 @@ class Book:
         self.settings: LadderSettings = config.ladder
         self.table_size, self.seed = config.table_size, config.seed
         self.ratings = Ratings(())  # of today's draw probability; ``rated_with`` another for a stored choice's
-        self.results: list[tuple[tuple[str, ...], tuple[int, ...]]] = []  # fed to the ratings, in order
+        self.seen = 0  # results fed to the ratings
         self.choices = 0  # choices made; the next one's number
         self.games: Counter[str] = Counter()  # games chosen for each entrant (absent tables included)
         self.busy: Counter[str] = Counter()  # games chosen for each entrant and not finished
@@ -92,24 +92,20 @@ class Book:
         """A result seen: the ratings take it in at once, so that what a choice reads of them depends on the
         results seen alone, not on when (or how often) choices were asked for (``replay`` asks only at stored
         choices)."""
-        self.results.append((seats, places))
         for name in seats:
             self.ratings.join(name)
         self.ratings.add(seats, places)
+        self.seen += 1
         self.view = self.ratings.all()
 
-    @property
-    def seen(self) -> int:
-        return len(self.results)
-
-    def rated_with(self, draw_probability: float) -> None:
-        """The ratings of another draw probability (a stored choice's, made before it was 0.01), over the same
-        results taken in the same way, one by one: what a book of that draw probability would read now."""
+    def rated_with(self, draw_probability: float, seen: Sequence[ResultRow]) -> None:
+        """The ratings of another draw probability (a stored choice's, made before it was 0.01) over ``seen``, the
+        results seen so far, taken in the same way, one by one: what a book of that draw probability would read now
+        (only ``replay`` asks: a running ladder keeps no results in memory)."""
         if draw_probability != self.ratings.draw_probability:
-            results, self.results = self.results, []
-            self.ratings, self.view = Ratings((), draw_probability=draw_probability), {}
-            for seats, places in results:
-                self.add_result(seats, places)
+            self.ratings, self.view, self.seen = Ratings((), draw_probability=draw_probability), {}, 0
+            for res in seen:
+                self.add_result(res.seats, res.places)
 
     def budget_left(self) -> int | None:
         return None if self.settings.games is None else self.settings.games - self.scheduled
@@ -168,7 +164,8 @@ def replay(store: SqliteStore, config: TournamentConfig) -> list[tuple[int, tupl
         for res in results[book.seen : r.results_seen]:
             book.add_result(res.seats, res.places)
         present = {n for n, e in by_name.items() if e.present(r.round)}
-        book.rated_with(DRAW_PROBABILITY_BEFORE if r.draw_probability is None else r.draw_probability)
+        book.rated_with(DRAW_PROBABILITY_BEFORE if r.draw_probability is None else r.draw_probability,
+                        results[: book.seen])  # fmt: skip
         again = book.choose([by_name[n] for n in r.idle], r.free, r.in_flight or 0, r.rule or BLOCKS, present)
         out.append((r.round, r.tables, tuple(again)))
         book.record(r.tables)

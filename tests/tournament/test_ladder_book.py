@@ -993,13 +993,13 @@ def test_choices_stored_without_a_draw_probability_check_out_with_the_ratings_th
 
     with open_store(tmp_path / "d") as store:
         book = open_ladder(store, config, "").book
-        book.rated_with(0.05)
+        book.rated_with(0.05, [])  # a fresh book: nothing seen yet
         play(LadderHooks(store, config, book, {}, slots=3), 60, 0)
         store.db.execute("UPDATE ladder_rounds SET draw_probability = NULL WHERE tournament_id = ?", (tid,))
         old = replay(store, config)
         assert len(old) > 40 and all(stored == again for _, stored, again in old)
         with monkeypatch.context() as m:
-            m.setattr(Book, "rated_with", lambda self, p: None)  # every choice from today's ratings
+            m.setattr(Book, "rated_with", lambda self, p, seen: None)  # every choice from today's ratings
             assert any(stored != again for _, stored, again in replay(store, config))
 
         resumed = Book.load(store, config)
