@@ -2,16 +2,18 @@
 
     python3 scripts/make_old_stores.py [--out tests/fixtures/stores] [--only NAME]
 
-For each schema the store had before its migrations were numbered, this checks out a commit of this repository
-that wrote it (``git worktree add`` into a temporary folder) and runs that commit's own ``abluxx``, on this
-Python (``PYTHONPATH`` pointing at the old tree), into a fresh data folder:
+For each schema the store had (before its migrations were numbered, then each numbered schema main had), this checks
+out a commit of this repository that wrote it (``git worktree add`` into a temporary folder) and runs that commit's
+own ``abluxx``, on this Python (``PYTHONPATH`` pointing at the old tree), into a fresh data folder:
 
 1. ``done``: a round robin of three built-in policies played to its end;
 2. ``open``: a round robin of four, SIGKILLed once three of its games are stored, so it is unfinished, with a
    game in flight at the kill; and ``lad``, a ladder of the same four killed the same way, where the release had
    ladders;
 3. the old code's ``abluxx standings --json`` of each, saved as ``expected/<name>.json`` beside the store, and the
-   old commit's hash in ``COMMIT``.
+   old commit's hash in ``COMMIT``;
+4. where the release's service keeps what it reads (``KEEPS``: rating fits, kept standings), its own ``abluxx
+   serve`` reads every tournament's standings over gRPC until it has kept them, and is stopped by SIGTERM.
 
 Then the worktree is removed. Logs and locks are left out of the fixture; the store and every record are kept
 (the WAL the old code left is folded into the store's file by SQLite's own checkpoint, then VACUUM drops its free
@@ -42,8 +44,21 @@ RELEASES = {
     "3-ladders": "bbf6d08^",  # + the ladder tables (made when a ladder runs) and the schedule_done index
     "4-void-deals": "1eb2c43",  # + schedule.started and .attempt, void_games
     "5-ladder-choices": "f432626",  # + ladder_deals in every store: the last before numbered migrations
+    # numbered schemas (user_version), each the last commit of main with that schema
+    "6-bot-health": "c4ed8f9",  # 9: bot health (8) and the games a service bot asks to play at once (9)
+    "7-rating-fits": "34eb7b1",  # 10: kept rating fits
+    "8-uploads": "59e79bc",  # 11: uploaded bots' commands
+    "9-site-sessions": "e47060e",  # 12: the site's sessions
+    "10-kept-standings": "8d9e920",  # 13: kept standings
+    "11-pairing-rules": "05faaf4",  # 14: ladder pairing rules (and the draw probability 0.05)
 }
-LADDERS = {"3-ladders", "4-void-deals", "5-ladder-choices"}  # the releases that ran ladders
+LADDERS = set(RELEASES) - {"1-first-tables", "2-deal-keys"}  # the releases that ran ladders
+# the releases whose service keeps what it read in the store: their own `abluxx serve` reads every leaderboard once
+# and stops, leaving its kept rating fits (schema 10 on) and kept standings (schema 13 on) in the fixture
+KEEPS = {"7-rating-fits": ("rating_fit_marks",), "8-uploads": ("rating_fit_marks",),
+         "9-site-sessions": ("rating_fit_marks",), "10-kept-standings": ("rating_fit_marks", "kept_standings"),
+         "11-pairing-rules": ("rating_fit_marks", "kept_standings")}  # fmt: skip
+ORGANISER = "organiser-secret"
 ENTRANTS = [("ann", "random"), ("bob", "greedy"), ("cat", "counter"), ("dan", "random")]
 KILL_AFTER = 3  # games stored before an unfinished tournament is killed
 LADDER_GAMES = 30  # the unfinished ladder's budget
@@ -119,6 +134,8 @@ def _play(name: str, tree: Path, tmp: Path, out: Path) -> None:
     expected.mkdir(parents=True)
     with sqlite3.connect(f"file:{data / 'abluxx.db'}?mode=ro", uri=True) as db:
         ids = dict(db.execute("SELECT name, id FROM tournaments"))
+    if name in KEEPS:
+        _serve(abluxx, env, tmp, data, list(ids.values()), KEEPS[name])
     for tournament in ("done", *unfinished):
         shown = subprocess.run([*abluxx, "standings", ids[tournament], "--json", "--data", str(data)], env=env,
                                cwd=tmp, check=True, capture_output=True, text=True).stdout  # fmt: skip
@@ -139,6 +156,53 @@ def _play(name: str, tree: Path, tmp: Path, out: Path) -> None:
         db.execute("PRAGMA journal_mode=WAL")
     if (out / name / "abluxx.db-wal").exists():
         raise SystemExit(f"{name}: the WAL is still there after a checkpoint")
+
+
+def _kept(db: Path, tables: tuple[str, ...]) -> int:
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
+        return min(c.execute(f"SELECT COUNT(DISTINCT tournament_id) FROM {t}").fetchone()[0] for t in tables)
+
+
+def _serve(abluxx: list[str], env: dict[str, str], tmp: Path, data: Path, tids: list[str],
+           tables: tuple[str, ...]) -> None:  # fmt: skip
+    """The old service reads every tournament's standings over gRPC, keeps what it keeps (``tables``) for each, and
+    is stopped by SIGTERM, as an operator stops it; the store's games are as they were."""
+    import grpc  # the current tree's stubs: the proto's GetStandings is the same at every release
+
+    from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
+    from referee.proto.abluxxen.v1 import referee_pb2_grpc as ref_grpc
+
+    settings = tmp / "serve.toml"
+    settings.write_text(f'[auth]\norganiser_tokens = ["{ORGANISER}"]\n')
+    db = data / "abluxx.db"
+    before = stored(db, "open"), stored(db, "lad")
+    cmd = [*abluxx, "serve", "--data", str(data), "--port", "0", "--config", str(settings)]
+    proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        while not (line := proc.stdout.readline()).startswith("listening on") and line:
+            pass
+        if not line:
+            raise SystemExit(f"{cmd}: exited before listening (exit {proc.wait()})")
+        referee = ref_grpc.RefereeStub(grpc.insecure_channel(line.split()[2]))
+        deadline = time.monotonic() + 120
+        while _kept(db, tables) < len(tids):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{cmd}: kept no {tables} for every tournament in 120 s")
+            for tid in tids:
+                with contextlib.suppress(grpc.RpcError):  # UNAVAILABLE while the first build runs
+                    referee.GetStandings(ref_pb.GetStandingsRequest(tournament_id=tid), timeout=30,
+                                         metadata=[("authorization", f"Bearer {ORGANISER}")])  # fmt: skip
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        if proc.wait(60) != 0:
+            raise SystemExit(f"{cmd}: exit {proc.returncode} on SIGTERM")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if (stored(db, "open"), stored(db, "lad")) != before:
+        raise SystemExit(f"{cmd}: the service played games of the CLI's tournaments")
 
 
 def main() -> None:

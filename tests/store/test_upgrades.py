@@ -15,8 +15,10 @@ import pytest
 from referee.proto.abluxxen.v1 import referee_pb2 as ref_pb
 from referee.store import migrations as m
 from referee.store import open_store
+from referee.store import standings as kept_boards
 from referee.tournament.config import TournamentConfig
 from referee.tournament.ladder_run import replay
+from referee.tournament.standings import Standings
 from tests.service.helpers import ABLUXX, ORGANISER, auth, start_server, stub, terminate, write_settings
 
 STORES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
@@ -24,6 +26,13 @@ LADDER_GAMES = 30  # the unfinished ladder's budget (scripts/make_old_stores.py)
 # what every release's standings show and today's must show alike: the ratings (and so the rank) are today's
 # estimator's over the same games, the whole-history fit (docs/ratings.md), not the old one-pass update's
 FIELDS = ("entrant", "games", "wins", "avg_score")
+# the stores of numbered schemas, at their schema version (before numbering: 0); from schema 10 on the old service
+# kept its rating fits, from schema 13 on its standings too (scripts/make_old_stores.py)
+SCHEMAS = {"6-bot-health": 9, "7-rating-fits": 10, "8-uploads": 11, "9-site-sessions": 12, "10-kept-standings": 13,
+           "11-pairing-rules": 14}  # fmt: skip
+KEPT_FITS = {"7-rating-fits", "8-uploads", "9-site-sessions", "10-kept-standings", "11-pairing-rules"}
+KEPT_STANDINGS = {"10-kept-standings", "11-pairing-rules"}
+RELEASES = sorted((p.name for p in STORES.iterdir()), key=lambda name: int(name.split("-")[0]))
 
 
 def abluxx(*args: object, cwd: Path) -> subprocess.CompletedProcess:
@@ -54,22 +63,40 @@ def replayed(data: Path, tid: str) -> list[tuple[int, bool]]:
 
 
 def test_every_release_with_its_own_schema_has_a_store() -> None:
-    assert sorted(p.name for p in STORES.iterdir()) == [
-        "1-first-tables", "2-deal-keys", "3-ladders", "4-void-deals", "5-ladder-choices",
-    ]  # fmt: skip
+    before = ["1-first-tables", "2-deal-keys", "3-ladders", "4-void-deals", "5-ladder-choices"]
+    assert [*before, *SCHEMAS] == RELEASES
+    assert sorted(SCHEMAS.values()) == list(range(9, m.LATEST))  # each numbered schema main had, up to today's
 
 
-@pytest.mark.parametrize("release", sorted(p.name for p in STORES.iterdir()))
+def kept(data: Path) -> tuple[int, int]:
+    """The tournaments with a kept rating fit, and with a kept standings board (0 where the schema has no table)."""
+    with sqlite3.connect(f"file:{data / 'abluxx.db'}?mode=ro", uri=True) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return tuple(  # type: ignore[return-value]  # two
+            db.execute(f"SELECT COUNT(DISTINCT tournament_id) FROM {t}").fetchone()[0] if t in tables else 0
+            for t in ("rating_fit_marks", "kept_standings")
+        )
+
+
+@pytest.mark.parametrize("release", RELEASES)
 def test_an_old_store_opens_serves_verifies_and_resumes(tmp_path: Path, release: str) -> None:
     data = tmp_path / "data"
     shutil.copytree(STORES / release, data)
     with sqlite3.connect(f"file:{data / 'abluxx.db'}?mode=ro", uri=True) as db:
-        assert m.version(db) == 0  # written before the migrations were numbered
+        assert m.version(db) == SCHEMAS.get(release, 0)  # 0: written before the migrations were numbered
     expected = {p.stem: json.loads(p.read_text()) for p in (data / "expected").glob("*.json")}  # done, open, lad
+    old_kept = kept(data)
+    assert old_kept == (3 if release in KEPT_FITS else 0, 3 if release in KEPT_STANDINGS else 0)
     tid = ids(data)  # opening it upgrades it
     with open_store(data) as store:
         assert m.version(store.db) == m.LATEST
         assert [r[0] for r in store.db.execute("SELECT number FROM schema_migrations")] == list(range(1, m.LATEST + 1))
+        for name in expected:  # the standings the old service kept are read by today's (shown at once on a restart)
+            boards = kept_boards.load(store, tid[name])
+            assert (len(boards) > 0) == (release in KEPT_STANDINGS)
+            for body in boards.values():
+                assert rows(Standings.from_kept(body).to_json()) == rows(expected[name])
+    assert kept(data) == (0, old_kept[1])  # fits of the draw probability 0.05 dropped (migration 15), boards kept
 
     for name in expected:  # the standings today's code reads are those the old code read, ratings aside
         shown = abluxx("standings", tid[name], "--json", "--data", data, cwd=tmp_path)
@@ -81,7 +108,7 @@ def test_an_old_store_opens_serves_verifies_and_resumes(tmp_path: Path, release:
 
     made = replayed(data, tid["lad"]) if "lad" in tid else []
     assert all(same for _, same in made), made  # each old choice made again by the rule that made it
-    assert bool(made) == (release == "5-ladder-choices")  # the first release to keep what a choice was made from
+    assert bool(made) == (int(release.split("-")[0]) >= 5)  # 5: the first release to keep what a choice was made from
 
     srv = start_server(data, write_settings(tmp_path))
     try:
