@@ -38,6 +38,18 @@ def test_the_fit_does_not_depend_on_the_order_of_the_games() -> None:
     assert rate("abc", GAMES).all() == rate("abc", shuffled).all() == rate("abc", reversed(GAMES)).all()
 
 
+def test_games_that_differ_only_in_a_loser_rate_alike_in_any_order() -> None:
+    """One winner over several losers, and losers over one another, in many orders: the fit sorts every game by
+    all of its seats and ties before it sweeps, so not a bit of any rating moves with the order they came in."""
+    games = [(("a", x), (1, 2)) for x in "bcdef"] * 3 + [((x, y), (1, 2)) for x, y in ("bc", "de", "fb", "ce")]
+    fits = set()
+    for seed in range(6):
+        shuffled = list(games)
+        random.Random(seed).shuffle(shuffled)
+        fits.add(tuple(sorted(rate("abcdef", shuffled).all().items())))
+    assert len(fits) == 1
+
+
 def _pool_history(seed: int, count: int) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
     """``count`` games drawn from a few tables of 2 to 5 of 7 entrants and a few placings each (ties among them):
     many games are identical, and some differ only in a tie or in the order of tied seats."""
@@ -95,6 +107,23 @@ def test_a_field_of_fixed_tables_converges_in_few_sweeps_near_its_fixed_point(mo
     assert [x for r in fit.all().values() for x in (r.mu, r.sigma)] == pytest.approx(
         [x for r in tight.all().values() for x in (r.mu, r.sigma)], abs=1e-3
     )
+
+
+def test_a_field_whose_games_hold_little_precision_is_recentred_and_converges_in_few_sweeps() -> None:
+    """Four entrants, 20 games of 2 to 4 seats: each entrant's games hold a precision well under 1 (sigma above
+    1). The recentring moves their messages with their mu, so the fit stops in a few sweeps; moving the marginals
+    alone, the next sweep undoes it and the fit runs all of MAX_SWEEPS (300)."""
+    rng = random.Random(1)
+    names = ["e0", "e1", "e2", "e3"]
+    games = []
+    for _ in range(20):
+        seats = tuple(rng.sample(names, rng.choice([2, 3, 4])))
+        games.append((seats, tuple(rng.randint(1, len(seats)) for _ in seats)))
+    fit = Ratings(names)
+    for seats, places in games:
+        fit.add(seats, places)
+    assert fit.fit() < 30
+    assert all(r.sigma > 1 for r in fit.all().values())
 
 
 def test_a_mix_of_sweeps_that_leaves_a_precision_at_or_below_zero_is_refused() -> None:
