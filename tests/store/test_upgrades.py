@@ -30,8 +30,8 @@ FIELDS = ("entrant", "games", "wins", "avg_score")
 # kept its rating fits, from schema 13 on its standings too (scripts/make_old_stores.py)
 SCHEMAS = {"6-bot-health": 9, "7-rating-fits": 10, "8-uploads": 11, "9-site-sessions": 12, "10-kept-standings": 13,
            "11-pairing-rules": 14}  # fmt: skip
-KEPT_FITS = {"7-rating-fits", "8-uploads", "9-site-sessions", "10-kept-standings", "11-pairing-rules"}
-KEPT_STANDINGS = {"10-kept-standings", "11-pairing-rules"}
+KEPT_FITS = {release for release, schema in SCHEMAS.items() if schema >= 10}
+KEPT_STANDINGS = {release for release, schema in SCHEMAS.items() if schema >= 13}
 RELEASES = sorted((p.name for p in STORES.iterdir()), key=lambda name: int(name.split("-")[0]))
 
 
