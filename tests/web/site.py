@@ -123,11 +123,11 @@ def half_played(data: Path, names: tuple[str, ...]) -> tuple[str, list[str], lis
     return config.tournament_id, played, pending
 
 
-def slow_game_in_play(site: Site, slow_address: str) -> tuple[str, str]:
-    """Starts a tournament of the slow bot at ``slow_address`` against a built-in one, two seat orders of one deal,
-    and waits for its leaderboard to link a game in play: (tournament id, that game's id)."""
+def slow_game_in_play(site: Site, slow_address: str, name: str = "inplay") -> tuple[str, str]:
+    """Starts a tournament ``name`` of the slow bot at ``slow_address`` against a built-in one, two seat orders of
+    one deal, and waits for its leaderboard to link a game in play: (tournament id, that game's id)."""
     s = stub(site.address)
-    c = config("inplay", [{"name": "slow", "address": slow_address}, {"name": "house", "policy": "random"}],
+    c = config(name, [{"name": "slow", "address": slow_address}, {"name": "house", "policy": "random"}],
                table_size=2, deals=1, seed=2, seat_orders="rotations", concurrency=1)  # fmt: skip
     tid = s.CreateTournament(ref_pb.CreateTournamentRequest(config=c), metadata=auth(ORGANISER)).tournament_id
     s.StartTournament(ref_pb.StartTournamentRequest(tournament_id=tid), metadata=auth(ORGANISER))
