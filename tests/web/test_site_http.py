@@ -155,17 +155,16 @@ def test_a_game_in_play_is_shown_only_when_the_api_would_show_it(tmp_path: Path)
         s = stub(site.address)
         for attempt in range(3):  # o1 plays once o0 is over, and its deal is then free: read o0 while it plays
             _, game_id = slow_game_in_play(site, slow.address, f"inplay{attempt}")
-            live = [game_id]
-            status, _, body = get(f"{site.url}/g/{live[0]}")
-            if live[0].endswith("-o0") and "in play" in body:
+            status, _, body = get(f"{site.url}/g/{game_id}")
+            if game_id.endswith("-o0") and "in play" in body:
                 break
         else:  # a machine so loaded that three games of many seconds each ended before one page could be read
             pytest.skip("the first seat order's game ended before it could be read, three times")
         assert status == 200 and "still to be played in 1 other game" in body
         assert 'class="events"' not in body  # no event of it
-        code = code_of(lambda: next(iter(s.WatchGame(ref_pb.WatchGameRequest(game_id=live[0]), timeout=30))))
+        code = code_of(lambda: next(iter(s.WatchGame(ref_pb.WatchGameRequest(game_id=game_id), timeout=30))))
         assert code == grpc.StatusCode.FAILED_PRECONDITION  # the API refuses it too
-        organiser = get(f"{site.url}/g/{live[0]}", {"cookie": _signed_in(site.url, ORGANISER)})[2]
+        organiser = get(f"{site.url}/g/{game_id}", {"cookie": _signed_in(site.url, ORGANISER)})[2]
         assert "still to be played" not in organiser and "in play" in organiser
     finally:
         site.stop()
